@@ -1,0 +1,114 @@
+# Hyperspace for Spark 4 — every target installs what it needs itself, so `make demo` and
+# `make test` each work as the first command on a fresh clone.
+#
+# Only PyPI and Maven Central are contacted: sbt is bootstrapped from the
+# org.scala-sbt:sbt-launch jar on Maven Central and told (project/repositories +
+# sbt.override.build.repos) to resolve everything from `local` and Maven Central alone.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+version_of = $(shell sed -n 's/^$(1)=//p' versions.properties)
+HS_VERSION    := $(call version_of,hyperspace)
+SPARK_VERSION := $(call version_of,spark)
+SPARK_LINE    := $(shell echo $(SPARK_VERSION) | cut -d. -f1-2)
+SBT_VERSION   := $(call version_of,sbt)
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+
+# Downloads live in the user cache so later runs and CI on the same machine reuse them.
+HS_CACHE     ?= $(HOME)/.cache/hyperspace-build
+SBT_LAUNCHER := $(HS_CACHE)/sbt-launch-$(SBT_VERSION).jar
+MAVEN_CENTRAL := https://repo1.maven.org/maven2
+export COURSIER_CACHE := $(HS_CACHE)/coursier
+
+SBT := java -Xms512m -Xmx2g -Xss4m \
+	-Dsbt.boot.directory=$(HS_CACHE)/sbt-boot \
+	-Dsbt.global.base=$(HS_CACHE)/sbt-global \
+	-Dsbt.ivy.home=$(HS_CACHE)/ivy2 \
+	-Dsbt.coursier.home=$(HS_CACHE)/coursier-home \
+	-Dsbt.repository.config=$(CURDIR)/project/repositories \
+	-Dsbt.override.build.repos=true \
+	-Dsbt.supershell=false -Dsbt.server.forcestart=false -Dsbt.color=false -Dsbt.ci=true \
+	-jar $(SBT_LAUNCHER)
+
+JAR_NAME  := hyperspace-spark$(SPARK_LINE)_2.13-$(HS_VERSION).jar
+JAR       := target/scala-2.13/$(JAR_NAME)
+PKG_JAR   := python/hyperspace/jars/$(JAR_NAME)
+SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
+
+.PHONY: help setup build jar wheel test test-scala test-python demo bench bench-quick clean
+
+help:
+	@echo "make demo   - build everything and run the end-to-end demo"
+	@echo "make test   - build everything and run all tests (sbt, then pytest)"
+	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
+	@echo "make build  - build the jar and the wheel (dist/)"
+	@echo "make bench  - run the benchmarks"
+	@echo "make clean  - remove build outputs (keeps the download cache in $(HS_CACHE))"
+
+# ---- setup -------------------------------------------------------------------------------
+
+setup: $(VENV)/.installed $(SBT_LAUNCHER)
+
+$(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e 'python[test]'
+	touch $@
+
+$(SBT_LAUNCHER):
+	mkdir -p $(HS_CACHE)
+	curl -fsSL --retry 3 -o $@.part \
+	  $(MAVEN_CENTRAL)/org/scala-sbt/sbt-launch/$(SBT_VERSION)/sbt-launch-$(SBT_VERSION).jar
+	mv $@.part $@
+
+# ---- build -------------------------------------------------------------------------------
+
+jar: $(PKG_JAR)
+
+$(JAR): $(SCALA_SRC) | $(SBT_LAUNCHER)
+	$(SBT) package
+
+# The jar ships inside the Python package (hyperspace/jars/), for the wheel and editable installs.
+$(PKG_JAR): $(JAR)
+	rm -f python/hyperspace/jars/*.jar
+	mkdir -p python/hyperspace/jars
+	cp $(JAR) $@
+
+wheel: $(PKG_JAR) $(VENV)/.installed
+	rm -rf dist python/build
+	$(VPY) -m pip wheel --quiet --no-deps -w dist ./python
+	rm -rf python/build
+	@ls dist/*.whl
+
+build: setup jar wheel
+
+# ---- test --------------------------------------------------------------------------------
+
+test: setup
+	$(SBT) test package
+	$(MAKE) --no-print-directory jar
+	$(MAKE) --no-print-directory test-python
+
+test-scala: setup
+	$(SBT) test
+
+test-python: setup jar
+	$(VPY) -m pytest tests -q -ra
+
+# ---- demo / bench ------------------------------------------------------------------------
+
+demo: setup jar
+	$(VPY) -m hyperspace.demo
+
+bench: setup jar
+	@echo "The benchmark suite arrives with issue 8 (TPC-H side-by-side benchmarks)."
+
+bench-quick: bench
+
+clean:
+	rm -rf target project/target project/project dist python/build python/*.egg-info \
+	  python/hyperspace/jars/*.jar $(VENV) .pytest_cache

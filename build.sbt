@@ -1,0 +1,96 @@
+// Hyperspace for Spark 4: the JVM extension jar.
+//
+// Every version comes from versions.properties (shared with the Python package and the
+// Makefile). Spark and Delta are `Provided`: the user's Spark supplies them at run time.
+
+import java.util.Properties
+
+lazy val versions: Properties = {
+  val props = new Properties()
+  val in = new java.io.FileInputStream(file("versions.properties"))
+  try props.load(in) finally in.close()
+  props
+}
+
+def pinned(key: String): String =
+  Option(versions.getProperty(key)).map(_.trim).getOrElse(
+    sys.error(s"versions.properties has no '$key'"))
+
+lazy val sparkVersion = pinned("spark")
+lazy val sparkLine = sparkVersion.split('.').take(2).mkString(".")
+
+// The options Spark's own launcher passes on Java 17 (JavaModuleOptions), needed by any JVM
+// that runs Spark: the forked test JVMs here.
+lazy val sparkJava17Options = Seq(
+  "-XX:+IgnoreUnrecognizedVMOptions",
+  "--add-modules=jdk.incubator.vector",
+  "--add-opens=java.base/java.lang=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+  "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+  "--add-opens=java.base/java.io=ALL-UNNAMED",
+  "--add-opens=java.base/java.net=ALL-UNNAMED",
+  "--add-opens=java.base/java.nio=ALL-UNNAMED",
+  "--add-opens=java.base/java.util=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+  "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+  "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+  "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+  "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+  "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+  "-Djdk.reflect.useDirectMethodHandle=false",
+  "-Dio.netty.tryReflectionSetAccessible=true")
+
+lazy val root = (project in file("."))
+  .settings(
+    name := s"hyperspace-spark$sparkLine",
+    // Keep the dot: the jar is hyperspace-spark4.0_2.13-<version>.jar (sbt would write 4-0).
+    moduleName := name.value,
+    organization := "io.hyperspace",
+    version := pinned("hyperspace"),
+    scalaVersion := pinned("scala"),
+    scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked"),
+    javacOptions ++= Seq("--release", "17"),
+
+    Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
+    Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
+    Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
+    Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
+
+    libraryDependencies ++= Seq(
+      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+      "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
+      "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided,
+      "io.delta" %% "delta-spark" % pinned("delta") % Provided,
+      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test),
+
+    // Generated, not hand-written, so the jar can never disagree with versions.properties.
+    Compile / sourceGenerators += Def.task {
+      val out = (Compile / sourceManaged).value / "io" / "hyperspace" / "BuildInfo.scala"
+      IO.write(out,
+        s"""package io.hyperspace
+           |
+           |/** Versions this jar was built with (generated from versions.properties). */
+           |object BuildInfo {
+           |  /** The Hyperspace version. */
+           |  val version: String = "${version.value}"
+           |  /** The Spark version the jar was compiled against. */
+           |  val sparkVersion: String = "$sparkVersion"
+           |  /** The Scala version the jar was compiled with. */
+           |  val scalaVersion: String = "${scalaVersion.value}"
+           |  /** The Delta Lake version the jar was compiled against. */
+           |  val deltaVersion: String = "${pinned("delta")}"
+           |}
+           |""".stripMargin)
+      Seq(out)
+    }.taskValue,
+
+    // Spark in a forked JVM of its own per test run: isolation from sbt's class loaders and the
+    // Java 17 module options Spark needs. Suites run one after another (each owns a session).
+    Test / fork := true,
+    Test / parallelExecution := false,
+    Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-Dspark.ui.enabled=false"),
+    Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
+    // Tests that launch separate JVMs need the test class path.
+    Test / envVars += ("HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator))
+  )

@@ -1,0 +1,57 @@
+"""Hyperspace for Spark 4: indexes over files in your lake, used automatically by queries.
+
+Quick start::
+
+    from pyspark.sql import SparkSession
+    from hyperspace import Hyperspace, configure_spark_with_hyperspace, enable_hyperspace
+
+    spark = configure_spark_with_hyperspace(SparkSession.builder).getOrCreate()
+    enable_hyperspace(spark)
+    hs = Hyperspace(spark)
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as _metadata
+
+from hyperspace._jvm import jar_path
+from hyperspace.config import HyperspaceConfig
+from hyperspace.exceptions import (
+    HyperspaceException,
+    HyperspaceExtensionNotInstalledException,
+    HyperspaceJarNotFoundError,
+    HyperspaceNotLoadedError,
+)
+from hyperspace.hyperspace import Hyperspace
+from hyperspace.session import (
+    configure_spark_with_hyperspace,
+    disable_hyperspace,
+    disableHyperspace,
+    enable_hyperspace,
+    enableHyperspace,
+    is_hyperspace_enabled,
+    isHyperspaceEnabled,
+)
+
+try:
+    __version__: str = _metadata.version("hyperspace-py")
+except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "Hyperspace",
+    "HyperspaceConfig",
+    "HyperspaceException",
+    "HyperspaceExtensionNotInstalledException",
+    "HyperspaceJarNotFoundError",
+    "HyperspaceNotLoadedError",
+    "configure_spark_with_hyperspace",
+    "enable_hyperspace",
+    "disable_hyperspace",
+    "is_hyperspace_enabled",
+    "enableHyperspace",
+    "disableHyperspace",
+    "isHyperspaceEnabled",
+    "jar_path",
+    "__version__",
+]

@@ -1,0 +1,196 @@
+"""Typed access to the ``spark.hyperspace.*`` settings of a session."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Iterator, TypeVar, overload
+
+from pyspark.sql import SparkSession
+
+from hyperspace import exceptions
+from hyperspace._jvm import java_class, java_session, translated_errors
+
+__all__ = ["HyperspaceConfig"]
+
+T = TypeVar("T")
+
+_SENTINEL = object()
+
+
+def _to_bool(raw: str) -> bool:
+    return raw.strip().lower() == "true"
+
+
+def _from_bool(value: Any) -> str:
+    if not isinstance(value, bool):
+        raise TypeError(f"expected a bool, got {type(value).__name__}")
+    return "true" if value else "false"
+
+
+def _from_int(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected an int, got {type(value).__name__}")
+    return str(value)
+
+
+def _from_float(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return repr(float(value))
+
+
+def _from_size(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"expected a byte count or a size string such as '256m', got {type(value).__name__}")
+    return str(value)
+
+
+def _from_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a str, got {type(value).__name__}")
+    return value
+
+
+@dataclass(frozen=True)
+class _Setting(Generic[T]):
+    """A descriptor for one setting: reads the effective value, writes a validated one."""
+
+    key: str
+    parse: Callable[[str], T]
+    render: Callable[[Any], str]
+    doc: str
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        object.__setattr__(self, "name", name)
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> "_Setting[T]": ...
+
+    @overload
+    def __get__(self, instance: "HyperspaceConfig", owner: type) -> T: ...
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        return self.parse(instance.get(self.key))
+
+    def __set__(self, instance: "HyperspaceConfig", value: T) -> None:
+        instance.set(self.key, value)
+
+
+class HyperspaceConfig:
+    """The Hyperspace settings of one SparkSession, as typed attributes.
+
+    Reading an attribute returns the effective value (the default when unset); assigning one
+    validates it on the JVM side and sets it in the session. ``override`` sets several for the
+    duration of a ``with`` block and restores the previous values afterwards, even on error.
+
+    Example:
+        >>> conf = HyperspaceConfig(spark)
+        >>> conf.num_buckets
+        200
+        >>> with conf.override(num_buckets=8, lineage_enabled=True):
+        ...     hs.create_index(df, IndexConfig("idx", ["id"]))
+    """
+
+    system_path = _Setting(
+        "spark.hyperspace.system.path", str, _from_str,
+        "Root directory under which every index lives (default <warehouse>/indexes).")
+    apply_enabled = _Setting(
+        "spark.hyperspace.apply.enabled", _to_bool, _from_bool,
+        "Whether query rewriting is on in this session (see enable_hyperspace).")
+    num_buckets = _Setting(
+        "spark.hyperspace.index.numBuckets", int, _from_int,
+        "Buckets of a new covering index (stored in the index). Default 200.")
+    lineage_enabled = _Setting(
+        "spark.hyperspace.index.lineage.enabled", _to_bool, _from_bool,
+        "Whether new indexes record each row's source file (stored in the index). Default False.")
+    hybrid_scan_enabled = _Setting(
+        "spark.hyperspace.index.hybridscan.enabled", _to_bool, _from_bool,
+        "Whether stale indexes may be used through hybrid scan. Default False.")
+    hybrid_scan_max_appended_ratio = _Setting(
+        "spark.hyperspace.index.hybridscan.maxAppendedRatio", float, _from_float,
+        "Largest appended bytes / source bytes for hybrid scan. Default 0.3.")
+    hybrid_scan_max_deleted_ratio = _Setting(
+        "spark.hyperspace.index.hybridscan.maxDeletedRatio", float, _from_float,
+        "Largest deleted bytes / indexed source bytes for hybrid scan. Default 0.2.")
+    optimize_file_size_threshold = _Setting(
+        "spark.hyperspace.index.optimize.fileSizeThreshold", int, _from_size,
+        "Index files smaller than this many bytes are merged by quick optimize (default 256m).")
+    explain_display_mode = _Setting(
+        "spark.hyperspace.explain.displayMode", str, _from_str,
+        "How explain marks differences: 'plaintext', 'console' or 'html'.")
+    dataskipping_auto_partition_sketch = _Setting(
+        "spark.hyperspace.index.dataskipping.autoPartitionSketch", _to_bool, _from_bool,
+        "Whether data skipping indexes of partitioned sources get a partition sketch.")
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._jconf = java_class(spark, "config.HyperspaceConf")
+
+    @classmethod
+    def settings(cls) -> dict[str, str]:
+        """Attribute name → ``spark.hyperspace.*`` key, for every setting."""
+        return {name: s.key for name, s in vars(cls).items() if isinstance(s, _Setting)}
+
+    def _setting(self, name_or_key: str) -> _Setting[Any]:
+        for name, setting in vars(type(self)).items():
+            if isinstance(setting, _Setting) and name_or_key in (name, setting.key):
+                return setting
+        raise exceptions.HyperspaceException(
+            f"Unknown Hyperspace setting '{name_or_key}'. Known settings: "
+            + ", ".join(f"{n} ({k})" for n, k in self.settings().items())
+        )
+
+    def get(self, key: str) -> str:
+        """The effective value of ``key`` (an attribute name or a full key) as a string."""
+        setting = self._setting(key)
+        with translated_errors():
+            return str(self._jconf.effectiveValue(java_session(self._spark), setting.key))
+
+    def _validated(self, key: str, value: Any) -> tuple[str, str]:
+        setting = self._setting(key)
+        try:
+            raw = setting.render(value)
+        except TypeError as e:
+            raise exceptions.HyperspaceException(
+                f"Invalid value {value!r} for {setting.key}: {e}.") from None
+        with translated_errors():
+            return setting.key, str(self._jconf.validate(setting.key, raw))
+
+    def set(self, key: str, value: Any) -> None:
+        """Validates ``value`` and sets ``key`` (an attribute name or a full key) in the session."""
+        full_key, raw = self._validated(key, value)
+        self._spark.conf.set(full_key, raw)
+
+    def unset(self, key: str) -> None:
+        """Removes ``key`` from the session, so its default applies again."""
+        self._spark.conf.unset(self._setting(key).key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting's effective typed value, by attribute name."""
+        return {name: getattr(self, name) for name in self.settings()}
+
+    @contextmanager
+    def override(self, **settings: Any) -> Iterator["HyperspaceConfig"]:
+        """Sets ``settings`` (attribute names) for the ``with`` block, then restores them.
+
+        All values are validated before any is set, so an invalid one changes nothing.
+        """
+        validated = [self._validated(name, value) for name, value in settings.items()]
+        previous = {key: self._spark.conf.get(key, None) for key, _ in validated}
+        try:
+            for key, raw in validated:
+                self._spark.conf.set(key, raw)
+            yield self
+        finally:
+            for key, old in previous.items():
+                if old is None:
+                    self._spark.conf.unset(key)
+                else:
+                    self._spark.conf.set(key, old)
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{k}={v!r}" for k, v in self.to_dict().items())
+        return f"HyperspaceConfig({values})"

@@ -1,0 +1,38 @@
+"""Python exceptions of Hyperspace, mirroring the JVM ones by class name."""
+
+from __future__ import annotations
+
+__all__ = [
+    "HyperspaceException",
+    "HyperspaceExtensionNotInstalledException",
+    "HyperspaceJarNotFoundError",
+    "HyperspaceNotLoadedError",
+]
+
+
+class HyperspaceException(Exception):
+    """Any error Hyperspace reports: bad input, unknown index, invalid setting, bad state.
+
+    Errors raised on the JVM side arrive as this class (or the subclass of the same name) with
+    the JVM message unchanged.
+
+    Attributes:
+        java_class: fully qualified name of the JVM exception, when it came from the JVM.
+    """
+
+    def __init__(self, message: str, java_class: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.java_class = java_class
+
+
+class HyperspaceExtensionNotInstalledException(HyperspaceException):
+    """The session was built without ``spark.sql.extensions=io.hyperspace.HyperspaceSparkSessionExtension``."""
+
+
+class HyperspaceJarNotFoundError(HyperspaceException):
+    """The Hyperspace jar is missing from the installed package."""
+
+
+class HyperspaceNotLoadedError(HyperspaceException):
+    """The session's JVM has no Hyperspace classes: the jar was not loaded."""

@@ -1,0 +1,38 @@
+"""Reads the pinned versions from versions.properties, the one place they are written."""
+
+from pathlib import Path
+
+from setuptools import setup
+
+HERE = Path(__file__).resolve().parent
+
+
+def _versions() -> dict[str, str]:
+    for candidate in (HERE.parent / "versions.properties", HERE / "versions.properties"):
+        if candidate.is_file():
+            pairs = (
+                line.split("=", 1)
+                for line in candidate.read_text().splitlines()
+                if "=" in line and not line.lstrip().startswith("#")
+            )
+            return {k.strip(): v.strip() for k, v in pairs}
+    raise FileNotFoundError("versions.properties not found beside or above python/")
+
+
+V = _versions()
+
+setup(
+    version=V["hyperspace"],
+    install_requires=[
+        f"pyspark=={V['spark']}",
+        f"pyarrow{V['pyarrow.range']}",
+        f"pandas{V['pandas.range']}",
+    ],
+    extras_require={
+        "test": [
+            f"pytest=={V['pytest']}",
+            f"pyarrow=={V['pyarrow.test']}",
+            f"pandas=={V['pandas.test']}",
+        ]
+    },
+)

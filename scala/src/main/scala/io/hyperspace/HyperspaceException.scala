@@ -1,0 +1,20 @@
+package io.hyperspace
+
+/**
+ * The one exception type Hyperspace throws for anything the user can act on: bad input, an
+ * unknown index, an invalid configuration value, an operation that is not allowed in the
+ * index's current state. The message always names the index, column, key or file concerned.
+ *
+ * The Python package translates it (and its subclasses, by simple class name) into the Python
+ * exception of the same name with the same message.
+ */
+class HyperspaceException(message: String, cause: Throwable = null)
+  extends RuntimeException(message, cause)
+
+/**
+ * Thrown when the Hyperspace classes are reachable but the session was not built with
+ * `spark.sql.extensions=io.hyperspace.HyperspaceSparkSessionExtension`, so there is no optimizer
+ * rule to switch on.
+ */
+class HyperspaceExtensionNotInstalledException(message: String)
+  extends HyperspaceException(message)

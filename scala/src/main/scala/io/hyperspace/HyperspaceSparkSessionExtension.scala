@@ -1,0 +1,27 @@
+package io.hyperspace
+
+import org.apache.spark.sql.SparkSessionExtensions
+
+import io.hyperspace.execution.HyperspaceStrategy
+import io.hyperspace.expressions.BucketId
+import io.hyperspace.rules.ApplyHyperspace
+
+/**
+ * Installs Hyperspace into every session built with
+ * `spark.sql.extensions=io.hyperspace.HyperspaceSparkSessionExtension`: the index-rewriting
+ * optimizer rule, the planner strategy for Hyperspace's own plan nodes and the
+ * `hyperspace_bucket_id` SQL function. Rewriting stays off until `enableHyperspace()` (or
+ * `spark.hyperspace.apply.enabled=true`) in a session.
+ */
+class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit = {
+    extensions.injectOptimizerRule(session => ApplyHyperspace(session))
+    extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
+    extensions.injectFunction(BucketId.registration)
+  }
+}
+
+object HyperspaceSparkSessionExtension {
+  /** The value to put in `spark.sql.extensions`. */
+  val className: String = classOf[HyperspaceSparkSessionExtension].getName
+}

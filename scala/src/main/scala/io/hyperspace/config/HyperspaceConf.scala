@@ -1,0 +1,149 @@
+package io.hyperspace.config
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+
+/**
+ * Every `spark.hyperspace.*` setting, defined once. The names are those of the original
+ * Hyperspace so existing configurations keep working; docs/configuration.md and the Python
+ * `HyperspaceConfig` mirror this list (a test keeps them in step).
+ */
+object HyperspaceConf {
+
+  private def buildConf(key: String): ConfigBuilder = ConfigBuilder(key)
+
+  val SYSTEM_PATH: ConfigEntry[String] = buildConf("spark.hyperspace.system.path")
+    .doc("Root directory under which every index lives (one sub-directory per index).")
+    .stringConf
+    .checkValue(_.nonEmpty, "the path must not be empty")
+    .createWithDefaultFunction(spark =>
+      new Path(spark.conf.get("spark.sql.warehouse.dir"), "indexes").toString)
+
+  val APPLY_ENABLED: ConfigEntry[Boolean] = buildConf("spark.hyperspace.apply.enabled")
+    .doc("Per-session switch for query rewriting; set by enableHyperspace / disableHyperspace.")
+    .booleanConf
+    .createWithDefault(false)
+
+  val NUM_BUCKETS: ConfigEntry[Int] = buildConf("spark.hyperspace.index.numBuckets")
+    .doc("Number of buckets of a new covering index; stored in the index at creation.")
+    .intConf
+    .checkValue(n => n > 0 && n <= 100000, "must be between 1 and 100000")
+    .createWithDefault(200)
+
+  val LINEAGE_ENABLED: ConfigEntry[Boolean] = buildConf("spark.hyperspace.index.lineage.enabled")
+    .doc("Whether new indexes record the source file of every row (needed for incremental " +
+      "refresh after deletes); stored in the index at creation.")
+    .booleanConf
+    .createWithDefault(false)
+
+  val HYBRID_SCAN_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.hybridscan.enabled")
+      .doc("Whether queries may use an index whose source has changed since it was built.")
+      .booleanConf
+      .createWithDefault(false)
+
+  val HYBRID_SCAN_MAX_APPENDED_RATIO: ConfigEntry[Double] =
+    buildConf("spark.hyperspace.index.hybridscan.maxAppendedRatio")
+      .doc("Hybrid scan is used only while appended bytes / source bytes is at most this.")
+      .doubleConf
+      .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
+      .createWithDefault(0.3)
+
+  val HYBRID_SCAN_MAX_DELETED_RATIO: ConfigEntry[Double] =
+    buildConf("spark.hyperspace.index.hybridscan.maxDeletedRatio")
+      .doc("Hybrid scan is used only while deleted bytes / indexed source bytes is at most this.")
+      .doubleConf
+      .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
+      .createWithDefault(0.2)
+
+  val OPTIMIZE_FILE_SIZE_THRESHOLD: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.index.optimize.fileSizeThreshold")
+      .doc("Index files smaller than this are merged by a quick optimize.")
+      .bytesConf
+      .checkValue(_ > 0, "must be a positive size")
+      .createWithDefault(256L * 1024 * 1024)
+
+  val EXPLAIN_DISPLAY_MODE: ConfigEntry[String] =
+    buildConf("spark.hyperspace.explain.displayMode")
+      .doc("How explain output marks differences: plaintext, console (colours) or html.")
+      .stringConf
+      .checkValues(Set("plaintext", "console", "html"))
+      .createWithDefault("plaintext")
+
+  val AUTO_PARTITION_SKETCH: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.dataskipping.autoPartitionSketch")
+      .doc("Whether data skipping indexes over hive-partitioned sources get a partition sketch.")
+      .booleanConf
+      .createWithDefault(true)
+
+  /** All settings, in documentation order. */
+  val allEntries: Seq[ConfigEntry[_]] = Seq(
+    SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
+    HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
+    OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, AUTO_PARTITION_SKETCH)
+
+  /** The keys of [[allEntries]] (for the Python side and docs checks). */
+  def allKeys: Seq[String] = allEntries.map(_.key)
+
+  /** [[allKeys]] as a Java list, for the Python bindings. */
+  def allKeysAsJava: java.util.List[String] = {
+    val keys = new java.util.ArrayList[String]()
+    allKeys.foreach(keys.add)
+    keys
+  }
+
+  /** The entry for `key`, if it is a Hyperspace setting. */
+  def entryFor(key: String): Option[ConfigEntry[_]] = allEntries.find(_.key == key)
+
+  /**
+   * Checks `raw` as a value for `key` and returns it normalised (as it would be stored);
+   * fails with a [[io.hyperspace.HyperspaceException]] naming the key when it is invalid.
+   * Keys that are not Hyperspace settings are rejected too, so typos do not pass silently.
+   */
+  def validate(key: String, raw: String): String = entryFor(key) match {
+    case Some(entry) => renderChecked(entry, raw)
+    case None =>
+      throw new io.hyperspace.HyperspaceException(
+        s"Unknown Hyperspace setting '$key'. Known settings: ${allKeys.mkString(", ")}.")
+  }
+
+  private def renderChecked[T](entry: ConfigEntry[T], raw: String): String =
+    entry.render(entry.parseAndCheck(raw))
+
+  /** The effective value of `key` in `spark`, rendered as a string (default if unset). */
+  def effectiveValue(spark: SparkSession, key: String): String = entryFor(key) match {
+    case Some(entry) => renderEffective(entry, spark)
+    case None =>
+      throw new io.hyperspace.HyperspaceException(
+        s"Unknown Hyperspace setting '$key'. Known settings: ${allKeys.mkString(", ")}.")
+  }
+
+  private def renderEffective[T](entry: ConfigEntry[T], spark: SparkSession): String =
+    entry.render(entry.readFrom(spark))
+
+  // Typed accessors, read at every use.
+
+  /** Root directory of all indexes for this session. */
+  def systemPath(spark: SparkSession): String = SYSTEM_PATH.readFrom(spark)
+  /** Whether query rewriting is on in this session. */
+  def applyEnabled(spark: SparkSession): Boolean = APPLY_ENABLED.readFrom(spark)
+  /** Bucket count for new covering indexes. */
+  def numBuckets(spark: SparkSession): Int = NUM_BUCKETS.readFrom(spark)
+  /** Whether new indexes get a lineage column. */
+  def lineageEnabled(spark: SparkSession): Boolean = LINEAGE_ENABLED.readFrom(spark)
+  /** Whether stale indexes may be used through hybrid scan. */
+  def hybridScanEnabled(spark: SparkSession): Boolean = HYBRID_SCAN_ENABLED.readFrom(spark)
+  /** Largest appended/source byte ratio hybrid scan accepts. */
+  def hybridScanMaxAppendedRatio(spark: SparkSession): Double =
+    HYBRID_SCAN_MAX_APPENDED_RATIO.readFrom(spark)
+  /** Largest deleted/indexed byte ratio hybrid scan accepts. */
+  def hybridScanMaxDeletedRatio(spark: SparkSession): Double =
+    HYBRID_SCAN_MAX_DELETED_RATIO.readFrom(spark)
+  /** Size below which quick optimize merges index files. */
+  def optimizeFileSizeThreshold(spark: SparkSession): Long =
+    OPTIMIZE_FILE_SIZE_THRESHOLD.readFrom(spark)
+  /** How explain output is rendered. */
+  def explainDisplayMode(spark: SparkSession): String = EXPLAIN_DISPLAY_MODE.readFrom(spark)
+  /** Whether a partition sketch is added automatically. */
+  def autoPartitionSketch(spark: SparkSession): Boolean = AUTO_PARTITION_SKETCH.readFrom(spark)
+}

@@ -1,0 +1,58 @@
+package io.hyperspace.rules
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.rules.Rule
+
+import io.hyperspace.config.HyperspaceConf
+
+/**
+ * The optimizer rule that rewrites queries to use indexes. It runs in every session built with
+ * the extension and does nothing unless Hyperspace is enabled for that session
+ * (`spark.hyperspace.apply.enabled`, set by `enableHyperspace()`).
+ *
+ * The rewrites it applies are [[IndexRewrite]]s, tried in order; an internal error in any of them
+ * is logged and the original plan returned, because a failed optimisation must never fail, or
+ * change, a user's query.
+ */
+case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    if (!isEnabled || plan.isStreaming) {
+      plan
+    } else {
+      try {
+        ApplyHyperspace.rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current))
+      } catch {
+        case NonFatal(e) =>
+          logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
+          plan
+      }
+    }
+  }
+
+  // A malformed apply.enabled value must not break queries of a session: treat it as off.
+  private def isEnabled: Boolean =
+    try HyperspaceConf.applyEnabled(spark) catch {
+      case NonFatal(e) =>
+        logWarning(s"Hyperspace is off for this query: ${e.getMessage}")
+        false
+    }
+}
+
+/** A plan rewrite proposed by an index kind (filter, join, data skipping, ...). */
+trait IndexRewrite {
+  /** Returns `plan` rewritten to use indexes, or `plan` itself when nothing applies. */
+  def apply(spark: SparkSession, plan: LogicalPlan): LogicalPlan
+}
+
+object ApplyHyperspace {
+  /**
+   * The rewrites, in the order they are tried. Index kinds add theirs here as they arrive
+   * (covering-index filter and join rules, data skipping); until then the rule is a pass-through.
+   */
+  val rewrites: Seq[IndexRewrite] = Nil
+}

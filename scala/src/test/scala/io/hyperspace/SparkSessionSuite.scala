@@ -1,0 +1,56 @@
+package io.hyperspace
+
+import java.io.File
+import java.nio.file.Files
+
+import org.apache.commons.io.FileUtils
+import org.apache.spark.sql.SparkSession
+import org.scalatest.BeforeAndAfterAll
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * One local SparkSession per suite, built the way a user builds one (the extension named in
+ * `spark.sql.extensions`), with a private warehouse and temp directory removed afterwards.
+ */
+trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
+
+  /** Whether the suite's session is built with the Hyperspace extension. */
+  protected def withExtension: Boolean = true
+
+  protected lazy val tempDir: File = Files.createTempDirectory("hyperspace-test").toFile
+
+  @transient protected lazy val spark: SparkSession = {
+    val builder = SparkSession.builder()
+      .master("local[2]")
+      .appName(getClass.getSimpleName)
+      .config("spark.ui.enabled", "false")
+      .config("spark.sql.shuffle.partitions", "4")
+      .config("spark.sql.warehouse.dir", new File(tempDir, "warehouse").getAbsolutePath)
+      .config("spark.driver.host", "127.0.0.1")
+    if (withExtension) {
+      builder.config("spark.sql.extensions", HyperspaceSparkSessionExtension.className)
+    }
+    builder.getOrCreate()
+  }
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark // start it before the first test
+  }
+
+  override protected def afterAll(): Unit = {
+    try {
+      spark.stop()
+      SparkSession.clearActiveSession()
+      SparkSession.clearDefaultSession()
+      FileUtils.deleteQuietly(tempDir)
+    } finally super.afterAll()
+  }
+
+  /** A fresh directory under the suite's temp directory. */
+  protected def newDir(name: String): File = {
+    val dir = new File(tempDir, s"$name-${System.nanoTime()}")
+    dir.mkdirs()
+    dir
+  }
+}
