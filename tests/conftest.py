@@ -1,0 +1,69 @@
+"""Shared fixtures: one SparkSession for the whole pytest run, built the way a user builds one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from hyperspace import configure_spark_with_hyperspace
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Everything on one machine: bind Spark to loopback, and let executors use this interpreter.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def versions() -> dict[str, str]:
+    """The pins of versions.properties."""
+    pairs = (
+        line.split("=", 1)
+        for line in (REPO / "versions.properties").read_text().splitlines()
+        if "=" in line and not line.lstrip().startswith("#")
+    )
+    return {k.strip(): v.strip() for k, v in pairs}
+
+
+@pytest.fixture(scope="session")
+def work_dir() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="hyperspace-pytest-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark(work_dir: Path) -> Iterator[SparkSession]:
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("hyperspace-pytest")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.warehouse.dir", str(work_dir / "warehouse"))
+        .config("spark.driver.host", "127.0.0.1")
+    )
+    session = configure_spark_with_hyperspace(builder).getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def run_python(code: str, timeout: float = 180) -> "subprocess.CompletedProcess[str]":
+    """Runs ``code`` in a fresh interpreter (its own JVM), capturing output."""
+    import subprocess
+
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(REPO),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
