@@ -1,16 +1,22 @@
 package io.hyperspace
 
-import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 
+import io.hyperspace.actions._
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.expressions.BucketId
+import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexNames}
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.log.States
+import io.hyperspace.sources.FileSource
 
 /**
- * The entry point for managing indexes of one session, e.g. `val hs = Hyperspace(spark)`.
+ * The entry point for managing the indexes of one session: `val hs = Hyperspace(spark)`.
  *
- * Index operations arrive with the covering-index lifecycle; this facade already carries the
- * per-session switches and the facts a user checks first (versions, where indexes live).
+ * Every operation reads and appends the index's log in the lake (docs/log-format.md); there is
+ * no state in this object, so any number of facades, sessions and processes may work on the
+ * same indexes. Concurrent operations on one index follow the paper's Table 1.
  */
 class Hyperspace(val spark: SparkSession) {
 
@@ -31,6 +37,72 @@ class Hyperspace(val spark: SparkSession) {
 
   /** Whether index-based query rewriting is on for this session. */
   def isEnabled: Boolean = Hyperspace.isEnabled(spark)
+
+  private def catalog = new IndexCatalog(spark)
+
+  /**
+   * Builds a covering index over `df`, a plain scan of files (`spark.read.<format>(paths)` or
+   * `spark.table(name)` of a file-based table). Everything is checked before anything is
+   * written; the bucket count and lineage flag, when not given, come from the session's
+   * settings and are stored in the index.
+   */
+  def createIndex(df: DataFrame, config: IndexConfig): Unit = {
+    IndexNames.validate(config.name)
+    config.numBuckets.foreach(n => HyperspaceConf.NUM_BUCKETS.parseAndCheck(n.toString))
+    val source = FileSource.of(df, config.name)
+    val definition = CoveringIndex.define(spark, config.name, source, config.indexedColumns,
+      config.includedColumns,
+      config.numBuckets.getOrElse(HyperspaceConf.numBuckets(spark)),
+      config.lineage.getOrElse(HyperspaceConf.lineageEnabled(spark)))
+    val log = catalog.logOf(config.name)
+    val existingName = log.indexPath.getName
+    if (existingName != config.name && log.latestStable.exists(_.state != States.DOESNOTEXIST)) {
+      throw new HyperspaceException(
+        s"Index '${config.name}' already exists as '$existingName' (index names are case-insensitive).")
+    }
+    new CreateAction(spark, log, config.name, df, source, definition).run()
+  }
+
+  /** Soft-deletes an ACTIVE index: queries stop using it; `restoreIndex` undoes it. */
+  def deleteIndex(name: String): Unit =
+    new DeleteAction(spark, catalog.existingLogOf(name), name).run()
+
+  /** Brings a DELETED index back to ACTIVE. */
+  def restoreIndex(name: String): Unit =
+    new RestoreAction(spark, catalog.existingLogOf(name), name).run()
+
+  /**
+   * A DELETED index: removes it for good, freeing the name. An ACTIVE index: removes the data
+   * versions it no longer uses (and what crashed operations left behind).
+   */
+  def vacuumIndex(name: String): Unit = {
+    val log = catalog.logOf(name)
+    if (log.latest.exists(_.state == States.DOESNOTEXIST)) {
+      // A vacuum that committed but died before removing the directory: finish it.
+      VacuumAction.removeIndexDirectory(spark, log)
+    } else {
+      new VacuumAction(spark, catalog.existingLogOf(name), name).run()
+    }
+  }
+
+  /**
+   * Rolls an index whose operation crashed or was killed back to its last stable state and
+   * removes the data that operation was writing.
+   */
+  def cancel(name: String): Unit = new CancelAction(spark, catalog.logOf(name), name).run()
+
+  /**
+   * One row per index: name, kind, indexedColumns, includedColumns, numBuckets, state,
+   * indexLocation, sizeInBytes, numIndexFiles, numSourceFiles, lastModified.
+   */
+  def indexes: DataFrame = catalog.indexesDataFrame()
+
+  /** One row for index `name`: the columns of [[indexes]] plus extended statistics. */
+  def index(name: String): DataFrame = catalog.indexDataFrame(name)
+
+  /** [[createIndex]] with the config as JSON (see `IndexConfig.fromJson`), for the Python bindings. */
+  def createIndexFromJson(df: DataFrame, configJson: String): Unit =
+    createIndex(df, IndexConfig.fromJson(configJson))
 }
 
 object Hyperspace {

@@ -18,3 +18,13 @@ class HyperspaceException(message: String, cause: Throwable = null)
  */
 class HyperspaceExtensionNotInstalledException(message: String)
   extends HyperspaceException(message)
+
+/**
+ * An operation on an index could not run because another operation holds the index and the two
+ * are incompatible (the paper's Table 1), or because it lost the race to write the next log
+ * entry. Nothing of the failed operation is left behind; retry when the other has finished.
+ */
+class HyperspaceConflictException(message: String) extends HyperspaceException(message)
+
+/** No index of that name exists (or it was vacuumed). */
+class HyperspaceIndexNotFoundException(message: String) extends HyperspaceException(message)

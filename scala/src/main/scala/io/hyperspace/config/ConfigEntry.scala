@@ -76,6 +76,11 @@ final case class ConfigBuilder(key: String, docText: String = "") {
     TypedConfigBuilder(this, "a size such as 256m, 1g or a number of bytes",
       s => org.apache.spark.network.util.JavaUtils.byteStringAsBytes(s), _.toString)
 
+  /** A duration, written as Spark writes durations (`60s`, `2min`, `500ms`); read in milliseconds. */
+  def timeConf: TypedConfigBuilder[Long] =
+    TypedConfigBuilder(this, "a duration such as 60s, 2min or 500ms",
+      s => org.apache.spark.network.util.JavaUtils.timeStringAsMs(s), ms => s"${ms}ms")
+
   /** A string setting. */
   def stringConf: TypedConfigBuilder[String] =
     TypedConfigBuilder(this, "a string", identity, identity)

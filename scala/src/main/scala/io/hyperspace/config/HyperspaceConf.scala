@@ -76,11 +76,20 @@ object HyperspaceConf {
       .booleanConf
       .createWithDefault(true)
 
+  val CONCURRENCY_WAIT_TIMEOUT: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.concurrency.waitTimeout")
+      .doc("How long an operation waits for a running compatible operation on the same index " +
+        "(Table 1 of docs/log-format.md) before failing.")
+      .timeConf
+      .checkValue(_ >= 0, "must not be negative")
+      .createWithDefault(60000L)
+
   /** All settings, in documentation order. */
   val allEntries: Seq[ConfigEntry[_]] = Seq(
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
     HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
-    OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, AUTO_PARTITION_SKETCH)
+    OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, AUTO_PARTITION_SKETCH,
+    CONCURRENCY_WAIT_TIMEOUT)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -146,4 +155,6 @@ object HyperspaceConf {
   def explainDisplayMode(spark: SparkSession): String = EXPLAIN_DISPLAY_MODE.readFrom(spark)
   /** Whether a partition sketch is added automatically. */
   def autoPartitionSketch(spark: SparkSession): Boolean = AUTO_PARTITION_SKETCH.readFrom(spark)
+  /** How long an operation waits for a compatible running one, in milliseconds. */
+  def concurrencyWaitTimeoutMs(spark: SparkSession): Long = CONCURRENCY_WAIT_TIMEOUT.readFrom(spark)
 }

@@ -1,0 +1,179 @@
+package io.hyperspace.actions
+
+import java.time.Instant
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+
+import io.hyperspace.{HyperspaceConflictException, HyperspaceException}
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.log.{IndexLogManager, LogEntry, Owner, States}
+
+/**
+ * One operation on one index, following the log's commit protocol (docs/log-format.md):
+ *
+ *  1. validate the stable state it starts from;
+ *  2. append the transient entry `latest + 1` — an atomic put-if-absent, which is the lock;
+ *  3. do the work;
+ *  4. append the final stable entry and point `latestStable` at it.
+ *
+ * A failure in 3 appends a stable entry equal to the starting one and removes what the work
+ * wrote. If another operation holds the index, Table 1 decides: an incompatible one fails at
+ * once with [[HyperspaceConflictException]]; a compatible one waits for it, then starts over
+ * from the new stable state.
+ */
+abstract class Action(
+    protected val spark: SparkSession,
+    protected val indexLog: IndexLogManager,
+    val indexName: String) extends Logging {
+
+  /** The operation name written in the log (see [[Operations]]). */
+  def operation: String
+
+  /** The state the transient entry is written in. */
+  protected def transientState: String
+
+  /** The stable state a successful run ends in. */
+  protected def finalState: String
+
+  /** Fails, with a message for the user, unless the operation may start from `base`. */
+  protected def validate(base: Option[LogEntry]): Unit
+
+  /** The transient entry, with id `id`, that locks the index for this operation. */
+  protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry
+
+  /** The work. Returns the final entry's content (its id, state and owner are set by `run`). */
+  protected def op(begin: LogEntry): LogEntry
+
+  /** Removes what `op` wrote, after it failed or its commit was lost. */
+  protected def cleanup(begin: LogEntry): Unit = ()
+
+  /** Work that must follow the commit (e.g. removing a vacuumed index's directory). */
+  protected def afterCommit(committed: LogEntry): Unit = ()
+
+  /** Whether `base`, reached while waiting for a concurrent run of the same operation, means
+   * this run has nothing left to do. */
+  protected def alreadyDone(base: Option[LogEntry]): Boolean =
+    base.exists(_.state == finalState)
+
+  /** Runs the operation; returns the entry it committed (or the current one if it had nothing to do). */
+  final def run(): LogEntry = {
+    acquire() match {
+      case Left(current) => current
+      case Right((base, begin)) =>
+        val finished = try op(begin) catch {
+          case NonFatal(e) =>
+            rollBack(base, begin, e)
+            throw e
+        }
+        val committed = finished.copy(
+          id = begin.id + 1, name = indexName, state = finalState, operation = operation,
+          timestamp = System.currentTimeMillis(), owner = Owner.current,
+          enabled = finalState == States.ACTIVE)
+        if (!indexLog.tryAppend(committed)) {
+          cleanup(begin)
+          val winner = indexLog.entry(committed.id).map(_.operation).getOrElse("another operation")
+          throw new HyperspaceConflictException(
+            s"The $operation of index '$indexName' was overtaken by $winner (it wrote log " +
+              s"entry ${committed.id} first, e.g. a cancel); nothing of this $operation was kept.")
+        }
+        indexLog.setLatestStable(committed.id)
+        afterCommit(committed)
+        committed
+    }
+  }
+
+  /** Left: nothing to do (returns the current entry). Right: (starting entry, lock entry). */
+  private def acquire(): Either[LogEntry, (Option[LogEntry], LogEntry)] = {
+    val timeoutMs = HyperspaceConf.concurrencyWaitTimeoutMs(spark)
+    val deadline = System.currentTimeMillis() + timeoutMs
+    var waited = false
+    while (true) {
+      indexLog.latest match {
+        case Some(running) if !running.isStable =>
+          if (!Operations.compatible(running.operation, operation)) {
+            throw new HyperspaceConflictException(
+              s"Cannot ${operation.toLowerCase} index '$indexName': a ${running.operation} " +
+                s"${describe(running)} holds it, and the two cannot run together. " +
+                s"Retry when it has finished. ${cancelHint(running)}")
+          }
+          if (Owner.isDeadOnThisHost(running.owner) || System.currentTimeMillis() > deadline) {
+            throw new HyperspaceConflictException(
+              s"Cannot ${operation.toLowerCase} index '$indexName': it has an unfinished " +
+                s"${running.operation} ${describe(running)}" +
+                (if (Owner.isDeadOnThisHost(running.owner)) ", whose process is no longer running. "
+                 else s" that did not finish within ${timeoutMs / 1000.0}s. ") +
+                cancelHint(running))
+          }
+          waited = true
+          Thread.sleep(100)
+        case latest =>
+          val base = latest
+          if (waited && alreadyDone(base)) {
+            logInfo(s"Index '$indexName': a concurrent $operation already did the work.")
+            return Left(base.get)
+          }
+          validate(base)
+          val begin = beginEntry(base, latest.map(_.id + 1).getOrElse(0L)).copy(
+            name = indexName, state = transientState, operation = operation,
+            timestamp = System.currentTimeMillis(), owner = Owner.current, enabled = false)
+          if (indexLog.tryAppend(begin)) return Right((base, begin))
+          // Lost the race for this id: look again at who won.
+          waited = true
+      }
+    }
+    throw new IllegalStateException("unreachable")
+  }
+
+  private def rollBack(base: Option[LogEntry], begin: LogEntry, cause: Throwable): Unit = {
+    val restored = Action.rollbackEntry(base, begin, operation)
+      .copy(extra = begin.extra + ("failure" -> String.valueOf(cause.getMessage).take(1000)))
+    try {
+      if (indexLog.tryAppend(restored)) indexLog.setLatestStable(restored.id)
+    } catch {
+      case NonFatal(e) => logWarning(s"Index '$indexName': could not roll back the failed $operation", e)
+    } finally {
+      try cleanup(begin) catch {
+        case NonFatal(e) => logWarning(s"Index '$indexName': could not clean up the failed $operation", e)
+      }
+    }
+  }
+
+  private def describe(e: LogEntry): String =
+    s"(log entry ${e.id}, started ${Instant.ofEpochMilli(e.timestamp)} by process ${e.owner.pid} " +
+      s"on ${e.owner.host})"
+
+  private def cancelHint(running: LogEntry): String =
+    s"If that ${running.operation} is no longer running, run cancel('$indexName') (Scala: " +
+      s"hs.cancel(\"$indexName\")) to roll the index back to its last stable state."
+}
+
+object Action {
+  /**
+   * The stable entry that undoes the transient entry `begin`: the starting entry again, or, for
+   * an index that did not exist, a DOESNOTEXIST entry.
+   */
+  def rollbackEntry(base: Option[LogEntry], begin: LogEntry, operation: String): LogEntry = {
+    val template = base.getOrElse(begin.copy(
+      state = States.DOESNOTEXIST, content = begin.content.copy(files = Nil)))
+    template.copy(id = begin.id + 1, operation = operation,
+      timestamp = System.currentTimeMillis(), owner = Owner.current,
+      enabled = template.state == States.ACTIVE)
+  }
+
+  /** Fails unless `base` is in one of `allowed` (a missing index counts as DOESNOTEXIST). */
+  def requireState(indexName: String, operation: String, base: Option[LogEntry],
+      allowed: Set[String], hint: String): Unit = {
+    val state = base.map(_.state).getOrElse(States.DOESNOTEXIST)
+    if (!allowed.contains(state)) {
+      val exception =
+        if (state == States.DOESNOTEXIST) new io.hyperspace.HyperspaceIndexNotFoundException(_)
+        else new HyperspaceException(_: String)
+      throw exception(
+        s"Cannot ${operation.toLowerCase} index '$indexName': it is $state; " +
+          s"${operation.toLowerCase} needs ${allowed.toSeq.sorted.mkString(" or ")}. $hint".trim)
+    }
+  }
+}

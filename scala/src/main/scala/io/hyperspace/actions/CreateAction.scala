@@ -1,0 +1,52 @@
+package io.hyperspace.actions
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.log.{Content, IndexDefinition, IndexLogManager, LogEntry, Owner, Signature, States}
+import io.hyperspace.sources.FileSource
+
+/** Builds a covering index over `df` into a new data version and makes it ACTIVE. */
+class CreateAction(
+    spark: SparkSession,
+    indexLog: IndexLogManager,
+    indexName: String,
+    df: DataFrame,
+    source: FileSource,
+    definition: IndexDefinition) extends Action(spark, indexLog, indexName) {
+
+  override def operation: String = Operations.CREATE
+  override protected def transientState: String = States.CREATING
+  override protected def finalState: String = States.ACTIVE
+  override protected def alreadyDone(base: Option[LogEntry]): Boolean = false
+
+  override protected def validate(base: Option[LogEntry]): Unit = base.map(_.state) match {
+    case None | Some(States.DOESNOTEXIST) =>
+    case Some(States.DELETED) =>
+      throw new io.hyperspace.HyperspaceException(
+        s"Index '$indexName' already exists and is DELETED: restore it with " +
+          s"restoreIndex('$indexName'), or vacuum it with vacuumIndex('$indexName') to free the name.")
+    case Some(state) =>
+      throw new io.hyperspace.HyperspaceException(s"Index '$indexName' already exists (state $state).")
+  }
+
+  override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry = {
+    val described = source.describe()
+    LogEntry(
+      specVersion = LogEntry.SpecVersion, id = id, name = indexName, state = transientState,
+      operation = operation, timestamp = System.currentTimeMillis(), enabled = false,
+      owner = Owner.current, index = definition,
+      content = Content(indexLog.indexPath.toString, DataVersions.next(spark, indexLog), Nil),
+      source = described, signature = Signature.of(described.files))
+  }
+
+  override protected def op(begin: LogEntry): LogEntry = {
+    val dataPath = new Path(begin.content.dataPath)
+    CoveringIndex.write(df, definition, begin.source, dataPath)
+    begin.copy(content = begin.content.copy(files = CoveringIndex.listDataFiles(spark, dataPath)))
+  }
+
+  override protected def cleanup(begin: LogEntry): Unit =
+    DataVersions.delete(spark, new Path(begin.content.dataPath))
+}

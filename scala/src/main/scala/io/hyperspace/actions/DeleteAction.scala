@@ -1,0 +1,23 @@
+package io.hyperspace.actions
+
+import org.apache.spark.sql.SparkSession
+
+import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+
+/** Soft delete: the index stays on disk, unused by queries, until vacuumed; restore undoes it. */
+class DeleteAction(spark: SparkSession, indexLog: IndexLogManager, indexName: String)
+  extends Action(spark, indexLog, indexName) {
+
+  override def operation: String = Operations.DELETE
+  override protected def transientState: String = States.DELETING
+  override protected def finalState: String = States.DELETED
+
+  override protected def validate(base: Option[LogEntry]): Unit =
+    Action.requireState(indexName, operation, base, Set(States.ACTIVE),
+      if (base.exists(_.state == States.DELETED)) "It is already deleted." else "")
+
+  override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry =
+    base.get.copy(id = id)
+
+  override protected def op(begin: LogEntry): LogEntry = begin
+}

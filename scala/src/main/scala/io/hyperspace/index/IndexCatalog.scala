@@ -1,0 +1,164 @@
+package io.hyperspace.index
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.types._
+
+import io.hyperspace.HyperspaceIndexNotFoundException
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+
+/** What `indexes()` and `index(name)` report about one index. */
+case class IndexSummary(
+    name: String,
+    kind: String,
+    indexedColumns: Seq[String],
+    includedColumns: Seq[String],
+    numBuckets: Int,
+    state: String,
+    indexLocation: String,
+    sizeInBytes: Long,
+    numIndexFiles: Int,
+    numSourceFiles: Int,
+    lastModified: java.sql.Timestamp,
+    // Extended statistics (index(name) only).
+    lineage: Boolean,
+    dataVersion: Int,
+    logVersion: Long,
+    sourceFormat: String,
+    sourceRootPaths: Seq[String],
+    sourceTable: String,
+    sourceSizeInBytes: Long,
+    schema: String,
+    signature: String)
+
+/** The indexes under the session's system path. */
+class IndexCatalog(spark: SparkSession) extends Logging {
+
+  private def hadoopConf = spark.sessionState.newHadoopConf()
+
+  /** The qualified system path. */
+  def systemPath: Path = {
+    val p = new Path(HyperspaceConf.systemPath(spark))
+    p.getFileSystem(hadoopConf).makeQualified(p)
+  }
+
+  /** The names of the index directories present (including deleted or half-created ones). */
+  def directoryNames: Seq[String] = {
+    val root = systemPath
+    val fs = root.getFileSystem(hadoopConf)
+    if (!fs.exists(root)) Nil
+    else fs.listStatus(root).toSeq.filter(_.isDirectory).map(_.getPath.getName)
+      .filterNot(n => n.startsWith(".") || n.startsWith("_")).sorted
+  }
+
+  /**
+   * The log of index `name`: its own directory, or — index names being case-insensitive — the
+   * directory whose name differs only in case. A new index gets a directory of its own name.
+   */
+  def logOf(name: String): IndexLogManager = {
+    val dir = directoryNames.find(_ == name)
+      .orElse(directoryNames.find(_.equalsIgnoreCase(name)))
+      .getOrElse(name)
+    new IndexLogManager(new Path(systemPath, dir), hadoopConf)
+  }
+
+  /** The log of an index that must exist (any state but DOESNOTEXIST, or stuck transient). */
+  def existingLogOf(name: String): IndexLogManager = {
+    val log = logOf(name)
+    val latest = log.latest
+    if (latest.isEmpty || latest.exists(_.state == States.DOESNOTEXIST)) {
+      throw new HyperspaceIndexNotFoundException(
+        s"Index '$name' does not exist under ${systemPath}." +
+          (if (directoryNames.nonEmpty) s" Existing indexes: ${liveNames.mkString(", ")}." else ""))
+    }
+    log
+  }
+
+  private def liveNames: Seq[String] = summaries().map(_.name)
+
+  /** One summary per index that exists, by name; unreadable logs are skipped with a warning. */
+  def summaries(): Seq[IndexSummary] = directoryNames.flatMap { dir =>
+    try summaryOf(new IndexLogManager(new Path(systemPath, dir), hadoopConf))
+    catch {
+      case NonFatal(e) =>
+        logWarning(s"Skipping index directory '$dir' in the index list: ${e.getMessage}")
+        None
+    }
+  }
+
+  /** The summary of one index's log: the state of its newest entry, data of its newest stable one. */
+  def summaryOf(log: IndexLogManager): Option[IndexSummary] = log.latest.flatMap { latest =>
+    val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
+    if (latest.state == States.DOESNOTEXIST) None
+    else Some(IndexSummary(
+      name = latest.name,
+      kind = shown.index.kind,
+      indexedColumns = shown.index.indexedColumns,
+      includedColumns = shown.index.includedColumns,
+      numBuckets = shown.index.numBuckets,
+      state = latest.state,
+      indexLocation = shown.content.root,
+      sizeInBytes = shown.content.sizeInBytes,
+      numIndexFiles = shown.content.files.size,
+      numSourceFiles = shown.source.files.size,
+      lastModified = new java.sql.Timestamp(latest.timestamp),
+      lineage = shown.index.lineage,
+      dataVersion = shown.content.dataVersion,
+      logVersion = latest.id,
+      sourceFormat = shown.source.format,
+      sourceRootPaths = shown.source.rootPaths,
+      sourceTable = shown.source.table.orNull,
+      sourceSizeInBytes = shown.source.sizeInBytes,
+      schema = shown.index.schema,
+      signature = shown.signature.value))
+  }
+
+  /** `indexes()`: one row per index. */
+  def indexesDataFrame(): DataFrame = toDataFrame(summaries(), IndexCatalog.listColumns)
+
+  /** `index(name)`: one row with the extended statistics. */
+  def indexDataFrame(name: String): DataFrame =
+    toDataFrame(summaryOf(existingLogOf(name)).toSeq, IndexCatalog.allColumns)
+
+  private def toDataFrame(rows: Seq[IndexSummary], columns: Seq[StructField]): DataFrame = {
+    val data = rows.map { s =>
+      val values = s.productElementNames.zip(s.productIterator).toMap
+      Row.fromSeq(columns.map(c => values(c.name)))
+    }
+    spark.createDataFrame(spark.sparkContext.parallelize(data, 1), StructType(columns))
+  }
+}
+
+object IndexCatalog {
+  private val strings = ArrayType(StringType, containsNull = false)
+
+  /** The columns of `indexes()`. */
+  val listColumns: Seq[StructField] = Seq(
+    StructField("name", StringType, nullable = false),
+    StructField("kind", StringType, nullable = false),
+    StructField("indexedColumns", strings, nullable = false),
+    StructField("includedColumns", strings, nullable = false),
+    StructField("numBuckets", IntegerType, nullable = false),
+    StructField("state", StringType, nullable = false),
+    StructField("indexLocation", StringType, nullable = false),
+    StructField("sizeInBytes", LongType, nullable = false),
+    StructField("numIndexFiles", IntegerType, nullable = false),
+    StructField("numSourceFiles", IntegerType, nullable = false),
+    StructField("lastModified", TimestampType, nullable = false))
+
+  /** The columns of `index(name)`: those of `indexes()` and the extended statistics. */
+  val allColumns: Seq[StructField] = listColumns ++ Seq(
+    StructField("lineage", BooleanType, nullable = false),
+    StructField("dataVersion", IntegerType, nullable = false),
+    StructField("logVersion", LongType, nullable = false),
+    StructField("sourceFormat", StringType, nullable = false),
+    StructField("sourceRootPaths", strings, nullable = false),
+    StructField("sourceTable", StringType, nullable = true),
+    StructField("sourceSizeInBytes", LongType, nullable = false),
+    StructField("schema", StringType, nullable = false),
+    StructField("signature", StringType, nullable = false))
+}

@@ -1,0 +1,140 @@
+package io.hyperspace.index.covering
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.analysis.Resolver
+import org.apache.spark.sql.functions.{broadcast, coalesce, col, lit, raise_error}
+import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.types._
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.log.{ContentFile, IndexDefinition, Source}
+import io.hyperspace.sources.FileSource
+
+/**
+ * The covering index kind: indexed + included columns, hash-bucketed on the indexed columns with
+ * Spark's bucketing hash and sorted within each bucket, stored as Parquet.
+ */
+object CoveringIndex {
+  val Kind = "CoveringIndex"
+  val KindVersion = 1
+  /** The lineage column: the log's id of the row's source file. */
+  val LineageColumn = "_data_file_id"
+
+  /**
+   * The index definition for `indexed` and `included` over `source`, after checking that the
+   * columns exist (by the session's case sensitivity), are not repeated and have types an index
+   * can hold. Column names are stored as the source spells them.
+   */
+  def define(
+      spark: SparkSession,
+      indexName: String,
+      source: FileSource,
+      indexed: Seq[String],
+      included: Seq[String],
+      numBuckets: Int,
+      lineage: Boolean): IndexDefinition = {
+    val schema = source.relation.schema
+    val resolver = spark.sessionState.conf.resolver
+    if (indexed.isEmpty) {
+      throw new HyperspaceException(s"Index '$indexName' needs at least one indexed column.")
+    }
+    val indexedFields = indexed.map(resolve(indexName, schema, resolver, _))
+    val includedFields = included.map(resolve(indexName, schema, resolver, _))
+    val all = indexedFields ++ includedFields
+    all.groupBy(_.name).collect { case (n, fs) if fs.size > 1 => n }.toSeq.sorted.headOption
+      .foreach { dup =>
+        throw new HyperspaceException(
+          s"Column '$dup' appears more than once in the indexed and included columns of index '$indexName'.")
+      }
+    indexedFields.foreach { f =>
+      if (!canIndex(f.dataType)) {
+        throw new HyperspaceException(
+          s"Column '${f.name}' of type ${f.dataType.simpleString} cannot be an indexed column of " +
+            s"index '$indexName': indexed columns must be of an atomic, orderable type (numbers, " +
+            "strings, booleans, dates, timestamps, decimals, binary).")
+      }
+    }
+    includedFields.foreach { f =>
+      if (!canStore(f.dataType)) {
+        throw new HyperspaceException(
+          s"Column '${f.name}' of type ${f.dataType.simpleString} cannot be included in index " +
+            s"'$indexName': Parquet cannot store it.")
+      }
+    }
+    if (lineage && schema.fieldNames.exists(n => resolver(n, LineageColumn))) {
+      throw new HyperspaceException(
+        s"Index '$indexName' cannot have lineage: the source already has a column named $LineageColumn.")
+    }
+    val dataSchema = StructType(all ++
+      (if (lineage) Seq(StructField(LineageColumn, LongType, nullable = false)) else Nil))
+    IndexDefinition(Kind, KindVersion, indexedFields.map(_.name), includedFields.map(_.name),
+      numBuckets, lineage, dataSchema.json)
+  }
+
+  private def resolve(indexName: String, schema: StructType, resolver: Resolver, name: String): StructField =
+    schema.fields.filter(f => resolver(f.name, name)) match {
+      case Array(f) => f
+      case Array() =>
+        throw new HyperspaceException(
+          s"Column '$name' of index '$indexName' is not in the source; its columns are " +
+            s"${schema.fieldNames.mkString(", ")}" +
+            (if (name.contains(".")) " (nested fields cannot be indexed)." else "."))
+      case many =>
+        throw new HyperspaceException(
+          s"Column '$name' of index '$indexName' is ambiguous: it matches " +
+            s"${many.map(_.name).mkString(", ")}.")
+    }
+
+  private def canIndex(t: DataType): Boolean = t match {
+    case _: NumericType | _: StringType | BooleanType | DateType | TimestampType |
+         TimestampNTZType | BinaryType => true
+    case _ => false
+  }
+
+  private def canStore(t: DataType): Boolean = t match {
+    case NullType | _: CalendarIntervalType => false
+    case s: StructType => s.fields.forall(f => canStore(f.dataType))
+    case a: ArrayType => canStore(a.elementType)
+    case m: MapType => canStore(m.keyType) && canStore(m.valueType)
+    case _ => true
+  }
+
+  /**
+   * Writes the index data of `definition` over `df` (the source scan) into `dataPath`: one file
+   * per non-empty bucket. With lineage, every row gets its source file's id from `source`; a row
+   * whose file is not in `source` (the source changed during the build) fails the build rather
+   * than being indexed without lineage.
+   */
+  def write(df: DataFrame, definition: IndexDefinition, source: Source, dataPath: Path): Unit = {
+    val columns = (definition.indexedColumns ++ definition.includedColumns).map(quote)
+    val data = if (definition.lineage) withLineage(df, source, columns) else df.select(columns.map(col): _*)
+    val bucketed = data.repartition(definition.numBuckets,
+      definition.indexedColumns.map(c => col(quote(c))): _*)
+    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets,
+      definition.indexedColumns, definition.indexedColumns)
+  }
+
+  private def withLineage(df: DataFrame, source: Source, columns: Seq[String]): DataFrame = {
+    val spark = df.sparkSession
+    import spark.implicits._
+    val ids = source.files.map(f => (f.path, f.id)).toDF("__hs_file_path", "__hs_file_id")
+    val fileId = coalesce(col("__hs_file_id"),
+      raise_error(lit("A source file changed while the index was being built; retry.")).cast(LongType))
+    df.select(columns.map(col) :+ col("_metadata.file_path").as("__hs_file_path"): _*)
+      .join(broadcast(ids), Seq("__hs_file_path"), "left")
+      .select(columns.map(col) :+ fileId.as(LineageColumn): _*)
+  }
+
+  private def quote(name: String): String = s"`${name.replace("`", "``")}`"
+
+  /** The Parquet files of a written data version, relative to `dataPath`. */
+  def listDataFiles(spark: SparkSession, dataPath: Path): Seq[ContentFile] = {
+    val fs = dataPath.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(dataPath)) Nil
+    else fs.listStatus(dataPath).toSeq
+      .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
+      .map(s => ContentFile(s.getPath.getName, s.getLen, s.getModificationTime))
+      .sortBy(_.path)
+  }
+}

@@ -1,0 +1,187 @@
+package io.hyperspace.log
+
+import com.fasterxml.jackson.annotation.JsonInclude
+import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper, SerializationFeature}
+import com.fasterxml.jackson.module.scala.DefaultScalaModule
+
+import io.hyperspace.HyperspaceException
+
+/** Index states (docs/log-format.md, "States"). */
+object States {
+  val ACTIVE = "ACTIVE"
+  val DELETED = "DELETED"
+  val DOESNOTEXIST = "DOESNOTEXIST"
+  val CREATING = "CREATING"
+  val REFRESHING = "REFRESHING"
+  val OPTIMIZING = "OPTIMIZING"
+  val DELETING = "DELETING"
+  val RESTORING = "RESTORING"
+  val VACUUMING = "VACUUMING"
+
+  val stable: Set[String] = Set(ACTIVE, DELETED, DOESNOTEXIST)
+  val transient: Set[String] = Set(CREATING, REFRESHING, OPTIMIZING, DELETING, RESTORING, VACUUMING)
+
+  /** Whether `state` is stable (readers use only stable entries). */
+  def isStable(state: String): Boolean = stable.contains(state)
+}
+
+/** Who wrote an entry: lets a later operation tell whether a transient entry's process lives. */
+case class Owner(host: String, pid: Long, startedAt: Long)
+
+object Owner {
+  /** This JVM. */
+  lazy val current: Owner = Owner(
+    scala.util.Try(java.net.InetAddress.getLocalHost.getHostName).getOrElse("unknown"),
+    ProcessHandle.current().pid(),
+    ProcessHandle.current().info().startInstant().map[Long](_.toEpochMilli).orElse(0L))
+
+  /** Whether `owner` is a process on this host that is no longer running. */
+  def isDeadOnThisHost(owner: Owner): Boolean =
+    owner.host == current.host && !ProcessHandle.of(owner.pid).filter(_.isAlive).isPresent
+}
+
+/** What the index is (kind and kind-specific definition). */
+case class IndexDefinition(
+    kind: String,
+    kindVersion: Int,
+    indexedColumns: Seq[String],
+    includedColumns: Seq[String],
+    numBuckets: Int,
+    lineage: Boolean,
+    schema: String,
+    properties: Map[String, String] = Map.empty)
+
+/** One index data file, relative to the data version directory. */
+case class ContentFile(path: String, size: Long, modificationTime: Long)
+
+/** The index data: a version directory under `root` and its files. */
+case class Content(root: String, dataVersion: Int, files: Seq[ContentFile]) {
+  /** Total bytes of the index data files. */
+  def sizeInBytes: Long = files.map(_.size).sum
+  /** The directory holding this version's files. */
+  def dataPath: String = s"$root/${Content.versionDirName(dataVersion)}"
+}
+
+object Content {
+  /** Name of the directory of data version `v`. */
+  def versionDirName(v: Int): String = s"v__=$v"
+  private val VersionDir = "v__=(\\d+)".r
+  /** The data version a directory name denotes, if it is a version directory. */
+  def versionOf(dirName: String): Option[Int] = dirName match {
+    case VersionDir(v) => scala.util.Try(v.toInt).toOption
+    case _ => None
+  }
+}
+
+/** One source file the index was built from; identity is (path, size, modificationTime). */
+case class SourceFile(path: String, size: Long, modificationTime: Long, id: Long)
+
+/** The data an index was built from. */
+case class Source(
+    format: String,
+    rootPaths: Seq[String],
+    options: Map[String, String],
+    schema: String,
+    partitionSchema: String,
+    table: Option[String],
+    files: Seq[SourceFile]) {
+  /** Total bytes of the source files. */
+  def sizeInBytes: Long = files.map(_.size).sum
+}
+
+/** A fingerprint of the source file set. */
+case class Signature(provider: String, value: String)
+
+object Signature {
+  val Provider = "FileSetMD5"
+
+  /** The FileSetMD5 signature of `files` (docs/log-format.md, "signature"). */
+  def of(files: Seq[SourceFile]): Signature = {
+    val text = files.sortBy(_.path)
+      .map(f => s"${f.path}\t${f.size}\t${f.modificationTime}").mkString("\n")
+    val md5 = java.security.MessageDigest.getInstance("MD5")
+      .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    Signature(Provider, md5.map("%02x".format(_)).mkString)
+  }
+}
+
+/** One immutable log entry (docs/log-format.md, "Entry"). */
+case class LogEntry(
+    specVersion: Int,
+    id: Long,
+    name: String,
+    state: String,
+    operation: String,
+    timestamp: Long,
+    enabled: Boolean,
+    owner: Owner,
+    index: IndexDefinition,
+    content: Content,
+    source: Source,
+    signature: Signature,
+    extra: Map[String, String] = Map.empty) {
+
+  /** Whether readers may use this entry. */
+  def isStable: Boolean = States.isStable(state)
+
+  /** This entry as the next one in the log, in `newState`, written by `operation` now. */
+  def next(newState: String, newOperation: String): LogEntry =
+    copy(id = id + 1, state = newState, operation = newOperation,
+      timestamp = System.currentTimeMillis(), owner = Owner.current,
+      enabled = newState == States.ACTIVE)
+
+  /** The JSON text of this entry. */
+  def toJson: String = LogEntry.mapper.writeValueAsString(this)
+}
+
+object LogEntry {
+  /** The spec version this code writes and reads. */
+  val SpecVersion = 1
+
+  private[log] val mapper: ObjectMapper = {
+    val m = new ObjectMapper()
+    m.registerModule(DefaultScalaModule)
+    m.configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+    m.configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true)
+    m.configure(SerializationFeature.INDENT_OUTPUT, true)
+    m.setSerializationInclusion(JsonInclude.Include.ALWAYS)
+    m
+  }
+
+  /** Parses an entry; `where` (the file) is named in the error if it is not a valid entry. */
+  def fromJson(json: String, where: String): LogEntry = {
+    val entry = try mapper.readValue(json, classOf[LogEntry]) catch {
+      case e: Exception =>
+        throw new HyperspaceException(
+          s"Corrupted index log entry $where: ${firstLine(e.getMessage)}", e)
+    }
+    missingField(entry, "").foreach { field =>
+      throw new HyperspaceException(s"Corrupted index log entry $where: field '$field' is missing.")
+    }
+    if (entry.specVersion != SpecVersion) {
+      throw new HyperspaceException(
+        s"Index log entry $where has specVersion ${entry.specVersion}; this Hyperspace reads " +
+          s"version $SpecVersion. Upgrade Hyperspace to read this index.")
+    }
+    if (!States.stable.contains(entry.state) && !States.transient.contains(entry.state)) {
+      throw new HyperspaceException(
+        s"Corrupted index log entry $where: unknown state '${entry.state}'.")
+    }
+    entry
+  }
+
+  // Jackson leaves absent fields null; every field of an entry is required (Options aside).
+  private def missingField(value: Any, path: String): Option[String] = value match {
+    case null => Some(path.stripPrefix("."))
+    case _: Option[_] => None
+    case seq: Iterable[_] =>
+      seq.iterator.zipWithIndex.flatMap { case (v, i) => missingField(v, s"$path[$i]") }.nextOption()
+    case p: Product if p.productArity > 0 && !p.isInstanceOf[Map[_, _]] =>
+      p.productElementNames.zip(p.productIterator)
+        .flatMap { case (n, v) => missingField(v, s"$path.$n") }.nextOption()
+    case _ => None
+  }
+
+  private def firstLine(s: String): String =
+    Option(s).map(_.linesIterator.take(1).mkString).getOrElse("unreadable")
+}

@@ -1,0 +1,125 @@
+package io.hyperspace.log
+
+import java.io.{ByteArrayOutputStream, FileNotFoundException, IOException}
+import java.nio.charset.StandardCharsets.UTF_8
+import java.nio.file.{FileAlreadyExistsException, Files, Paths, StandardCopyOption}
+import java.util.UUID
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileAlreadyExistsException => HadoopFileAlreadyExists, FileContext, FileSystem, Options, Path}
+
+/**
+ * Atomic file primitives the index log is built on. `putIfAbsent` is the lock of every
+ * operation: of several writers racing for the same path, exactly one succeeds.
+ */
+trait LogStore {
+  /** Writes `content` at `path` unless a file is there; false (and nothing written) if one is. */
+  def putIfAbsent(path: Path, content: String): Boolean
+  /** Replaces `path` with `content` so that readers see the old or the new text, never neither. */
+  def replace(path: Path, content: String): Unit
+  /** The text at `path`, or None if there is no file. */
+  def read(path: Path): Option[String]
+}
+
+object LogStore {
+  /** The store for `path`'s filesystem. */
+  def forPath(path: Path, hadoopConf: Configuration): LogStore = {
+    val fs = path.getFileSystem(hadoopConf)
+    if (fs.getScheme == "file") new LocalLogStore else new HadoopLogStore(hadoopConf)
+  }
+
+  private[log] def tempSibling(path: Path): Path =
+    new Path(path.getParent, s".${path.getName}.${UUID.randomUUID()}.tmp")
+}
+
+/**
+ * Local disk: the entry is written to a temporary file, then hard-linked to its name.
+ * `link(2)` fails atomically when the name exists — unlike `File.renameTo`, which would
+ * silently overwrite the winner's entry.
+ */
+class LocalLogStore extends LogStore {
+  private def local(path: Path): java.nio.file.Path = Paths.get(path.toUri)
+
+  override def putIfAbsent(path: Path, content: String): Boolean = {
+    val target = local(path)
+    val temp = local(LogStore.tempSibling(path))
+    Files.createDirectories(target.getParent)
+    Files.write(temp, content.getBytes(UTF_8))
+    try {
+      Files.createLink(target, temp)
+      true
+    } catch {
+      case _: FileAlreadyExistsException => false
+    } finally Files.deleteIfExists(temp)
+  }
+
+  override def replace(path: Path, content: String): Unit = {
+    val target = local(path)
+    val temp = local(LogStore.tempSibling(path))
+    Files.createDirectories(target.getParent)
+    Files.write(temp, content.getBytes(UTF_8))
+    try Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+    finally Files.deleteIfExists(temp)
+  }
+
+  override def read(path: Path): Option[String] = {
+    val p = local(path)
+    try Some(new String(Files.readAllBytes(p), UTF_8)) catch {
+      case _: java.nio.file.NoSuchFileException => None
+    }
+  }
+}
+
+/**
+ * HDFS-like filesystems (HDFS, ABFS with hierarchical namespace): `FileContext.rename` without
+ * OVERWRITE fails atomically when the destination exists.
+ */
+class HadoopLogStore(hadoopConf: Configuration) extends LogStore {
+
+  private def write(fs: FileSystem, path: Path, content: String): Unit = {
+    val out = fs.create(path, false)
+    try out.write(content.getBytes(UTF_8)) finally out.close()
+  }
+
+  override def putIfAbsent(path: Path, content: String): Boolean = {
+    val fc = FileContext.getFileContext(path.toUri, hadoopConf)
+    val fs = path.getFileSystem(hadoopConf)
+    val temp = LogStore.tempSibling(path)
+    fs.mkdirs(path.getParent)
+    write(fs, temp, content)
+    try {
+      fc.rename(temp, path, Options.Rename.NONE)
+      true
+    } catch {
+      case _: HadoopFileAlreadyExists => false
+      case e: IOException if fs.exists(path) && e.getMessage != null &&
+        e.getMessage.toLowerCase.contains("exist") => false
+    } finally {
+      if (fs.exists(temp)) fs.delete(temp, false)
+    }
+  }
+
+  override def replace(path: Path, content: String): Unit = {
+    val fc = FileContext.getFileContext(path.toUri, hadoopConf)
+    val fs = path.getFileSystem(hadoopConf)
+    val temp = LogStore.tempSibling(path)
+    fs.mkdirs(path.getParent)
+    write(fs, temp, content)
+    try fc.rename(temp, path, Options.Rename.OVERWRITE)
+    finally if (fs.exists(temp)) fs.delete(temp, false)
+  }
+
+  override def read(path: Path): Option[String] = {
+    val fs = path.getFileSystem(hadoopConf)
+    try {
+      val in = fs.open(path)
+      try {
+        val out = new ByteArrayOutputStream()
+        in.transferTo(out)
+        Some(new String(out.toByteArray, UTF_8))
+      } finally in.close()
+    } catch {
+      case _: FileNotFoundException => None
+    }
+  }
+}

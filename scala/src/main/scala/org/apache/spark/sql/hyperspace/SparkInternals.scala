@@ -1,0 +1,49 @@
+package org.apache.spark.sql.hyperspace
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{classic, DataFrame, SaveMode, SparkSession}
+import org.apache.spark.sql.catalyst.catalog.BucketSpec
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+
+/**
+ * The few Spark internals Hyperspace needs that are `private[sql]`, kept in one place so a Spark
+ * upgrade has one file to check.
+ */
+object SparkInternals {
+
+  /** A DataFrame over `plan` (Spark's `Dataset.ofRows`). */
+  def ofRows(spark: SparkSession, plan: LogicalPlan): DataFrame =
+    classic.Dataset.ofRows(spark.asInstanceOf[classic.SparkSession], plan)
+
+  /**
+   * Writes `df` as Parquet into `path`, bucketed into `numBuckets` by `bucketColumns` with
+   * Spark's bucketing hash and sorted within each bucket by `sortColumns` — the layout of a
+   * bucketed table (bucket ids in the file names), without a table. The public writer refuses
+   * `bucketBy` with `save`, so this runs the command Spark's own bucketed writes use.
+   */
+  def writeBucketedParquet(
+      df: DataFrame,
+      path: Path,
+      numBuckets: Int,
+      bucketColumns: Seq[String],
+      sortColumns: Seq[String]): Unit = {
+    val query = df.queryExecution.analyzed
+    val command = InsertIntoHadoopFsRelationCommand(
+      outputPath = path,
+      staticPartitions = Map.empty,
+      ifPartitionNotExists = false,
+      partitionColumns = Nil,
+      bucketSpec = Some(BucketSpec(numBuckets, bucketColumns, sortColumns)),
+      fileFormat = new ParquetFileFormat,
+      options = Map.empty,
+      query = query,
+      mode = SaveMode.ErrorIfExists,
+      catalogTable = None,
+      fileIndex = None,
+      outputColumnNames = query.output.map(_.name))
+    // Commands run when their DataFrame is created.
+    ofRows(df.sparkSession, command)
+  }
+}
