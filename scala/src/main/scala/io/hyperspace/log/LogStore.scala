@@ -38,7 +38,7 @@ object LogStore {
  * silently overwrite the winner's entry.
  */
 class LocalLogStore extends LogStore {
-  private def local(path: Path): java.nio.file.Path = Paths.get(path.toUri)
+  private def local(path: Path): java.nio.file.Path = Paths.get(path.toUri.getPath)
 
   override def putIfAbsent(path: Path, content: String): Boolean = {
     val target = local(path)

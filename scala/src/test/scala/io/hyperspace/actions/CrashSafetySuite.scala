@@ -1,0 +1,72 @@
+package io.hyperspace.actions
+
+import java.io.File
+import java.lang.management.ManagementFactory
+import java.util.concurrent.TimeUnit
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.commons.io.FileUtils
+
+import io.hyperspace.{HyperspaceConflictException, HyperspaceSuite}
+import io.hyperspace.index.IndexConfig
+import io.hyperspace.log.States
+
+class CrashSafetySuite extends HyperspaceSuite {
+
+  private def startSlowCreate(source: String, name: String, out: File): Process = {
+    val java = new File(System.getProperty("java.home"), "bin/java").getAbsolutePath
+    val classpath = sys.env.getOrElse("HYPERSPACE_TEST_CLASSPATH", System.getProperty("java.class.path"))
+    // The module options Spark needs on Java 17, as this JVM got them.
+    val jvmOptions = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala
+      .filter(a => a.startsWith("--add-") || a.startsWith("-XX:+IgnoreUnrecognized") ||
+        a.startsWith("-Djdk.reflect") || a.startsWith("-Dio.netty"))
+    val command = Seq(java, "-Xmx1g") ++ jvmOptions ++ Seq("-cp", classpath,
+      "io.hyperspace.testing.SlowCreateMain", systemPath.getAbsolutePath, source, name)
+    new ProcessBuilder(command: _*).redirectErrorStream(true).redirectOutput(out).start()
+  }
+
+  test("kill -9 during a create's data write: no index for readers; cancel, create and vacuum recover") {
+    val name = "crashy"
+    val source = writeSource("crash-source", rows = 20000, files = 4)
+    val out = new File(tempDir, "slow-create.out")
+    val child = startSlowCreate(source, name, out)
+    val temporary = new File(indexDir(name), "v__=0/_temporary")
+    try {
+      val deadline = System.currentTimeMillis() + 120000
+      def writing: Boolean = temporary.exists() &&
+        FileUtils.listFiles(temporary, Array("parquet"), true).size() >= 3
+      while (!writing && child.isAlive && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      assert(child.isAlive && writing,
+        s"the create never reached its data write:\n${FileUtils.readFileToString(out, "UTF-8").takeRight(4000)}")
+      child.destroyForcibly() // SIGKILL: no shutdown hooks, no cleanup
+      assert(child.waitFor(30, TimeUnit.SECONDS))
+    } finally child.destroyForcibly()
+
+    // Readers see no index: nothing stable, and the list shows the stuck state.
+    assert(logOf(name).latestStable.isEmpty)
+    assert(states(name) == Seq(States.CREATING))
+    assert(hs.indexes.where(s"name = '$name'").select("state").collect().map(_.getString(0)).toSeq == Seq("CREATING"))
+
+    // The next operation says what happened and what to do.
+    val again = intercept[HyperspaceConflictException](
+      hs.createIndex(spark.read.parquet(source), IndexConfig(name, Seq("id"), Seq("name"))))
+    assert(again.getMessage.contains("no longer running") && again.getMessage.contains(s"cancel('$name')"),
+      again.getMessage)
+
+    hs.cancel(name)
+    assert(states(name) == Seq(States.CREATING, States.DOESNOTEXIST))
+    assert(!new File(indexDir(name), "v__=0").exists(), "cancel removes what the killed create wrote")
+    assert(hs.indexes.where(s"name = '$name'").count() == 0)
+
+    hs.createIndex(spark.read.parquet(source), IndexConfig(name, Seq("id"), Seq("name")))
+    assert(logOf(name).latestStable.get.state == States.ACTIVE)
+    assert(readIndexData(name).count() == 20000)
+
+    // Whatever else a crash leaves (here, a stray data directory) is reclaimed by vacuum.
+    new File(indexDir(name), "v__=0/_temporary/0").mkdirs()
+    hs.vacuumIndex(name)
+    assert(versionDirs(name) == Seq("v__=1"))
+    assert(readIndexData(name).count() == 20000)
+  }
+}
