@@ -22,11 +22,30 @@ trait LogStore {
 }
 
 object LogStore {
-  /** The store for `path`'s filesystem. */
+  /**
+   * The store for `path`'s filesystem. Local paths never go through Hadoop's checksummed local
+   * filesystem: it renames a file and its `.crc` side file separately, so a losing writer can
+   * overwrite the winner's checksum (LogStoreSuite found this) and the entry becomes unreadable.
+   */
   def forPath(path: Path, hadoopConf: Configuration): LogStore = {
-    val fs = path.getFileSystem(hadoopConf)
-    if (fs.getScheme == "file") new LocalLogStore else new HadoopLogStore(hadoopConf)
+    val scheme = Option(path.toUri.getScheme)
+      .getOrElse(path.getFileSystem(hadoopConf).getUri.getScheme)
+    if (scheme == "file") new LocalLogStore
+    else if (AtomicRenameSchemes.contains(scheme)) new HadoopLogStore(hadoopConf)
+    else {
+      throw new io.hyperspace.HyperspaceException(
+        s"Hyperspace cannot keep an index log on '$scheme' paths ($path): its log needs an atomic " +
+          "put-if-absent, which Hyperspace builds on a rename that fails when the target exists. " +
+          s"Supported: local disk and ${AtomicRenameSchemes.toSeq.sorted.mkString(", ")}. Set " +
+          "spark.hyperspace.system.path to such a location.")
+    }
   }
+
+  /**
+   * Filesystems whose rename without overwrite is atomic on the server side (HDFS's NameNode,
+   * ADLS Gen2 with a hierarchical namespace). Object stores whose rename is copy + delete are not.
+   */
+  val AtomicRenameSchemes: Set[String] = Set("hdfs", "viewfs", "abfs", "abfss", "ofs", "o3fs")
 
   private[log] def tempSibling(path: Path): Path =
     new Path(path.getParent, s".${path.getName}.${UUID.randomUUID()}.tmp")

@@ -21,7 +21,16 @@ class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll {
 
   private def stores: Seq[(String, LogStore)] = Seq(
     "local (hard link)" -> new LocalLogStore,
-    "hadoop (rename without overwrite)" -> new HadoopLogStore(new Configuration()))
+    "hadoop (rename without overwrite)" -> new HadoopLogStore(rawLocal))
+
+  /** Hadoop's local filesystem without client-side checksums (HDFS keeps none on the client). */
+  private def rawLocal: Configuration = {
+    val conf = new Configuration()
+    conf.set("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+    conf.set("fs.AbstractFileSystem.file.impl", "org.apache.hadoop.fs.local.RawLocalFs")
+    conf.setBoolean("fs.file.impl.disable.cache", true)
+    conf
+  }
 
   for ((kind, store) <- stores) {
     test(s"$kind: put-if-absent writes once and never overwrites") {
@@ -42,6 +51,12 @@ class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll {
       assert(store.read(path).contains("22"))
     }
 
+  }
+
+  // The Hadoop store's atomicity is the filesystem's (HDFS's NameNode rename); Hadoop's local
+  // filesystems only check-then-rename, so the race is run against the store used for local disk.
+  {
+    val (kind, store) = stores.head
     test(s"$kind: 16 threads racing for the same entry: exactly one wins, 100 rounds") {
       val pool = Executors.newFixedThreadPool(16)
       implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
@@ -63,6 +78,13 @@ class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll {
         pool.awaitTermination(10, TimeUnit.SECONDS)
       }
     }
+  }
+
+  test("object stores without an atomic no-overwrite rename are refused, naming the scheme") {
+    val e = intercept[io.hyperspace.HyperspaceException] {
+      LogStore.forPath(new Path("s3a://bucket/indexes"), new Configuration())
+    }
+    assert(e.getMessage.contains("cannot keep an index log on 's3a' paths"), e.getMessage)
   }
 
   test("3 JVM processes racing for the same entries: exactly one wins each of 100 rounds") {
