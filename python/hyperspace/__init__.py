@@ -17,12 +17,15 @@ from importlib import metadata as _metadata
 from hyperspace._jvm import jar_path
 from hyperspace.config import HyperspaceConfig
 from hyperspace.exceptions import (
+    HyperspaceConflictException,
     HyperspaceException,
+    HyperspaceIndexNotFoundException,
     HyperspaceExtensionNotInstalledException,
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
 )
 from hyperspace.hyperspace import Hyperspace
+from hyperspace.index_config import IndexConfig
 from hyperspace.session import (
     configure_spark_with_hyperspace,
     disable_hyperspace,
@@ -41,7 +44,10 @@ except _metadata.PackageNotFoundError:  # imported from a source tree that was n
 __all__ = [
     "Hyperspace",
     "HyperspaceConfig",
+    "HyperspaceConflictException",
     "HyperspaceException",
+    "HyperspaceIndexNotFoundException",
+    "IndexConfig",
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",

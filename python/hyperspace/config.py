@@ -46,6 +46,16 @@ def _from_size(value: Any) -> str:
     return str(value)
 
 
+def _from_duration(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"expected milliseconds or a duration string such as '60s', got {type(value).__name__}")
+    return f"{value}ms" if isinstance(value, int) else value
+
+
+def _ms(raw: str) -> int:
+    return int(raw[:-2]) if raw.endswith("ms") else int(raw)
+
+
 def _from_str(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a str, got {type(value).__name__}")
@@ -124,6 +134,10 @@ class HyperspaceConfig:
     dataskipping_auto_partition_sketch = _Setting(
         "spark.hyperspace.index.dataskipping.autoPartitionSketch", _to_bool, _from_bool,
         "Whether data skipping indexes of partitioned sources get a partition sketch.")
+
+    concurrency_wait_timeout = _Setting(
+        "spark.hyperspace.concurrency.waitTimeout", _ms, _from_duration,
+        "Milliseconds an operation waits for a compatible running one (set e.g. '60s', '2min').")
 
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark

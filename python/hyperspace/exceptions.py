@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 __all__ = [
+    "HyperspaceConflictException",
     "HyperspaceException",
+    "HyperspaceIndexNotFoundException",
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",
@@ -36,3 +38,12 @@ class HyperspaceJarNotFoundError(HyperspaceException):
 
 class HyperspaceNotLoadedError(HyperspaceException):
     """The session's JVM has no Hyperspace classes: the jar was not loaded."""
+
+
+class HyperspaceConflictException(HyperspaceException):
+    """Another operation holds the index and the two cannot run together (the paper's Table 1),
+    or this one lost the race to write the next log entry. Nothing of it was kept; retry later."""
+
+
+class HyperspaceIndexNotFoundException(HyperspaceException):
+    """No index of that name exists."""

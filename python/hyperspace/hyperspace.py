@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pyspark
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from hyperspace import exceptions
 from hyperspace._jvm import java_class, java_session, translate_errors
+from hyperspace.index_config import IndexConfig
 
 __all__ = ["Hyperspace"]
 
@@ -18,9 +19,11 @@ def _spark_line(version: str) -> str:
 class Hyperspace:
     """Manages the indexes of one SparkSession; ``hs = Hyperspace(spark)``.
 
-    Index operations (create, list, delete, ...) arrive with the covering-index lifecycle. The
-    facade checks on construction that the session's JVM has the Hyperspace jar loaded and that
-    the jar was built for the Spark line the session runs.
+    Every operation reads and appends the index's log in the lake, so any number of facades,
+    sessions and processes may work on the same indexes; concurrent operations on one index
+    follow the paper's Table 1 (an incompatible one raises ``HyperspaceConflictException``). The
+    original Hyperspace's camelCase method names are aliases. The facade checks on construction
+    that the session's JVM has the Hyperspace jar loaded, built for the session's Spark line.
 
     Raises:
         HyperspaceNotLoadedError: the jar is not loaded in the session's JVM.
@@ -77,8 +80,72 @@ class Hyperspace:
         """Whether index-based query rewriting is on for this session."""
         return bool(self._jhs.isEnabled())
 
+    def _data_frame(self, jdf: object) -> DataFrame:
+        from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+        return ClassicDataFrame(jdf, self._spark)
+
+    @translate_errors
+    def create_index(self, df: DataFrame, config: IndexConfig) -> None:
+        """Builds a covering index over ``df``, a plain scan of files.
+
+        ``df`` is ``spark.read.<format>(paths)`` (parquet, csv, json, orc, ...; hive-partitioned
+        directories included) or ``spark.table(name)`` of a file-based table, untransformed: choose
+        the index's columns in ``config``. Everything is checked before anything is written.
+
+        Raises:
+            HyperspaceException: bad name, columns, types or source, or the name is taken.
+            HyperspaceConflictException: another operation holds the index.
+        """
+        if not isinstance(config, IndexConfig):
+            raise exceptions.HyperspaceException(
+                f"create_index expects an IndexConfig; got {type(config).__name__}.")
+        jdf = getattr(df, "_jdf", None)
+        if jdf is None:
+            raise exceptions.HyperspaceException(
+                f"create_index expects a classic pyspark DataFrame; got {type(df).__name__}.")
+        self._jhs.createIndexFromJson(jdf, config.to_json())
+
+    @translate_errors
+    def delete_index(self, name: str) -> None:
+        """Soft-deletes an ACTIVE index: queries stop using it; ``restore_index`` undoes it."""
+        self._jhs.deleteIndex(name)
+
+    @translate_errors
+    def restore_index(self, name: str) -> None:
+        """Brings a DELETED index back to ACTIVE."""
+        self._jhs.restoreIndex(name)
+
+    @translate_errors
+    def vacuum_index(self, name: str) -> None:
+        """Removes a DELETED index for good (freeing the name), or an ACTIVE index's unused data versions."""
+        self._jhs.vacuumIndex(name)
+
+    @translate_errors
+    def cancel(self, name: str) -> None:
+        """Rolls an index whose operation crashed or was killed back to its last stable state."""
+        self._jhs.cancel(name)
+
+    @translate_errors
+    def indexes(self) -> DataFrame:
+        """One row per index: ``name``, ``kind``, ``indexedColumns``, ``includedColumns``,
+        ``numBuckets``, ``state``, ``indexLocation``, ``sizeInBytes``, ``numIndexFiles``,
+        ``numSourceFiles``, ``lastModified``."""
+        return self._data_frame(self._jhs.indexes())
+
+    @translate_errors
+    def index(self, name: str) -> DataFrame:
+        """One row for ``name``: the columns of :meth:`indexes` plus ``lineage``, ``dataVersion``,
+        ``logVersion``, ``sourceFormat``, ``sourceRootPaths``, ``sourceTable``,
+        ``sourceSizeInBytes``, ``schema`` and ``signature``."""
+        return self._data_frame(self._jhs.index(name))
+
     # The original Hyperspace's camelCase names.
     isEnabled = is_enabled
+    createIndex = create_index
+    deleteIndex = delete_index
+    restoreIndex = restore_index
+    vacuumIndex = vacuum_index
 
     def __repr__(self) -> str:
         return f"Hyperspace(version={self.version!r}, spark={self.spark_version!r}, pyspark={pyspark.__version__!r})"

@@ -1,6 +1,6 @@
 package io.hyperspace.log
 
-import com.fasterxml.jackson.annotation.JsonInclude
+import com.fasterxml.jackson.annotation.{JsonIgnore, JsonInclude}
 import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper, SerializationFeature}
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
@@ -122,6 +122,7 @@ case class LogEntry(
     extra: Map[String, String] = Map.empty) {
 
   /** Whether readers may use this entry. */
+  @JsonIgnore
   def isStable: Boolean = States.isStable(state)
 
   /** This entry as the next one in the log, in `newState`, written by `operation` now. */

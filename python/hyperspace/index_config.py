@@ -1,0 +1,128 @@
+"""``IndexConfig``: what a covering index holds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from hyperspace.exceptions import HyperspaceException
+
+__all__ = ["IndexConfig"]
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise HyperspaceException(f"IndexConfig {what} must be a list of column names; got {value!r}.")
+    for item in value:
+        if not isinstance(item, str):
+            raise HyperspaceException(f"IndexConfig {what} must be column names (str); got {item!r}.")
+    return tuple(value)
+
+
+class IndexConfig:
+    """A covering index: ``IndexConfig("idx", ["a"], ["b"])`` indexes ``a`` and includes ``b``.
+
+    Args:
+        name: the index name (a directory under ``spark.hyperspace.system.path``).
+        indexed_columns: the columns the data is bucketed and sorted by, in order.
+        included_columns: further columns stored in the index.
+        num_buckets: bucket count; ``None`` takes ``spark.hyperspace.index.numBuckets`` at creation.
+        lineage: record each row's source file; ``None`` takes
+            ``spark.hyperspace.index.lineage.enabled`` at creation.
+
+    Both defaults are resolved when the index is created and stored in it: later operations use
+    the index's own values. The original Hyperspace's keyword names (``indexName``,
+    ``indexedColumns``, ``includedColumns``, ``numBuckets``) are accepted too.
+    """
+
+    __slots__ = ("name", "indexed_columns", "included_columns", "num_buckets", "lineage")
+
+    _CAMEL = {
+        "indexName": "name",
+        "indexedColumns": "indexed_columns",
+        "includedColumns": "included_columns",
+        "numBuckets": "num_buckets",
+    }
+
+    def __init__(
+        self,
+        name: str | None = None,
+        indexed_columns: Sequence[str] | None = None,
+        included_columns: Sequence[str] = (),
+        num_buckets: int | None = None,
+        lineage: bool | None = None,
+        **camel_case: Any,
+    ) -> None:
+        given = {"name": name, "indexed_columns": indexed_columns}
+        for key, value in camel_case.items():
+            if key not in self._CAMEL:
+                raise TypeError(f"IndexConfig() got an unexpected keyword argument {key!r}")
+            given[self._CAMEL[key]] = value
+        name = given["name"]
+        indexed_columns = given["indexed_columns"]
+        included_columns = given.get("included_columns", included_columns)
+        num_buckets = given.get("num_buckets", num_buckets)
+        if not isinstance(name, str):
+            raise HyperspaceException(f"IndexConfig name must be a string; got {name!r}.")
+        if indexed_columns is None:
+            raise HyperspaceException(f"IndexConfig '{name}' needs indexed columns.")
+        if num_buckets is not None and (isinstance(num_buckets, bool) or not isinstance(num_buckets, int)):
+            raise HyperspaceException(f"IndexConfig num_buckets must be an int; got {num_buckets!r}.")
+        if lineage is not None and not isinstance(lineage, bool):
+            raise HyperspaceException(f"IndexConfig lineage must be a bool; got {lineage!r}.")
+        self.name: str = name
+        self.indexed_columns: tuple[str, ...] = _names(indexed_columns, "indexed columns")
+        self.included_columns: tuple[str, ...] = _names(included_columns, "included columns")
+        self.num_buckets: int | None = num_buckets
+        self.lineage: bool | None = lineage
+
+    # The original Hyperspace's attribute names.
+    @property
+    def indexName(self) -> str:  # noqa: N802
+        """Alias of ``name``."""
+        return self.name
+
+    @property
+    def indexedColumns(self) -> tuple[str, ...]:  # noqa: N802
+        """Alias of ``indexed_columns``."""
+        return self.indexed_columns
+
+    @property
+    def includedColumns(self) -> tuple[str, ...]:  # noqa: N802
+        """Alias of ``included_columns``."""
+        return self.included_columns
+
+    @property
+    def numBuckets(self) -> int | None:  # noqa: N802
+        """Alias of ``num_buckets``."""
+        return self.num_buckets
+
+    def to_json(self) -> str:
+        """The JSON form the JVM's ``IndexConfig.fromJson`` reads."""
+        return json.dumps(
+            {
+                "name": self.name,
+                "indexedColumns": list(self.indexed_columns),
+                "includedColumns": list(self.included_columns),
+                "numBuckets": self.num_buckets,
+                "lineage": self.lineage,
+            }
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IndexConfig) and all(
+            getattr(self, s) == getattr(other, s) for s in self.__slots__
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, s) for s in self.__slots__))
+
+    def __repr__(self) -> str:
+        parts = [repr(self.name), repr(list(self.indexed_columns))]
+        if self.included_columns:
+            parts.append(repr(list(self.included_columns)))
+        if self.num_buckets is not None:
+            parts.append(f"num_buckets={self.num_buckets}")
+        if self.lineage is not None:
+            parts.append(f"lineage={self.lineage}")
+        return f"IndexConfig({', '.join(parts)})"
