@@ -21,3 +21,6 @@ def test_demo_prints_its_report(tmp_path: Path) -> None:
     assert "rewriting enabled      before enable_hyperspace: False, after: True" in report
     assert "same result on/off     True" in report
     assert "20,000 rows in 4 Parquet files" in report
+    assert "index                  orders_by_customer: CoveringIndex on ['customer_id']" in report
+    assert "state ACTIVE" in report
+    assert "0:CREATING → 1:ACTIVE → 2:DELETING → 3:DELETED → 4:RESTORING → 5:ACTIVE" in report
