@@ -60,6 +60,18 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
     }
   }
 
+  /**
+   * The id of the newest stable entry, cheaply: the `latestStable` pointer when no newer entry
+   * exists, else found as [[latestStable]] does.
+   */
+  def latestStableId: Option[Long] = {
+    val ids = entryIds
+    store.read(latestStablePath).flatMap(s => scala.util.Try(s.trim.toLong).toOption) match {
+      case Some(id) if ids.lastOption.contains(id) => Some(id)
+      case _ => latestStable.map(_.id)
+    }
+  }
+
   /** Appends `e` if its id is free; false if another writer got that id first. */
   def tryAppend(e: LogEntry): Boolean = store.putIfAbsent(entryPath(e.id), e.toJson)
 

@@ -59,11 +59,17 @@ object LogStore {
 class LocalLogStore extends LogStore {
   private def local(path: Path): java.nio.file.Path = Paths.get(path.toUri.getPath)
 
-  override def putIfAbsent(path: Path, content: String): Boolean = {
+  /** Writes `content` to a new temporary file beside `path`; returns (target, temporary). */
+  private def stage(path: Path, content: String): (java.nio.file.Path, java.nio.file.Path) = {
     val target = local(path)
     val temp = local(LogStore.tempSibling(path))
     Files.createDirectories(target.getParent)
     Files.write(temp, content.getBytes(UTF_8))
+    (target, temp)
+  }
+
+  override def putIfAbsent(path: Path, content: String): Boolean = {
+    val (target, temp) = stage(path, content)
     try {
       Files.createLink(target, temp)
       true
@@ -73,10 +79,7 @@ class LocalLogStore extends LogStore {
   }
 
   override def replace(path: Path, content: String): Unit = {
-    val target = local(path)
-    val temp = local(LogStore.tempSibling(path))
-    Files.createDirectories(target.getParent)
-    Files.write(temp, content.getBytes(UTF_8))
+    val (target, temp) = stage(path, content)
     try Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
     finally Files.deleteIfExists(temp)
   }
@@ -95,17 +98,19 @@ class LocalLogStore extends LogStore {
  */
 class HadoopLogStore(hadoopConf: Configuration) extends LogStore {
 
-  private def write(fs: FileSystem, path: Path, content: String): Unit = {
-    val out = fs.create(path, false)
+  /** Writes `content` to a new temporary file beside `path`; returns it with the filesystem. */
+  private def stage(path: Path, content: String): (FileSystem, Path) = {
+    val fs = path.getFileSystem(hadoopConf)
+    val temp = LogStore.tempSibling(path)
+    fs.mkdirs(path.getParent)
+    val out = fs.create(temp, false)
     try out.write(content.getBytes(UTF_8)) finally out.close()
+    (fs, temp)
   }
 
   override def putIfAbsent(path: Path, content: String): Boolean = {
     val fc = FileContext.getFileContext(path.toUri, hadoopConf)
-    val fs = path.getFileSystem(hadoopConf)
-    val temp = LogStore.tempSibling(path)
-    fs.mkdirs(path.getParent)
-    write(fs, temp, content)
+    val (fs, temp) = stage(path, content)
     try {
       fc.rename(temp, path, Options.Rename.NONE)
       true
@@ -120,10 +125,7 @@ class HadoopLogStore(hadoopConf: Configuration) extends LogStore {
 
   override def replace(path: Path, content: String): Unit = {
     val fc = FileContext.getFileContext(path.toUri, hadoopConf)
-    val fs = path.getFileSystem(hadoopConf)
-    val temp = LogStore.tempSibling(path)
-    fs.mkdirs(path.getParent)
-    write(fs, temp, content)
+    val (fs, temp) = stage(path, content)
     try fc.rename(temp, path, Options.Rename.OVERWRITE)
     finally if (fs.exists(temp)) fs.delete(temp, false)
   }

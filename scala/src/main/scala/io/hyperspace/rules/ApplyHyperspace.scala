@@ -25,13 +25,24 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
       plan
     } else {
       try {
-        ApplyHyperspace.rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current))
+        if (!plan.exists(isSourceScan)) plan
+        else {
+          val indexes = CandidateIndexes.active(spark)
+          if (indexes.isEmpty) plan
+          else ApplyHyperspace.rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
+        }
       } catch {
         case NonFatal(e) =>
           logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
           plan
       }
     }
+  }
+
+  private def isSourceScan(p: LogicalPlan): Boolean = p match {
+    case r: org.apache.spark.sql.execution.datasources.LogicalRelation =>
+      CandidateIndexes.sourceScan(r).isDefined
+    case _ => false
   }
 
   // A malformed apply.enabled value must not break queries of a session: treat it as off.
@@ -45,14 +56,14 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
 
 /** A plan rewrite proposed by an index kind (filter, join, data skipping, ...). */
 trait IndexRewrite {
-  /** Returns `plan` rewritten to use indexes, or `plan` itself when nothing applies. */
-  def apply(spark: SparkSession, plan: LogicalPlan): LogicalPlan
+  /** Returns `plan` rewritten to use some of `indexes`, or `plan` itself when nothing applies. */
+  def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[io.hyperspace.log.LogEntry]): LogicalPlan
 }
 
 object ApplyHyperspace {
   /**
-   * The rewrites, in the order they are tried. Index kinds add theirs here as they arrive
-   * (covering-index filter and join rules, data skipping); until then the rule is a pass-through.
+   * The rewrites, in the order they are tried: joins first, so a join side gets the index
+   * bucketed on its join keys rather than one chosen for a filter below it.
    */
-  val rewrites: Seq[IndexRewrite] = Nil
+  val rewrites: Seq[IndexRewrite] = Seq(JoinIndexRule, FilterIndexRule)
 }

@@ -1,0 +1,115 @@
+package io.hyperspace.index.covering
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.catalog.BucketSpec
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, Pmod}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
+import org.apache.spark.sql.execution.datasources.{BucketingUtils, FileIndex, FileStatusWithMetadata, HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.types.{DataType, StructType}
+
+import io.hyperspace.log.LogEntry
+
+/**
+ * The files of one index version, straight from its log entry: no directory listing when a
+ * query is planned. Equality, `IN` and `<=>` filters on the indexed column select the bucket
+ * files that can hold the wanted keys, so the others are never opened — also when Spark decides
+ * not to read the index as a bucketed relation (filter-only queries), where its own bucket
+ * pruning does not apply.
+ */
+class IndexFileIndex(val entry: LogEntry) extends FileIndex {
+  private val dataPath = new Path(entry.content.dataPath)
+
+  private lazy val statuses: Seq[FileStatusWithMetadata] = entry.content.files.map { f =>
+    FileStatusWithMetadata(
+      new FileStatus(f.size, false, 1, 128L * 1024 * 1024, f.modificationTime, new Path(dataPath, f.path)),
+      Map.empty)
+  }
+
+  override def rootPaths: Seq[Path] = Seq(dataPath)
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
+    val files = IndexFileIndex.bucketsToRead(entry, dataFilters) match {
+      case Some(buckets) => statuses.filter(s =>
+        BucketingUtils.getBucketId(s.getPath.getName).forall(buckets.contains))
+      case None => statuses
+    }
+    Seq(PartitionDirectory(org.apache.spark.sql.catalyst.InternalRow.empty, files))
+  }
+  override def inputFiles: Array[String] = statuses.map(_.getPath.toString).toArray
+  override def refresh(): Unit = ()
+  override def sizeInBytes: Long = entry.content.sizeInBytes
+  override def partitionSchema: StructType = new StructType()
+  override def toString: String = s"IndexFileIndex[${entry.name} v${entry.content.dataVersion}]"
+}
+
+object IndexFileIndex {
+  /**
+   * The buckets that can hold rows satisfying all of `filters` (a conjunction), when some filter
+   * pins the single indexed column to known values; None when every bucket may match.
+   */
+  def bucketsToRead(entry: LogEntry, filters: Seq[Expression]): Option[Set[Int]] = {
+    val indexed = entry.index.indexedColumns
+    if (indexed.size != 1) return None
+    val column = indexed.head
+    def isColumn(a: Attribute): Boolean = a.name.equalsIgnoreCase(column)
+    def bucketOf(value: Literal): Int =
+      Pmod(new Murmur3Hash(Seq(value)), Literal(entry.index.numBuckets)).eval().asInstanceOf[Int]
+    val pinned: Seq[Set[Int]] = filters.flatMap {
+      case EqualTo(a: Attribute, l: Literal) if isColumn(a) && l.dataType == a.dataType => Some(valuesBuckets(Seq(l), bucketOf))
+      case EqualTo(l: Literal, a: Attribute) if isColumn(a) && l.dataType == a.dataType => Some(valuesBuckets(Seq(l), bucketOf))
+      case EqualNullSafe(a: Attribute, l: Literal) if isColumn(a) && l.dataType == a.dataType => Some(Set(bucketOf(l)))
+      case EqualNullSafe(l: Literal, a: Attribute) if isColumn(a) && l.dataType == a.dataType => Some(Set(bucketOf(l)))
+      case In(a: Attribute, list) if isColumn(a) && list.forall(v => v.isInstanceOf[Literal] && v.dataType == a.dataType) =>
+        Some(valuesBuckets(list.map(_.asInstanceOf[Literal]), bucketOf))
+      case InSet(a: Attribute, values) if isColumn(a) =>
+        Some(valuesBuckets(values.toSeq.map(v => Literal.create(v, a.dataType)), bucketOf))
+      case _ => None
+    }
+    if (pinned.isEmpty) None else Some(pinned.reduce(_ intersect _))
+  }
+
+  // `col = NULL` and `col IN (NULL)` match nothing, so null literals select no bucket.
+  private def valuesBuckets(values: Seq[Literal], bucketOf: Literal => Int): Set[Int] =
+    values.filter(_.value != null).map(bucketOf).toSet
+}
+
+/** A covering index read as a bucketed Parquet relation; named so it is recognisable in plans. */
+class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
+  extends HadoopFsRelation(
+    new IndexFileIndex(entry),
+    new StructType(),
+    DataType.fromJson(entry.index.schema).asInstanceOf[StructType],
+    Some(BucketSpec(entry.index.numBuckets, entry.index.indexedColumns, entry.index.indexedColumns)),
+    new ParquetFileFormat,
+    Map.empty)(spark) {
+
+  override def toString: String =
+    s"Hyperspace(Type: CI, Name: ${entry.name}, LogVersion: ${entry.id})"
+}
+
+object IndexScan {
+
+  /** Whether `relation` already reads an index (so no rule rewrites it again). */
+  def isIndexScan(relation: LogicalRelation): Boolean =
+    relation.relation.isInstanceOf[IndexHadoopFsRelation]
+
+  /**
+   * A plan reading index `entry` in place of `source`, with the same output attributes (same
+   * expression ids), so the plan above it stays valid. Index columns the source does not output
+   * (the lineage column) are dropped by a Project when `keepOnlySourceOutput`.
+   */
+  def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalPlan = {
+    val relation = new IndexHadoopFsRelation(entry, spark)
+    val byName = source.output.map(a => a.name.toLowerCase -> a).toMap
+    val output = relation.schema.fields.toSeq.map { f =>
+      byName.get(f.name.toLowerCase) match {
+        case Some(a) => a.withNullability(f.nullable || a.nullable)
+        case None => AttributeReference(f.name, f.dataType, f.nullable)()
+      }
+    }
+    val scan = LogicalRelation(relation, output, None, isStreaming = false, stream = None)
+    val sourceOutput = source.output.filter(a => output.exists(_.exprId == a.exprId))
+    if (output.size == sourceOutput.size) scan else Project(sourceOutput, scan)
+  }
+}

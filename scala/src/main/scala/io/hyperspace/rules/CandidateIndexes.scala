@@ -1,0 +1,94 @@
+package io.hyperspace.rules
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.Resolver
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.types.{DataType, StructType}
+
+import io.hyperspace.index.IndexCatalog
+import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
+import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+
+/** The ACTIVE covering indexes of a session, and which of them can serve a relation. */
+object CandidateIndexes extends Logging {
+
+  // Entries are immutable, so (index path, entry id) identifies one for good: the cache never
+  // needs invalidating, and the freshness check is reading each index's small latestStable file.
+  private val entryCache = new ConcurrentHashMap[(String, Long), LogEntry]()
+
+  /** The ACTIVE covering indexes under the session's system path (unreadable ones skipped). */
+  def active(spark: SparkSession): Seq[LogEntry] = {
+    val catalog = new IndexCatalog(spark)
+    val conf = spark.sessionState.newHadoopConf()
+    catalog.directoryNames.flatMap { dir =>
+      try {
+        val log = new IndexLogManager(new Path(catalog.systemPath, dir), conf)
+        log.latestStableId.flatMap { id =>
+          val key = (log.indexPath.toString, id)
+          Option(entryCache.get(key)).orElse {
+            val loaded = log.latestStable
+            loaded.foreach(e => entryCache.put((log.indexPath.toString, e.id), e))
+            loaded
+          }
+        }.filter(e => e.state == States.ACTIVE && e.enabled && e.index.kind == CoveringIndex.Kind)
+      } catch {
+        case NonFatal(e) =>
+          logWarning(s"Hyperspace ignores index '$dir' for this query: ${e.getMessage}")
+          None
+      }
+    }
+  }
+
+  /** The file scan under a relation node, unless it already reads an index. */
+  def sourceScan(relation: LogicalRelation): Option[HadoopFsRelation] = relation.relation match {
+    case fs: HadoopFsRelation if !IndexScan.isIndexScan(relation) && !relation.isStreaming => Some(fs)
+    case _ => None
+  }
+
+  /**
+   * Whether `entry` was built from exactly the data `relation` reads now: same format and read
+   * options, and the same files (path, size and modification time).
+   */
+  def sourceMatches(entry: LogEntry, fs: HadoopFsRelation): Boolean = {
+    val format = fs.fileFormat match {
+      case r: DataSourceRegister => r.shortName()
+      case other => other.getClass.getName
+    }
+    val options = fs.options.filter { case (k, _) => !Set("path", "paths").contains(k.toLowerCase) }
+    format == entry.source.format && options == entry.source.options && {
+      val files = fs.location.listFiles(Nil, Nil).flatMap(_.files)
+        .map(f => (f.getPath.toString, f.getLen, f.getModificationTime)).toSet
+      files == entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
+    }
+  }
+
+  /** The index columns (indexed, then included) with their types. */
+  private def indexSchema(entry: LogEntry): StructType =
+    DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+
+  /** Whether every attribute in `needed` is an index column of the same type. */
+  def coversColumns(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Boolean = {
+    val fields = indexSchema(entry).fields
+    needed.forall(a => fields.exists(f => resolver(f.name, a.name) && f.dataType == a.dataType))
+  }
+
+  /** The usable indexes for `relation`: ACTIVE, built from exactly its data, covering `needed`. */
+  def forRelation(
+      spark: SparkSession,
+      indexes: Seq[LogEntry],
+      relation: LogicalRelation,
+      needed: Seq[Attribute]): Seq[LogEntry] = sourceScan(relation) match {
+    case None => Nil
+    case Some(fs) =>
+      val resolver = spark.sessionState.conf.resolver
+      indexes.filter(e => coversColumns(e, needed, resolver) && sourceMatches(e, fs))
+  }
+}

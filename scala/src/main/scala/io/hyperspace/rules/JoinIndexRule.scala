@@ -1,0 +1,112 @@
+package io.hyperspace.rules
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+
+import io.hyperspace.index.covering.IndexScan
+import io.hyperspace.log.LogEntry
+
+/**
+ * Equi-join whose keys on a side are exactly an index's indexed columns (as a set), with the
+ * side's other needed columns covered → that side reads the index, a relation bucketed on the
+ * join keys. With both sides indexed on matching columns and equal bucket counts, the sort-merge
+ * join needs no Exchange; with one side indexed, only the other side is shuffled.
+ *
+ * Choice of pair: both sides with equal bucket counts first (no shuffle at all), then the most
+ * buckets (more parallelism), then fewest bytes read, then names.
+ */
+object JoinIndexRule extends IndexRewrite {
+
+  private val supportedJoinTypes: Set[JoinType] =
+    Set(Inner, LeftOuter, RightOuter, FullOuter, LeftSemi, LeftAnti)
+
+  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
+    plan transformUp {
+      case join @ ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, _, _, left, right, _)
+          if supportedJoinTypes.contains(joinType) &&
+            (leftKeys ++ rightKeys).forall(_.isInstanceOf[AttributeReference]) =>
+        val lk = leftKeys.map(_.asInstanceOf[Attribute])
+        val rk = rightKeys.map(_.asInstanceOf[Attribute])
+        val leftOptions = sideCandidates(spark, indexes, left, lk)
+        val rightOptions = sideCandidates(spark, indexes, right, rk)
+        choose(spark, leftOptions, rightOptions, lk, rk) match {
+          case (None, None) => join
+          case (l, r) =>
+            join.asInstanceOf[Join].copy(
+              left = l.map(e => useIndex(spark, left, e)).getOrElse(left),
+              right = r.map(e => useIndex(spark, right, e)).getOrElse(right))
+        }
+    }
+
+  /** A join side that is a (Project of a) (Filter of a) file scan: the scan and needed columns. */
+  private object IndexableSide {
+    def unapply(side: LogicalPlan): Option[(LogicalRelation, Seq[Attribute])] = side match {
+      case Project(list, Filter(condition, r: LogicalRelation)) =>
+        Some((r, (AttributeSet(list.flatMap(_.references)) ++ condition.references).toSeq))
+      case Project(list, r: LogicalRelation) => Some((r, AttributeSet(list.flatMap(_.references)).toSeq))
+      case Filter(_, r: LogicalRelation) => Some((r, r.output))
+      case r: LogicalRelation => Some((r, r.output))
+      case _ => None
+    }
+  }
+
+  /** Indexes usable on `side` whose indexed columns are exactly the side's join keys. */
+  private def sideCandidates(
+      spark: SparkSession,
+      indexes: Seq[LogEntry],
+      side: LogicalPlan,
+      keys: Seq[Attribute]): Seq[LogEntry] = side match {
+    case IndexableSide(relation, needed) if keys.forall(k => relation.outputSet.contains(k)) =>
+      val resolver = spark.sessionState.conf.resolver
+      CandidateIndexes.forRelation(spark, indexes, relation, needed).filter { e =>
+        e.index.indexedColumns.size == keys.map(_.exprId).distinct.size &&
+          e.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
+      }
+    case _ => Nil
+  }
+
+  /**
+   * Whether the two indexes bucket on paired columns in the same order (left column i joins
+   * right column i), which co-partitioning needs.
+   */
+  private def aligned(spark: SparkSession, l: LogEntry, r: LogEntry,
+      lk: Seq[Attribute], rk: Seq[Attribute]): Boolean = {
+    val resolver = spark.sessionState.conf.resolver
+    l.index.indexedColumns.size == r.index.indexedColumns.size &&
+      l.index.indexedColumns.zip(r.index.indexedColumns).forall { case (lc, rc) =>
+        lk.zip(rk).exists { case (a, b) => resolver(a.name, lc) && resolver(b.name, rc) }
+      }
+  }
+
+  private def choose(spark: SparkSession, left: Seq[LogEntry], right: Seq[LogEntry],
+      lk: Seq[Attribute], rk: Seq[Attribute]): (Option[LogEntry], Option[LogEntry]) = {
+    val pairs = for (l <- left; r <- right if aligned(spark, l, r, lk, rk)) yield (l, r)
+    if (pairs.nonEmpty) {
+      val (l, r) = pairs.minBy { case (l, r) =>
+        (if (l.index.numBuckets == r.index.numBuckets) 0 else 1,
+          -math.min(l.index.numBuckets, r.index.numBuckets),
+          l.content.sizeInBytes + r.content.sizeInBytes, l.name, r.name)
+      }
+      (Some(l), Some(r))
+    } else {
+      // One side only: the one whose index reads fewer bytes.
+      val best = (left.map(e => (e, true)) ++ right.map(e => (e, false)))
+        .sortBy { case (e, isLeft) => (e.content.sizeInBytes, e.name, !isLeft) }.headOption
+      best match {
+        case Some((e, true)) => (Some(e), None)
+        case Some((e, false)) => (None, Some(e))
+        case None => (None, None)
+      }
+    }
+  }
+
+  private def useIndex(spark: SparkSession, side: LogicalPlan, entry: LogEntry): LogicalPlan =
+    side transformUp {
+      case r: LogicalRelation if CandidateIndexes.sourceScan(r).isDefined =>
+        IndexScan.replace(spark, entry, r)
+    }
+}

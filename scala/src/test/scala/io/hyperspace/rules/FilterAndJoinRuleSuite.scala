@@ -1,0 +1,140 @@
+package io.hyperspace.rules
+
+import java.io.File
+import java.nio.file.Files
+
+import io.hyperspace.index.IndexConfig
+
+class FilterAndJoinRuleSuite extends RuleTestSupport {
+
+  private lazy val orders = writeSource("orders", rows = 2000, files = 4)
+  private lazy val customers: String = {
+    val path = newDir("customers").getAbsolutePath + "/data"
+    spark.range(0, 400, 1, 3).selectExpr("id % 17 AS cid", "CONCAT('c', id) AS cname", "id AS rank")
+      .write.parquet(path)
+    path
+  }
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    hs.createIndex(spark.read.parquet(orders), IndexConfig("ordersByName", Seq("name"), Seq("amount", "id")))
+    hs.createIndex(spark.read.parquet(orders), IndexConfig("ordersById", Seq("id"), Seq("name")))
+    hs.createIndex(spark.read.parquet(customers), IndexConfig("custByCid", Seq("cid"), Seq("cname")))
+  }
+
+  private def numFilesRead(plan: org.apache.spark.sql.execution.SparkPlan): Long =
+    indexScans(plan).map(_.metrics("numFiles").value).sum
+
+  test("an equality filter on the indexed column reads the index, one bucket file only") {
+    val plan = sameResult(spark.read.parquet(orders).where("name = 'name-3'").select("name", "amount"))
+    assert(indexesUsed(plan) == Seq("ordersByName"))
+    assert(numFilesRead(plan) == 1, plan.treeString)
+  }
+
+  test("IN prunes to the buckets of the listed keys; ranges use the index too") {
+    val in = sameResult(spark.read.parquet(orders).where("name IN ('name-3', 'name-5')").select("amount"))
+    assert(indexesUsed(in) == Seq("ordersByName"))
+    assert(numFilesRead(in) <= 2)
+    val range = sameResult(spark.read.parquet(orders).where("id BETWEEN 10 AND 20").select("id", "name"))
+    assert(indexesUsed(range) == Seq("ordersById"))
+  }
+
+  test("the index scan is named in explain output, with its log version") {
+    withHyperspace(on = true) {
+      val df = spark.read.parquet(orders).where("name = 'name-1'").select("amount")
+      val text = df.queryExecution.explainString(org.apache.spark.sql.execution.ExtendedMode)
+      assert(text.contains("Hyperspace(Type: CI, Name: ordersByName, LogVersion: 1)"), text)
+    }
+  }
+
+  test("two-sided indexed join: no Exchange on either side") {
+    val plan = sameResult(
+      spark.read.parquet(orders).select("id", "name")
+        .join(spark.read.parquet(orders).selectExpr("id", "name AS other"), "id"))
+    assert(indexesUsed(plan) == Seq("ordersById"))
+    assert(shuffles(plan) == 0, plan.treeString)
+  }
+
+  test("one-sided indexed join uses the index and shuffles only the other side") {
+    val plan = sameResult(
+      spark.read.parquet(customers).select("cid", "cname")
+        .join(spark.range(0, 50).selectExpr("id % 17 AS cid", "id AS x"), "cid"))
+    assert(indexesUsed(plan) == Seq("custByCid"))
+    assert(shuffles(plan) <= 1, plan.treeString)
+  }
+
+  test("all join types return the same rows with the index") {
+    for (how <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti")) {
+      val left = spark.read.parquet(customers).select("cid", "cname")
+      val right = spark.read.parquet(orders).selectExpr("id AS cid", "name")
+      val plan = sameResult(left.join(right, Seq("cid"), how))
+      assert(indexesUsed(plan).nonEmpty, s"$how join used no index")
+    }
+  }
+
+  test("joins nested in larger plans, aggregations above and SQL over views use indexes") {
+    spark.read.parquet(orders).createOrReplaceTempView("orders_v")
+    spark.read.parquet(customers).createOrReplaceTempView("customers_v")
+    val plan = sameResult(spark.sql(
+      """SELECT c.cname, count(*) AS n, sum(o.amount) AS total
+        |FROM orders_v o JOIN orders_v o2 ON o.id = o2.id JOIN customers_v c ON c.cid = o.id
+        |WHERE o.name = 'name-4' GROUP BY c.cname""".stripMargin))
+    assert(indexesUsed(plan).nonEmpty, plan.treeString)
+  }
+
+  test("queries the indexes cannot answer are left untouched") {
+    // A column no index covers.
+    val uncovered = sameResult(spark.read.parquet(orders).where("name = 'name-1'").select("day"))
+    assert(indexesUsed(uncovered).isEmpty)
+    // The leading indexed column is not filtered on.
+    val notLeading = sameResult(spark.read.parquet(orders).where("amount > 3").select("amount", "name"))
+    assert(indexesUsed(notLeading).isEmpty)
+    // A non-equi join.
+    val nonEqui = sameResult(
+      spark.read.parquet(orders).select("id").as("a")
+        .join(spark.read.parquet(orders).select("id").as("b"), org.apache.spark.sql.functions.expr("a.id < b.id - 1990")))
+    assert(indexesUsed(nonEqui).isEmpty)
+    // Hyperspace disabled.
+    withHyperspace(on = false) {
+      val df = spark.read.parquet(orders).where("name = 'name-1'").select("amount")
+      df.collect()
+      assert(indexesUsed(executed(df)).isEmpty)
+    }
+  }
+
+  test("a stale index (source changed) and a deleted index are not used") {
+    val path = writeSource("changing", rows = 100, files = 2)
+    hs.createIndex(spark.read.parquet(path), IndexConfig("changing", Seq("id"), Seq("name")))
+    assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))) == Seq("changing"))
+
+    spark.range(500, 510).selectExpr("id", "'x' AS name", "1.0 AS amount", "DATE'2024-01-01' AS day")
+      .write.mode("append").parquet(path)
+    val stale = sameResult(spark.read.parquet(path).where("id = 505").select("name"))
+    assert(indexesUsed(stale).isEmpty, "an index must not answer for data it has not seen")
+
+    val fresh = writeSource("deleted", rows = 100, files = 2)
+    hs.createIndex(spark.read.parquet(fresh), IndexConfig("soonDeleted", Seq("id"), Seq("name")))
+    hs.deleteIndex("soonDeleted")
+    assert(indexesUsed(sameResult(spark.read.parquet(fresh).where("id = 5").select("name"))).isEmpty)
+    hs.restoreIndex("soonDeleted")
+    assert(indexesUsed(sameResult(spark.read.parquet(fresh).where("id = 5").select("name"))) == Seq("soonDeleted"))
+  }
+
+  test("an index created by another session is seen at the next query") {
+    val path = writeSource("other-session", rows = 100, files = 2)
+    val other = spark.newSession()
+    other.conf.set("spark.hyperspace.system.path", systemPath.getAbsolutePath)
+    assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))).isEmpty)
+    io.hyperspace.Hyperspace(other).createIndex(other.read.parquet(path), IndexConfig("fromOther", Seq("id"), Seq("name")))
+    assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))) == Seq("fromOther"))
+  }
+
+  test("a broken index log never breaks a query") {
+    val path = writeSource("broken", rows = 50, files = 1)
+    hs.createIndex(spark.read.parquet(path), IndexConfig("broken", Seq("id"), Seq("name")))
+    Files.write(new File(indexDir("broken"), "_hyperspace_log/1").toPath, "garbage".getBytes)
+    val plan = sameResult(spark.read.parquet(path).where("id = 5").select("name"))
+    assert(indexesUsed(plan).isEmpty)
+  }
+}

@@ -1,0 +1,57 @@
+package io.hyperspace.rules
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+
+import io.hyperspace.HyperspaceSuite
+import io.hyperspace.index.covering.IndexHadoopFsRelation
+
+/** Running queries with Hyperspace on and off, and reading their physical plans. */
+trait RuleTestSupport extends HyperspaceSuite {
+
+  protected def withHyperspace[T](on: Boolean)(body: => T): T = {
+    spark.conf.set("spark.hyperspace.apply.enabled", on.toString)
+    try body finally spark.conf.set("spark.hyperspace.apply.enabled", "false")
+  }
+
+  /** The executed plan with adaptive stages unwrapped (after the query ran). */
+  protected def executed(df: DataFrame): SparkPlan = {
+    def unwrap(p: SparkPlan): SparkPlan = p transform {
+      case a: AdaptiveSparkPlanExec => unwrap(a.finalPhysicalPlan)
+      case q: QueryStageExec => unwrap(q.plan)
+    }
+    unwrap(df.queryExecution.executedPlan)
+  }
+
+  protected def indexScans(plan: SparkPlan): Seq[FileSourceScanExec] = plan.collect {
+    case s: FileSourceScanExec if s.relation.isInstanceOf[IndexHadoopFsRelation] => s
+  }
+
+  protected def indexesUsed(plan: SparkPlan): Seq[String] =
+    indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry.name).distinct.sorted
+
+  protected def shuffles(plan: SparkPlan): Int = plan.collect { case s: ShuffleExchangeExec => s }.size
+
+  /** Rows as a sorted multiset of strings: equal results compare equal whatever the order. */
+  protected def rowsOf(df: DataFrame): Seq[String] = df.collect().toSeq.map(rowString).sorted
+
+  private def rowString(r: Row): String = r.toSeq.map {
+    case d: Double if d.isNaN => "NaN"
+    case a: Array[Byte] => a.mkString("[", ",", "]")
+    case other => String.valueOf(other)
+  }.mkString("|")
+
+  /** Runs `query` with Hyperspace off and on; asserts equal results; returns the plan with it on. */
+  protected def sameResult(query: => DataFrame): SparkPlan = {
+    val expected = withHyperspace(on = false)(rowsOf(query))
+    withHyperspace(on = true) {
+      val df = query
+      val actual = rowsOf(df)
+      assert(actual == expected,
+        s"results differ with Hyperspace on:\n${df.queryExecution.optimizedPlan.treeString}")
+      executed(df)
+    }
+  }
+}
