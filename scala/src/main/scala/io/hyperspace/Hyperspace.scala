@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 
 import io.hyperspace.actions._
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.explain.{Explainer, WhatIf, WhyNot}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexNames}
 import io.hyperspace.index.covering.CoveringIndex
@@ -99,6 +100,28 @@ class Hyperspace(val spark: SparkSession) {
 
   /** One row for index `name`: the columns of [[indexes]] plus extended statistics. */
   def index(name: String): DataFrame = catalog.indexDataFrame(name)
+
+  /**
+   * The plan of `df` with and without indexes, the differing lines marked, and the indexes used;
+   * `verbose` adds operator counts compared (e.g. Exchange 2 → 0) and bytes scanned.
+   */
+  def explain(df: DataFrame, verbose: Boolean = false): String = Explainer.explain(df, verbose)
+
+  /** For each index (or only `indexName`) that `df` does not use, the reasons in words. */
+  def whyNot(df: DataFrame, indexName: String = null): String =
+    WhyNot.whyNot(df, Option(indexName))
+
+  /**
+   * Plans `df` as if indexes with `configs` existed (nothing is built or written) and reports
+   * which would be used, the bytes scanned and the shuffles avoided.
+   */
+  def whatIf(df: DataFrame, configs: IndexConfig*): String = WhatIf.whatIf(df, configs)
+
+  /** [[whatIf]] with the configs as a JSON array (see `IndexConfig.fromJson`), for Python. */
+  def whatIfFromJson(df: DataFrame, configsJson: String): String = {
+    val node = new com.fasterxml.jackson.databind.ObjectMapper().readTree(configsJson)
+    whatIf(df, (0 until node.size()).map(i => IndexConfig.fromJson(node.get(i).toString)): _*)
+  }
 
   /** [[createIndex]] with the config as JSON (see `IndexConfig.fromJson`), for the Python bindings. */
   def createIndexFromJson(df: DataFrame, configJson: String): Unit =

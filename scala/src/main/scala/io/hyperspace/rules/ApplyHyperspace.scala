@@ -28,8 +28,7 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
         if (!plan.exists(isSourceScan)) plan
         else {
           val indexes = CandidateIndexes.active(spark)
-          if (indexes.isEmpty) plan
-          else ApplyHyperspace.rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
+          ApplyHyperspace.rewriteWith(spark, plan, indexes)
         }
       } catch {
         case NonFatal(e) =>
@@ -66,4 +65,9 @@ object ApplyHyperspace {
    * bucketed on its join keys rather than one chosen for a filter below it.
    */
   val rewrites: Seq[IndexRewrite] = Seq(JoinIndexRule, FilterIndexRule)
+
+  /** `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf). */
+  def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[io.hyperspace.log.LogEntry]): LogicalPlan =
+    if (indexes.isEmpty) plan
+    else rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
 }

@@ -1,7 +1,8 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression, KnownFloatingPointNormalized}
+import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
@@ -28,9 +29,9 @@ object JoinIndexRule extends IndexRewrite {
     plan transformUp {
       case join @ ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, _, _, left, right, _)
           if supportedJoinTypes.contains(joinType) &&
-            (leftKeys ++ rightKeys).forall(_.isInstanceOf[AttributeReference]) =>
-        val lk = leftKeys.map(_.asInstanceOf[Attribute])
-        val rk = rightKeys.map(_.asInstanceOf[Attribute])
+            (leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined) =>
+        val lk = leftKeys.flatMap(keyAttribute)
+        val rk = rightKeys.flatMap(keyAttribute)
         val leftOptions = sideCandidates(spark, indexes, left, lk)
         val rightOptions = sideCandidates(spark, indexes, right, rk)
         choose(spark, leftOptions, rightOptions, lk, rk) match {
@@ -41,6 +42,16 @@ object JoinIndexRule extends IndexRewrite {
               right = r.map(e => useIndex(spark, right, e)).getOrElse(right))
         }
     }
+
+  /**
+   * The column a join key is. Floating-point keys arrive wrapped in Spark's NaN / -0.0
+   * normalisation once the plan is fully optimized (as whatIf and whyNot see it).
+   */
+  private def keyAttribute(key: Expression): Option[Attribute] = key match {
+    case a: AttributeReference => Some(a)
+    case KnownFloatingPointNormalized(NormalizeNaNAndZero(a: AttributeReference)) => Some(a)
+    case _ => None
+  }
 
   /** A join side that is a (Project of a) (Filter of a) file scan: the scan and needed columns. */
   private object IndexableSide {

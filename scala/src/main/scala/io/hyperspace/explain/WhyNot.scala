@@ -1,0 +1,81 @@
+package io.hyperspace.explain
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{AttributeSet, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+
+import io.hyperspace.index.IndexCatalog
+import io.hyperspace.log.{LogEntry, States}
+import io.hyperspace.rules.CandidateIndexes
+
+/** `whyNot(df)`: for each index a query does not use, the reasons in words. */
+object WhyNot extends PredicateHelper {
+
+  /** One line per index (or only `indexName`): used, or why not. */
+  def whyNot(df: DataFrame, indexName: Option[String]): String = {
+    val spark = df.sparkSession
+    val catalog = new IndexCatalog(spark)
+    val summaries = catalog.summaries().filter(s => indexName.forall(_.equalsIgnoreCase(s.name)))
+    if (indexName.isDefined && summaries.isEmpty) {
+      throw new io.hyperspace.HyperspaceIndexNotFoundException(s"Index '${indexName.get}' does not exist.")
+    }
+    val used = Plans.indexesIn(Plans.physical(df, withIndexes = true)).map(_.name).toSet
+    val active = CandidateIndexes.active(spark).map(e => e.name -> e).toMap
+    val plan = Plans.optimizedWithout(df)
+    val lines = summaries.sortBy(_.name).map { s =>
+      val reasons =
+        if (used.contains(s.name)) Seq("used by this query")
+        else if (s.state != States.ACTIVE) Seq(s"the index is ${s.state}")
+        else active.get(s.name).map(e => reasonsFor(spark, e, plan)).getOrElse(Seq("the index is not enabled"))
+      s"${s.name}: ${reasons.mkString("; ")}"
+    }
+    if (lines.isEmpty) "No indexes exist." else lines.mkString("\n")
+  }
+
+  /** Why `entry` cannot serve any file scan of `plan`. */
+  private[explain] def reasonsFor(spark: SparkSession, entry: LogEntry, plan: LogicalPlan): Seq[String] = {
+    val resolver = spark.sessionState.conf.resolver
+    val rootPaths = entry.source.rootPaths.toSet
+    val relations = plan.collect {
+      case r: LogicalRelation if CandidateIndexes.sourceScan(r).exists(_.location.rootPaths.map(_.toString).toSet == rootPaths) => r
+    }
+    if (relations.isEmpty) return Seq("the query does not read the data the index was built from")
+    relations.flatMap { r =>
+      val fs = CandidateIndexes.sourceScan(r).get
+      if (!CandidateIndexes.sourceMatches(entry, fs)) {
+        val now = fs.location.listFiles(Nil, Nil).flatMap(_.files)
+          .map(f => (f.getPath.toString, f.getLen, f.getModificationTime)).toSet
+        val indexed = entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
+        Seq(s"the source changed since the index was built (${(now -- indexed).size} file(s) " +
+          s"appended or rewritten, ${(indexed -- now).size} deleted); refresh the index")
+      } else {
+        val columns = entry.index.indexedColumns ++ entry.index.includedColumns
+        val needed = AttributeSet(plan.flatMap(_.references)).filter(a => r.outputSet.contains(a))
+        val missing = needed.toSeq.map(_.name).filterNot(n => columns.exists(resolver(_, n))).distinct.sorted
+        val leading = entry.index.indexedColumns.head
+        val filtersLeading = plan.exists {
+          case Filter(cond, child) if child.collectLeaves().contains(r) =>
+            splitConjunctivePredicates(cond).filterNot(_.isInstanceOf[IsNotNull])
+              .flatMap(_.references).exists(a => r.outputSet.contains(a) && resolver(a.name, leading))
+          case _ => false
+        }
+        val joins = plan.collect { case j: Join if j.collectLeaves().contains(r) => j }
+        val joinReasons = joins.map {
+          case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
+            val keys = (lk ++ rk).flatMap(_.references).filter(a => r.outputSet.contains(a)).map(_.name).distinct
+            val indexed = entry.index.indexedColumns
+            if (keys.size == indexed.size && indexed.forall(c => keys.exists(resolver(_, c)))) None
+            else Some(s"the join keys (${keys.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})")
+          case _ => Some("the join is not an equi-join")
+        }
+        val reasons =
+          (if (missing.nonEmpty) Seq(s"column(s) ${missing.mkString(", ")} not covered by the index") else Nil) ++
+            (if (!filtersLeading && joins.isEmpty) Seq(s"no filter on the leading indexed column '$leading' and no join") else Nil) ++
+            (if (!filtersLeading && joins.nonEmpty && missing.isEmpty) joinReasons.flatten else Nil)
+        if (reasons.isEmpty) Seq("another index was ranked better (fewer bytes to read)") else reasons
+      }
+    }.distinct
+  }
+}
