@@ -39,13 +39,14 @@ JAR       := target/scala-2.13/$(JAR_NAME)
 PKG_JAR   := python/hyperspace/jars/$(JAR_NAME)
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
-.PHONY: help setup build jar wheel test test-scala test-python demo bench bench-quick clean
+.PHONY: help setup build jar wheel test test-scala test-python fuzz demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
 	@echo "make test   - build everything and run all tests (sbt, then pytest)"
 	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
 	@echo "make build  - build the jar and the wheel (dist/)"
+	@echo "make fuzz   - long differential runs (FUZZ_QUERIES=2000, FUZZ_SEED=<now>)"
 	@echo "make bench  - run the benchmarks"
 	@echo "make clean  - remove build outputs (keeps the download cache in $(HS_CACHE))"
 
@@ -98,6 +99,14 @@ test-scala: setup
 
 test-python: setup jar
 	$(VPY) -m pytest tests -q -ra
+
+# Long differential runs with fresh seeds (CI runs the same suites with a fixed seed).
+FUZZ_QUERIES ?= 2000
+FUZZ_SEED ?= $(shell date +%s)
+fuzz: setup jar
+	HYPERSPACE_FUZZ_SEED=$(FUZZ_SEED) HYPERSPACE_FUZZ_QUERIES=$(FUZZ_QUERIES) \
+	  $(SBT) "testOnly io.hyperspace.rules.DifferentialSuite"
+	HYPERSPACE_FUZZ_EXAMPLES=$(FUZZ_QUERIES) $(VPY) -m pytest tests/test_optimizer.py -q
 
 # ---- demo / bench ------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ setup(
     extras_require={
         "test": [
             f"pytest=={V['pytest']}",
+            f"hypothesis=={V['hypothesis']}",
             f"pyarrow=={V['pyarrow.test']}",
             f"pandas=={V['pandas.test']}",
         ]

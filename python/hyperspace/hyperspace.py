@@ -100,11 +100,7 @@ class Hyperspace:
         if not isinstance(config, IndexConfig):
             raise exceptions.HyperspaceException(
                 f"create_index expects an IndexConfig; got {type(config).__name__}.")
-        jdf = getattr(df, "_jdf", None)
-        if jdf is None:
-            raise exceptions.HyperspaceException(
-                f"create_index expects a classic pyspark DataFrame; got {type(df).__name__}.")
-        self._jhs.createIndexFromJson(jdf, config.to_json())
+        self._jhs.createIndexFromJson(self._jdf(df), config.to_json())
 
     @translate_errors
     def delete_index(self, name: str) -> None:
@@ -140,8 +136,51 @@ class Hyperspace:
         ``sourceSizeInBytes``, ``schema`` and ``signature``."""
         return self._data_frame(self._jhs.index(name))
 
+    @translate_errors
+    def explain(self, df: DataFrame, verbose: bool = False, display: bool = True) -> str:
+        """The plan of ``df`` with and without indexes, differing lines marked, indexes used.
+
+        ``verbose`` adds operator counts compared between the plans (e.g. ``Exchange 2 → 0``) and
+        bytes scanned. The markers follow ``spark.hyperspace.explain.displayMode``.
+
+        Returns:
+            The report; it is also printed unless ``display`` is False.
+        """
+        return self._show(str(self._jhs.explain(self._jdf(df), verbose)), display)
+
+    @translate_errors
+    def why_not(self, df: DataFrame, index_name: str | None = None, display: bool = True) -> str:
+        """For each index (or only ``index_name``) that ``df`` does not use, the reasons in words
+        (a column not covered, no filter on the leading column, the source changed, ...)."""
+        return self._show(str(self._jhs.whyNot(self._jdf(df), index_name)), display)
+
+    @translate_errors
+    def what_if(self, df: DataFrame, *configs: IndexConfig, display: bool = True) -> str:
+        """Plans ``df`` as if indexes with ``configs`` existed — nothing is built or written — and
+        reports which would be used, the bytes scanned and the shuffles avoided."""
+        if not configs or not all(isinstance(c, IndexConfig) for c in configs):
+            raise exceptions.HyperspaceException("what_if expects one or more IndexConfig objects.")
+        payload = "[" + ",".join(c.to_json() for c in configs) + "]"
+        return self._show(str(self._jhs.whatIfFromJson(self._jdf(df), payload)), display)
+
+    @staticmethod
+    def _jdf(df: DataFrame) -> object:
+        jdf = getattr(df, "_jdf", None)
+        if jdf is None:
+            raise exceptions.HyperspaceException(
+                f"Expected a classic pyspark DataFrame; got {type(df).__name__}.")
+        return jdf
+
+    @staticmethod
+    def _show(text: str, display: bool) -> str:
+        if display:
+            print(text)
+        return text
+
     # The original Hyperspace's camelCase names.
     isEnabled = is_enabled
+    whyNot = why_not
+    whatIf = what_if
     createIndex = create_index
     deleteIndex = delete_index
     restoreIndex = restore_index
