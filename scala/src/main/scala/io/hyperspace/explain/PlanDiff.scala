@@ -6,9 +6,11 @@ package io.hyperspace.explain
  */
 object PlanDiff {
 
-  // Expression ids and plan ids differ between two plannings of the same query.
+  // Expression ids, plan ids and codegen stage ids differ between two plannings of one query,
+  // and a subtree moves up a level when an Exchange above it goes: compare without the tree art.
   private def normalized(line: String): String =
-    line.replaceAll("#\\d+L?", "#").replaceAll("plan_id=\\d+", "plan_id=").trim
+    line.replaceAll("#\\d+L?", "#").replaceAll("plan_id=\\d+", "plan_id=")
+      .replaceAll("\\*\\(\\d+\\) ", "").replaceAll("^[\\s:|+-]*", "").trim
 
   /** `lines` with every line absent from `other` (by longest common subsequence) marked. */
   def mark(lines: Seq[String], other: Seq[String], mode: String): Seq[String] = {

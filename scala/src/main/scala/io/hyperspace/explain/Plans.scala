@@ -55,9 +55,14 @@ object Plans {
       s.relation.asInstanceOf[IndexHadoopFsRelation].entry
   }.distinctBy(e => (e.name, e.id))
 
-  /** How many of each operator a plan has, by node name. */
+  /**
+   * How many of each operator a plan has, by node name; whole-stage codegen wrappers are counted
+   * as one kind and their input adapters (a codegen artifact) left out.
+   */
   def operatorCounts(plan: SparkPlan): Map[String, Int] =
-    plan.collect { case p => p.nodeName }.groupBy(identity).map { case (k, v) => k -> v.size }
+    plan.collect { case p => p.nodeName.trim.replaceAll("^WholeStageCodegen \\(\\d+\\)$", "WholeStageCodegen") }
+      .filterNot(_ == "InputAdapter")
+      .groupBy(identity).map { case (k, v) => k -> v.size }
 
   /** Bytes the plan's file scans read, from the files they list (index or source). */
   def bytesScanned(plan: SparkPlan): Long = plan.collect {
