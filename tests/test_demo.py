@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,16 +12,17 @@ from conftest import REPO
 
 def test_demo_prints_its_report(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "hyperspace.demo", "--data-dir", str(tmp_path),
-         "--rows", "20000", "--files", "4", "--runs", "1"],
+        [sys.executable, "-m", "hyperspace.demo", "--data-dir", str(tmp_path / "demo"),
+         "--rows", "50000", "--files", "4", "--runs", "1"],
         capture_output=True, text=True, timeout=300, cwd=str(REPO),
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = result.stdout
     assert "Hyperspace for Spark 4 — demo report" in report
     assert "rewriting enabled      before enable_hyperspace: False, after: True" in report
-    assert "same result on/off     True" in report
-    assert "20,000 rows in 4 Parquet files" in report
-    assert "index                  orders_by_customer: CoveringIndex on ['customer_id']" in report
-    assert "state ACTIVE" in report
-    assert "0:CREATING → 1:ACTIVE → 2:DELETING → 3:DELETED → 4:RESTORING → 5:ACTIVE" in report
+    assert "orders: 50,000 rows in 4 Parquet files" in report
+    assert "orders_by_customer: 0:CREATING → 1:ACTIVE → 2:DELETING → 3:DELETED → 4:RESTORING → 5:ACTIVE" in report
+    assert re.search(r"lookup \(3 customers\)\s+[\d.]+s\s+[\d.]+s\s+[\d.]+×  True", report), report
+    assert re.search(r"join \+ aggregate\s+[\d.]+s\s+[\d.]+s\s+[\d.]+×  True", report), report
+    assert "FileScan Hyperspace(Type: CI, Name: orders_by_customer, LogVersion: 5)" in report
+    assert "(Exchange 3 → 1)" in report

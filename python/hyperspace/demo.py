@@ -1,9 +1,10 @@
 """``python -m hyperspace.demo``: the end-to-end demo behind ``make demo``.
 
-Generates a small dataset, starts local Spark with the packaged jar exactly as a user would,
-and prints a report: versions, that the extension is active in the session, and that queries
-give the same answers with Hyperspace on and off. Later releases grow it into the full
-showcase (index creation, rewritten plans, speedups).
+Generates a small lake (orders and customers as Parquet files in random row order), starts
+local Spark with the packaged jar exactly as a user would, builds two covering indexes, and
+runs a selective filter and a join with Hyperspace on and off — interleaved, medians of several
+runs, results compared — then prints the explain diff that shows why the indexed plans are
+cheaper.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 import hyperspace
-from hyperspace.log import history
 from hyperspace import (
     Hyperspace,
     HyperspaceConfig,
@@ -30,106 +30,124 @@ from hyperspace import (
     enable_hyperspace,
     is_hyperspace_enabled,
 )
+from hyperspace.log import history
 
 
-def generate_orders(spark: SparkSession, path: Path, rows: int, files: int) -> None:
-    """Writes a synthetic orders table: ``rows`` rows in ``files`` Parquet files, random order."""
+def generate(spark: SparkSession, root: Path, rows: int, files: int) -> tuple[str, str]:
+    """Writes orders (``rows`` rows, ``files`` files, random order) and customers; returns paths."""
+    orders, customers = str(root / "orders"), str(root / "customers")
     (
         spark.range(rows)
         .select(
             F.col("id").alias("order_id"),
-            (F.col("id") * 7919 % 5000).alias("customer_id"),
+            (F.col("id") * 7919 % 20000).alias("customer_id"),
             F.expr("date_add(DATE'2024-01-01', CAST(id % 730 AS INT))").alias("order_date"),
             (F.col("id") % 997 * 1.25).cast("decimal(12,2)").alias("amount"),
             F.element_at(F.array(*[F.lit(s) for s in ("OPEN", "SHIPPED", "RETURNED")]),
                          (F.col("id") % 3 + 1).cast("int")).alias("status"),
+            F.sha2(F.col("id").cast("string"), 256).alias("note"),
         )
         .orderBy(F.rand(seed=42))
         .repartition(files)
-        .write.mode("overwrite")
-        .parquet(str(path))
+        .write.mode("overwrite").parquet(orders)
     )
+    (
+        spark.range(20000)
+        .select(
+            F.col("id").alias("customer_id"),
+            F.concat(F.lit("customer-"), F.col("id").cast("string")).alias("name"),
+            F.element_at(F.array(*[F.lit(s) for s in ("retail", "wholesale", "online", "partner")]),
+                         (F.col("id") % 4 + 1).cast("int")).alias("segment"),
+        )
+        .orderBy(F.rand(seed=7))
+        .repartition(4)
+        .write.mode("overwrite").parquet(customers)
+    )
+    return orders, customers
 
 
-def median_seconds(action: Callable[[], object], runs: int) -> float:
-    """Median wall time of ``action`` over ``runs`` runs."""
-    times = []
+def compare(spark: SparkSession, query: Callable[[], DataFrame], runs: int) -> tuple[float, float, bool]:
+    """Median seconds with Hyperspace on and off (runs interleaved, warm-up discarded) and
+    whether both return the same rows."""
+    enable_hyperspace(spark)
+    with_rows = sorted(query().collect())
+    disable_hyperspace(spark)
+    without_rows = sorted(query().collect())
+    on: list[float] = []
+    off: list[float] = []
     for _ in range(runs):
-        start = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for enabled, times in ((True, on), (False, off)):
+            (enable_hyperspace if enabled else disable_hyperspace)(spark)
+            start = time.perf_counter()
+            query().collect()
+            times.append(time.perf_counter() - start)
+    disable_hyperspace(spark)
+    return statistics.median(on), statistics.median(off), with_rows == without_rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default="data/demo", help="where the dataset is generated")
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--data-dir", default="data/demo", help="where the lake is generated")
+    parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=16)
-    parser.add_argument("--runs", type=int, default=3, help="timed runs per variant")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per variant")
     args = parser.parse_args(argv)
 
     # A demo on one machine: bind to loopback instead of guessing a routable interface.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     data_dir = Path(args.data_dir).resolve()
-    orders_path = data_dir / "orders"
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("hyperspace-demo")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.autoBroadcastJoinThreshold", "-1")
         .config("spark.sql.warehouse.dir", str(data_dir / "warehouse"))
         .config("spark.driver.host", "127.0.0.1")
     )
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        index_root = data_dir / "indexes"
-        for stale in (orders_path, index_root):
-            if stale.exists():
-                shutil.rmtree(stale)
-        generate_orders(spark, orders_path, args.rows, args.files)
-        orders = spark.read.parquet(str(orders_path))
+        if data_dir.exists():
+            shutil.rmtree(data_dir)
+        orders_path, customers_path = generate(spark, data_dir, args.rows, args.files)
+        orders = spark.read.parquet(orders_path)
+        customers = spark.read.parquet(customers_path)
 
         hs = Hyperspace(spark)
         conf = HyperspaceConfig(spark)
-        conf.system_path = str(index_root)
-        conf.num_buckets = 16
+        conf.system_path = str(data_dir / "indexes")
+        conf.num_buckets = 8
+        enabled_before = is_hyperspace_enabled(spark)
 
         start = time.perf_counter()
         hs.create_index(orders, IndexConfig("orders_by_customer", ["customer_id"], ["amount", "status"]))
+        hs.create_index(customers, IndexConfig("customers_by_id", ["customer_id"], ["segment"]))
         build_seconds = time.perf_counter() - start
-        hs.delete_index("orders_by_customer")
-        hs.restore_index("orders_by_customer")
+        hs.delete_index("orders_by_customer")   # the lifecycle: soft delete ...
+        hs.restore_index("orders_by_customer")  # ... and back
         summary = hs.index("orders_by_customer").first()
         index_log = history(summary["indexLocation"])
-        enabled_before = is_hyperspace_enabled(spark)
+
+        def lookup() -> DataFrame:
+            return (spark.read.parquet(orders_path).where(F.col("customer_id").isin(17, 4242, 19999))
+                    .groupBy("status").agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue")))
+
+        def join() -> DataFrame:
+            o = spark.read.parquet(orders_path).select("customer_id", "amount")
+            c = spark.read.parquet(customers_path).select("customer_id", "segment")
+            return o.join(c, "customer_id").groupBy("segment").agg(F.sum("amount").alias("revenue"))
+
+        lookup_on, lookup_off, lookup_same = compare(spark, lookup, args.runs)
+        join_on, join_off, join_same = compare(spark, join, args.runs)
         enable_hyperspace(spark)
         enabled_after = is_hyperspace_enabled(spark)
-
-        def query() -> DataFrame:
-            return (
-                orders.where(F.col("customer_id").isin(17, 42, 4999))
-                .groupBy("status")
-                .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
-                .orderBy("status")
-            )
-
-        with_hs = query().collect()
-        t_on = median_seconds(lambda: query().collect(), args.runs)
+        join_explain = hs.explain(join(), verbose=True, display=False)
+        lookup_explain = hs.explain(lookup(), display=False)
         disable_hyperspace(spark)
-        without_hs = query().collect()
-        t_off = median_seconds(lambda: query().collect(), args.runs)
 
-        buckets = (
-            orders.select(F.expr(f"hyperspace_bucket_id({conf.num_buckets}, customer_id)").alias("b"))
-            .groupBy("b").count()
-            .agg(F.count("*").alias("used"), F.min("count").alias("lo"), F.max("count").alias("hi"))
-            .first()
-        )
-
-        line = "-" * 72
+        line = "-" * 78
         print(line)
         print("Hyperspace for Spark 4 — demo report")
         print(line)
@@ -138,26 +156,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Spark                  {spark.version}, master {spark.sparkContext.master}")
         print(f"extension installed    spark.sql.extensions = {spark.conf.get('spark.sql.extensions')}")
         print(f"rewriting enabled      before enable_hyperspace: {enabled_before}, after: {enabled_after}")
-        print(f"index root             {hs.system_path}")
-        print(f"dataset                {args.rows:,} rows in {len(orders.inputFiles())} Parquet files at {orders_path}")
-        print(f"bucket layout          {conf.num_buckets} buckets by customer_id (hyperspace_bucket_id):"
-              f" {buckets['used']} used, {buckets['lo']}–{buckets['hi']} rows each")
-        print(f"index                  {summary['name']}: {summary['kind']} on {list(summary['indexedColumns'])}"
-              f" incl. {list(summary['includedColumns'])}, {summary['numBuckets']} buckets")
-        print(f"                       built in {build_seconds:.2f}s: {summary['numIndexFiles']} files,"
-              f" {summary['sizeInBytes']:,} bytes from {summary['numSourceFiles']} source files;"
-              f" state {summary['state']}")
-        print(f"index log              " + " → ".join(
-            f"{row.id}:{row.state}" for row in index_log.itertuples()))
-        print(f"query                  orders of 3 customers, grouped by status")
-        for row in with_hs:
-            print(f"                         {row['status']:<9} {row['orders']:>5} orders  {row['revenue']:>12}")
-        same = sorted(with_hs) == sorted(without_hs)
-        print(f"same result on/off     {same}")
-        print(f"median time            on {t_on:.3f}s, off {t_off:.3f}s over {args.runs} runs"
-              " (query rewriting arrives with the optimizer rules; both plans are the same today)")
+        print(f"lake                   orders: {args.rows:,} rows in {len(orders.inputFiles())} Parquet files"
+              f" (random order); customers: 20,000 rows")
+        print(f"indexes                built in {build_seconds:.1f}s under {hs.system_path}")
+        for row in hs.indexes().orderBy("name").collect():
+            print(f"                         {row['name']}: {list(row['indexedColumns'])}"
+                  f" incl. {list(row['includedColumns'])}, {row['numBuckets']} buckets,"
+                  f" {row['numIndexFiles']} files, {row['sizeInBytes']:,} bytes, {row['state']}")
+        print("index log              orders_by_customer: " + " → ".join(
+            f"{r.id}:{r.state}" for r in index_log.itertuples()))
+        print(f"{'query':<22} {'no index':>9} {'Hyperspace':>11} {'speedup':>8}  same result")
+        for name, on, off, same in (("lookup (3 customers)", lookup_on, lookup_off, lookup_same),
+                                    ("join + aggregate", join_on, join_off, join_same)):
+            print(f"{name:<22} {off:>8.3f}s {on:>10.3f}s {off / on:>7.1f}×  {same}")
+        print(f"(medians of {args.runs} interleaved runs each)")
         print(line)
-        ok = same and enabled_after and not enabled_before and summary["state"] == "ACTIVE"
+        print("Why the lookup is cheaper (lines that differ are marked <---- ---->):")
+        print("\n".join(l for l in lookup_explain.splitlines() if "<----" in l or "Indexes used" in l))
+        print(line)
+        print("Why the join is cheaper (operator counts with and without indexes):")
+        stats = join_explain.split("Physical operator stats:", 1)[1]
+        print("\n".join(l for l in stats.splitlines() if "|" in l and ("Exchange" in l or "Operator" in l
+                                                                       or "Bytes" in l or "Scan" in l)))
+        print(line)
+        ok = lookup_same and join_same and enabled_after and not enabled_before and summary["state"] == "ACTIVE"
         return 0 if ok else 1
     finally:
         spark.stop()
