@@ -47,7 +47,8 @@ help:
 	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
 	@echo "make build  - build the jar and the wheel (dist/)"
 	@echo "make fuzz   - long differential runs (FUZZ_QUERIES=2000, FUZZ_SEED=<now>)"
-	@echo "make bench  - run the benchmarks"
+	@echo "make bench  - TPC-H benchmarks at SF1 (BENCH_ARGS='--sf 2 --suite tpch' ...)"
+	@echo "make bench-quick - a tiny smoke run of every benchmark suite"
 	@echo "make clean  - remove build outputs (keeps the download cache in $(HS_CACHE))"
 
 # ---- setup -------------------------------------------------------------------------------
@@ -57,7 +58,7 @@ setup: $(VENV)/.installed $(SBT_LAUNCHER)
 $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'python[test]'
+	$(VPY) -m pip install --quiet -e 'python[test,bench]'
 	touch $@
 
 $(SBT_LAUNCHER):
@@ -113,10 +114,14 @@ fuzz: setup jar
 demo: setup jar
 	$(VPY) -m hyperspace.demo
 
+# TPC-H SF1 side by side (no index / Hyperspace / hand-tuned); results in benchmarks/results/.
+BENCH_ARGS ?=
 bench: setup jar
-	@echo "The benchmark suite arrives with issue 8 (TPC-H side-by-side benchmarks)."
+	$(VPY) -m benchmarks $(BENCH_ARGS)
 
-bench-quick: bench
+# A tiny run of every suite: checks the harness, asserts nothing about timings.
+bench-quick: setup jar
+	$(VPY) -m benchmarks --quick --name quick --results-dir benchmarks/data/quick-results
 
 clean:
 	rm -rf target project/target project/project dist python/build python/*.egg-info \

@@ -91,6 +91,8 @@ lazy val root = (project in file("."))
     Test / parallelExecution := false,
     Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-Dspark.ui.enabled=false"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    // Tests that launch separate JVMs need the test class path.
-    Test / envVars += ("HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator))
+    // Tests that launch separate JVMs need the test class path; Spark stays on loopback.
+    Test / envVars ++= Map(
+      "HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator),
+      "SPARK_LOCAL_IP" -> "127.0.0.1")
   )

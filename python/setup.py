@@ -34,6 +34,10 @@ setup(
             f"hypothesis=={V['hypothesis']}",
             f"pyarrow=={V['pyarrow.test']}",
             f"pandas=={V['pandas.test']}",
-        ]
+        ],
+        "bench": [
+            f"tpchgen-cli=={V['tpchgen-cli']}",
+            f"matplotlib=={V['matplotlib']}",
+        ],
     },
 )

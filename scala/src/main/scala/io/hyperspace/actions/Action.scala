@@ -9,6 +9,7 @@ import org.apache.spark.sql.SparkSession
 
 import io.hyperspace.{HyperspaceConflictException, HyperspaceException}
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.CatalogVersion
 import io.hyperspace.log.{IndexLogManager, LogEntry, Owner, States}
 
 /**
@@ -81,6 +82,7 @@ abstract class Action(
         }
         indexLog.setLatestStable(committed.id)
         afterCommit(committed)
+        CatalogVersion.bump(indexLog.indexPath.getParent, spark.sessionState.newHadoopConf())
         committed
     }
   }
@@ -131,7 +133,10 @@ abstract class Action(
     val restored = Action.rollbackEntry(base, begin, operation)
       .copy(extra = begin.extra + ("failure" -> String.valueOf(cause.getMessage).take(1000)))
     try {
-      if (indexLog.tryAppend(restored)) indexLog.setLatestStable(restored.id)
+      if (indexLog.tryAppend(restored)) {
+        indexLog.setLatestStable(restored.id)
+        CatalogVersion.bump(indexLog.indexPath.getParent, spark.sessionState.newHadoopConf())
+      }
     } catch {
       case NonFatal(e) => logWarning(s"Index '$indexName': could not roll back the failed $operation", e)
     } finally {

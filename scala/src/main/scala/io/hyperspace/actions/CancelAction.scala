@@ -4,6 +4,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
 import io.hyperspace.{HyperspaceConflictException, HyperspaceException, HyperspaceIndexNotFoundException}
+import io.hyperspace.index.CatalogVersion
 import io.hyperspace.log.{IndexLogManager, LogEntry}
 
 /**
@@ -28,6 +29,7 @@ class CancelAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
           "cancelled concurrently. Check its state with indexes().")
     }
     indexLog.setLatestStable(restored.id)
+    CatalogVersion.bump(indexLog.indexPath.getParent, spark.sessionState.newHadoopConf())
     if (!base.exists(_.content.dataVersion == stuck.content.dataVersion)) {
       DataVersions.delete(spark, new Path(stuck.content.dataPath))
     }

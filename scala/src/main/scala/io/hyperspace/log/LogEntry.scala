@@ -125,6 +125,10 @@ case class LogEntry(
   @JsonIgnore
   def isStable: Boolean = States.isStable(state)
 
+  /** Whether this entry describes an index that was never built (whatIf's estimates). */
+  @JsonIgnore
+  def isHypothetical: Boolean = operation == LogEntry.HypotheticalOperation
+
   /** This entry as the next one in the log, in `newState`, written by `operation` now. */
   def next(newState: String, newOperation: String): LogEntry =
     copy(id = id + 1, state = newState, operation = newOperation,
@@ -138,6 +142,9 @@ case class LogEntry(
 object LogEntry {
   /** The spec version this code writes and reads. */
   val SpecVersion = 1
+
+  /** The operation of whatIf's in-memory entries; never written to a log. */
+  val HypotheticalOperation = "WHATIF"
 
   private[log] val mapper: ObjectMapper = {
     val m = new ObjectMapper()

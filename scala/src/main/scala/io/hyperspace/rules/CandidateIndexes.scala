@@ -13,21 +13,37 @@ import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRela
 import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.IndexCatalog
+import io.hyperspace.index.{CatalogVersion, IndexCatalog}
 import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
 
 /** The ACTIVE covering indexes of a session, and which of them can serve a relation. */
 object CandidateIndexes extends Logging {
 
-  // Entries are immutable, so (index path, entry id) identifies one for good: the cache never
-  // needs invalidating, and the freshness check is reading each index's small latestStable file.
+  // Entries are immutable, so (index path, entry id) identifies one for good and never needs
+  // invalidating. The list of active entries per system path is reused while the path's catalog
+  // version token is unchanged (every committed operation, in any process, replaces it).
   private val entryCache = new ConcurrentHashMap[(String, Long), LogEntry]()
+  private val activeCache = new ConcurrentHashMap[String, (String, Seq[LogEntry])]()
+  private val schemaCache = new ConcurrentHashMap[String, StructType]()
 
   /** The ACTIVE covering indexes under the session's system path (unreadable ones skipped). */
   def active(spark: SparkSession): Seq[LogEntry] = {
     val catalog = new IndexCatalog(spark)
     val conf = spark.sessionState.newHadoopConf()
+    val root = catalog.systemPath
+    CatalogVersion.read(root, conf) match {
+      case None => Nil // no operation has ever run here: there are no indexes
+      case Some(version) =>
+        Option(activeCache.get(root.toString)).filter(_._1 == version).map(_._2).getOrElse {
+          val loaded = loadActive(catalog, conf)
+          activeCache.put(root.toString, (version, loaded))
+          loaded
+        }
+    }
+  }
+
+  private def loadActive(catalog: IndexCatalog, conf: org.apache.hadoop.conf.Configuration): Seq[LogEntry] =
     catalog.directoryNames.flatMap { dir =>
       try {
         val log = new IndexLogManager(new Path(catalog.systemPath, dir), conf)
@@ -45,7 +61,6 @@ object CandidateIndexes extends Logging {
           None
       }
     }
-  }
 
   /** The file scan under a relation node, unless it already reads an index. */
   def sourceScan(relation: LogicalRelation): Option[HadoopFsRelation] = relation.relation match {
@@ -70,9 +85,21 @@ object CandidateIndexes extends Logging {
     }
   }
 
+  /**
+   * Whether the index's data directory is still there: the cached view of the indexes cannot
+   * know of files removed by hand, and a query must never fail because of that.
+   */
+  private def dataPresent(spark: SparkSession, entry: LogEntry): Boolean = entry.isHypothetical || {
+    val dir = new Path(entry.content.dataPath)
+    val present = dir.getFileSystem(spark.sessionState.newHadoopConf()).exists(dir)
+    if (!present) logWarning(s"Hyperspace ignores index '${entry.name}': its data $dir is gone")
+    present
+  }
+
   /** The index columns (indexed, then included) with their types. */
   private def indexSchema(entry: LogEntry): StructType =
-    DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+    schemaCache.computeIfAbsent(entry.index.schema,
+      json => DataType.fromJson(json).asInstanceOf[StructType])
 
   /** Whether every attribute in `needed` is an index column of the same type. */
   def coversColumns(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Boolean = {
@@ -89,6 +116,6 @@ object CandidateIndexes extends Logging {
     case None => Nil
     case Some(fs) =>
       val resolver = spark.sessionState.conf.resolver
-      indexes.filter(e => coversColumns(e, needed, resolver) && sourceMatches(e, fs))
+      indexes.filter(e => coversColumns(e, needed, resolver) && sourceMatches(e, fs) && dataPresent(spark, e))
   }
 }

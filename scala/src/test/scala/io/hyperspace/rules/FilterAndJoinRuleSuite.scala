@@ -134,7 +134,17 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     val path = writeSource("broken", rows = 50, files = 1)
     hs.createIndex(spark.read.parquet(path), IndexConfig("broken", Seq("id"), Seq("name")))
     Files.write(new File(indexDir("broken"), "_hyperspace_log/1").toPath, "garbage".getBytes)
+    // Any later operation makes queries re-read the logs; the broken one is then skipped.
+    hs.createIndex(spark.read.parquet(path), IndexConfig("brokenNeighbour", Seq("name")))
     val plan = sameResult(spark.read.parquet(path).where("id = 5").select("name"))
     assert(indexesUsed(plan).isEmpty)
+  }
+
+  test("index data removed by hand never breaks a query") {
+    val path = writeSource("removed", rows = 50, files = 1)
+    hs.createIndex(spark.read.parquet(path), IndexConfig("removedByHand", Seq("id"), Seq("name")))
+    assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))) == Seq("removedByHand"))
+    org.apache.commons.io.FileUtils.deleteDirectory(new File(indexDir("removedByHand"), "v__=0"))
+    assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))).isEmpty)
   }
 }

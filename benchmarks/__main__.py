@@ -1,0 +1,70 @@
+"""``python -m benchmarks [--suite tpch|overhead|all] [--sf 1] [--runs 5] [--name NAME]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from benchmarks import report
+from benchmarks.context import BenchContext
+from benchmarks.suites import SUITES
+from benchmarks.tpch_data import prepare
+from hyperspace import configure_spark_with_hyperspace
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--suite", default="all", choices=["all", *SUITES])
+    parser.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor")
+    parser.add_argument("--files", type=int, default=64, help="files lineitem and orders are spread over")
+    parser.add_argument("--buckets", type=int, default=16, help="buckets of indexes and tuned tables")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (after a warm-up)")
+    parser.add_argument("--name", default=None, help="results file name (default sf<SF>)")
+    parser.add_argument("--data-dir", default=str(HERE / "data"), help="cache of generated data")
+    parser.add_argument("--results-dir", default=str(HERE / "results"))
+    parser.add_argument("--quick", action="store_true", help="tiny smoke run: sf 0.01, 1 run, few files")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sf, args.runs, args.files, args.buckets = 0.01, 1, 4, 4
+    name = args.name or f"sf{args.sf:g}"
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    data_dir = Path(args.data_dir).resolve()
+    work_dir = data_dir / f"work-{name}"
+    shutil.rmtree(work_dir, ignore_errors=True)
+    builder = (
+        SparkSession.builder.master("local[*]").appName(f"hyperspace-bench-{name}")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", "8g")
+        .config("spark.sql.shuffle.partitions", str(max(4, args.buckets)))
+        .config("spark.sql.warehouse.dir", str(work_dir / "warehouse"))
+        .config("spark.driver.host", "127.0.0.1")
+    )
+    spark = configure_spark_with_hyperspace(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    started = time.perf_counter()
+    try:
+        lake = prepare(spark, data_dir, args.sf, args.files)
+        ctx = BenchContext(spark, lake, work_dir, args.runs, args.buckets, args.quick)
+        chosen = list(SUITES) if args.suite == "all" else [args.suite]
+        results = {}
+        for suite in chosen:
+            ctx.log(f"== suite {suite} (sf {args.sf:g}) ==")
+            results[suite] = SUITES[suite](ctx)
+        paths = report.write(Path(args.results_dir), name, report.environment(spark, args.sf), results)
+        print(f"done in {time.perf_counter() - started:.0f}s; wrote " + ", ".join(str(p) for p in paths))
+        return 0
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

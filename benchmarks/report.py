@@ -1,0 +1,133 @@
+"""The results record: ``results/<name>.md`` (tables, targets), ``.json`` (raw timings and the
+environment) and ``.png`` (speedup chart)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pyspark
+
+# Targets from the benchmark issue (reported, never asserted): query -> minimum speedup.
+SPEEDUP_TARGETS = {"point_lookup": 20.0, "date_range": 5.0, "q6": 2.0, "join": 2.0, "q17": 1.5}
+TUNED_TARGET = 1.15
+BUILD_TARGET = 1.3
+PLANNING_TARGET = (0.05, 20.0)  # 5 % or 20 ms per query with 100 indexes
+
+
+def environment(spark: Any, sf: float) -> dict[str, Any]:
+    """CPU count, memory, versions, scale factor and git commit of this run."""
+    mem_kb = next((int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines()
+                   if l.startswith("MemTotal")), 0) if Path("/proc/meminfo").exists() else 0
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {
+        "cpus": os.cpu_count(), "memoryGiB": round(mem_kb / 1024 / 1024, 1),
+        "spark": spark.version, "pyspark": pyspark.__version__,
+        "java": str(spark.sparkContext._jvm.System.getProperty("java.version")),
+        "python": platform.python_version(), "master": spark.sparkContext.master,
+        "scaleFactor": sf, "gitCommit": commit,
+    }
+
+
+def _fmt(m: dict[str, Any]) -> str:
+    return f"{m['median']:.3f} ({m['min']:.2f}–{m['max']:.2f})"
+
+
+def tpch_markdown(result: dict[str, Any]) -> list[str]:
+    lines = ["## TPC-H queries", "",
+             "Seconds: median (min–max). Ratios of medians. Files/bytes read and Exchanges are from "
+             "the executed plans.", "",
+             "| query | no index | Hyperspace | hand-tuned | no-index / Hyperspace | Hyperspace / hand-tuned "
+             "| files read (no index → Hyperspace) | bytes read (no index → Hyperspace) | Exchanges (no index → Hyperspace) | index used |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for q, v in result["queries"].items():
+        s, h, t = v["spark"], v["hyperspace"], v["tuned"]
+        lines.append(
+            f"| {q} | {_fmt(s)} | {_fmt(h)} | {_fmt(t)} | {s['median'] / h['median']:.2f}× "
+            f"| {h['median'] / t['median']:.2f} | {s['facts']['filesRead']} → {h['facts']['filesRead']} "
+            f"| {s['facts']['bytesRead']:,} → {h['facts']['bytesRead']:,} "
+            f"| {s['facts']['exchanges']} → {h['facts']['exchanges']} | {', '.join(h['facts']['indexes']) or '—'} |")
+    lines += ["", "### Targets (reported, not asserted)", ""]
+    for q, target in SPEEDUP_TARGETS.items():
+        if q in result["queries"]:
+            v = result["queries"][q]
+            ratio = v["spark"]["median"] / v["hyperspace"]["median"]
+            verdict = "met" if ratio >= target else f"missed by {target / ratio:.1f}×"
+            lines.append(f"- {q}: {ratio:.2f}× vs target ≥ {target:g}× — {verdict}")
+    worst = max(result["queries"].items(), key=lambda kv: kv[1]["hyperspace"]["median"] / kv[1]["tuned"]["median"])
+    ratio = worst[1]["hyperspace"]["median"] / worst[1]["tuned"]["median"]
+    lines.append(f"- every query within {TUNED_TARGET}× of hand-tuned: worst is {worst[0]} at {ratio:.2f}× — "
+                 + ("met" if ratio <= TUNED_TARGET else "missed"))
+    lines += ["", "### Indexes", "", "| index | table | build seconds | size bytes | files | source bytes |",
+              "|---|---|---|---|---|---|"]
+    for i in result["indexes"]:
+        lines.append(f"| {i['index']} | {i['table']} | {i['seconds']:.1f} | {i['sizeInBytes']:,} | {i['files']} | {i['sourceBytes']:,} |")
+    lines += ["", "Hand-tuned tables written in: " + ", ".join(
+        f"{k} {v:.1f}s" for k, v in result["tunedBuildSeconds"].items()), ""]
+    return lines
+
+
+def overhead_markdown(result: dict[str, Any]) -> list[str]:
+    lines = ["## Optimizer overhead", "", "Planning time (analysis + optimization + physical planning), "
+             "median ms, of queries that use no index, with N indexes defined:", "",
+             "| query | indexes | Hyperspace off | Hyperspace on | overhead |", "|---|---|---|---|---|"]
+    for q, per in result["planning"].items():
+        for n, t in per.items():
+            lines.append(f"| {q} | {n} | {t['off_ms']:.1f} | {t['on_ms']:.1f} | {t['on_ms'] - t['off_ms']:+.1f} ms |")
+    b = result["build"]
+    ratio = b["indexSeconds"] / b["bucketBySeconds"]
+    lines += ["", f"Index creation {b['indexSeconds']:.1f}s vs the same columns written with "
+              f"bucketBy().sortBy() {b['bucketBySeconds']:.1f}s: {ratio:.2f}× (target ≤ {BUILD_TARGET}×, "
+              + ("met" if ratio <= BUILD_TARGET else "missed") + ")", ""]
+    return lines
+
+
+def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, Any]) -> list[Path]:
+    """Writes <name>.md, <name>.json and <name>.png; returns their paths."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    md = [f"# Benchmark results: {name}", "",
+          f"Scale factor {env['scaleFactor']:g}, Spark {env['spark']} `{env['master']}`, Java {env['java']}, "
+          f"{env['cpus']} CPUs, {env['memoryGiB']} GiB, commit {env['gitCommit']}.", ""]
+    if "tpch" in suites:
+        md += tpch_markdown(suites["tpch"])
+    if "overhead" in suites:
+        md += overhead_markdown(suites["overhead"])
+    paths = [results_dir / f"{name}.md", results_dir / f"{name}.json"]
+    paths[0].write_text("\n".join(md) + "\n")
+    paths[1].write_text(json.dumps({"environment": env, "suites": suites}, indent=2))
+    if "tpch" in suites:
+        paths.append(_chart(results_dir / f"{name}.png", suites["tpch"], env))
+    return paths
+
+
+def _chart(path: Path, result: dict[str, Any], env: dict[str, Any]) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    queries = list(result["queries"])
+    hs = [result["queries"][q]["spark"]["median"] / result["queries"][q]["hyperspace"]["median"] for q in queries]
+    tuned = [result["queries"][q]["spark"]["median"] / result["queries"][q]["tuned"]["median"] for q in queries]
+    x = range(len(queries))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    ax.bar([i - 0.2 for i in x], hs, width=0.4, label="Hyperspace (query unchanged)")
+    ax.bar([i + 0.2 for i in x], tuned, width=0.4, label="hand-tuned layout")
+    ax.axhline(1.0, color="grey", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(list(x), queries, rotation=30, ha="right")
+    ax.set_ylabel("speedup over Spark without indexes (×, log)")
+    ax.set_title(f"TPC-H SF{env['scaleFactor']:g}, Spark {env['spark']} {env['master']}, medians")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

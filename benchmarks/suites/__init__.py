@@ -1,0 +1,17 @@
+"""The benchmark suites, by name. A suite is ``run(ctx) -> dict`` (JSON-able results, with a
+``markdown`` entry for the report); later suites (maintenance, data skipping, Indexed DataFrame)
+register here and run through the same CLI and report (``--suite NAME``)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from benchmarks.context import BenchContext
+from benchmarks.suites import overhead, tpch
+
+Suite = Callable[[BenchContext], dict[str, Any]]
+
+SUITES: dict[str, Suite] = {
+    "tpch": tpch.run,
+    "overhead": overhead.run,
+}

@@ -1,0 +1,41 @@
+package io.hyperspace.explain
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+
+import io.hyperspace.index.covering.IndexHadoopFsRelation
+
+/**
+ * Facts about a query that has run: files and bytes its scans read, its shuffles and the indexes
+ * it used — what benchmarks report beside the timings.
+ */
+case class PlanFacts(filesRead: Long, bytesRead: Long, exchanges: Int, indexes: Seq[String]) {
+  /** The facts as a JSON object (for the Python benchmark harness). */
+  def toJson: String =
+    s"""{"filesRead": $filesRead, "bytesRead": $bytesRead, "exchanges": $exchanges, """ +
+      s""""indexes": [${indexes.map(i => "\"" + i.replace("\"", "\\\"") + "\"").mkString(", ")}]}"""
+}
+
+object PlanFacts {
+
+  /** The facts of `df`'s last execution (call after an action such as `collect`). */
+  def of(df: DataFrame): PlanFacts = {
+    val plan = unwrap(df.queryExecution.executedPlan)
+    val scans = plan.collect { case s: FileSourceScanExec => s }
+    PlanFacts(
+      filesRead = scans.flatMap(_.metrics.get("numFiles")).map(_.value).sum,
+      bytesRead = scans.flatMap(_.metrics.get("filesSize")).map(_.value).sum,
+      exchanges = plan.collect { case e: ShuffleExchangeExec => e }.size,
+      indexes = scans.map(_.relation).collect { case r: IndexHadoopFsRelation => r.entry.name }.distinct.sorted)
+  }
+
+  /** [[of]] as JSON. */
+  def json(df: DataFrame): String = of(df).toJson
+
+  private def unwrap(plan: SparkPlan): SparkPlan = plan transform {
+    case a: AdaptiveSparkPlanExec => unwrap(a.executedPlan)
+    case q: QueryStageExec => unwrap(q.plan)
+  }
+}

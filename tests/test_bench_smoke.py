@@ -1,0 +1,36 @@
+"""`make bench-quick` as part of the test suite: every benchmark suite runs end to end at a tiny
+scale and writes its three result files. Nothing about timings is asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--name", "smoke",
+         "--data-dir", str(REPO / "benchmarks" / "data"), "--results-dir", str(results)],
+        capture_output=True, text=True, timeout=1200, cwd=str(REPO),
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    report = (results / "smoke.md").read_text()
+    raw = json.loads((results / "smoke.json").read_text())
+    assert (results / "smoke.png").stat().st_size > 0
+    queries = raw["suites"]["tpch"]["queries"]
+    assert set(queries) == {"point_lookup", "in_list", "csv_lookup", "date_range", "q6", "q3", "q17",
+                            "join", "join_filtered"}
+    for per in queries.values():
+        assert set(per) == {"spark", "hyperspace", "tuned"}
+        assert per["spark"]["facts"]["indexes"] == []  # without Hyperspace no index is read
+    assert queries["point_lookup"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey"]
+    # (At this scale Spark broadcasts orders, so the join has no shuffles to save either way.)
+    assert queries["join"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey", "orders_orderkey"]
+    assert raw["environment"]["scaleFactor"] == 0.01
+    assert "| point_lookup |" in report and "## Optimizer overhead" in report
+    assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "10", "100"}
