@@ -6,8 +6,10 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.log.LogEntry
 
 /**
  * The optimizer rule that rewrites queries to use indexes. It runs in every session built with
@@ -39,8 +41,7 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
   }
 
   private def isSourceScan(p: LogicalPlan): Boolean = p match {
-    case r: org.apache.spark.sql.execution.datasources.LogicalRelation =>
-      CandidateIndexes.sourceScan(r).isDefined
+    case r: LogicalRelation => CandidateIndexes.sourceScan(r).isDefined
     case _ => false
   }
 
@@ -56,18 +57,19 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
 /** A plan rewrite proposed by an index kind (filter, join, data skipping, ...). */
 trait IndexRewrite {
   /** Returns `plan` rewritten to use some of `indexes`, or `plan` itself when nothing applies. */
-  def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[io.hyperspace.log.LogEntry]): LogicalPlan
+  def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan
 }
 
 object ApplyHyperspace {
   /**
    * The rewrites, in the order they are tried: joins first, so a join side gets the index
-   * bucketed on its join keys rather than one chosen for a filter below it.
+   * bucketed on its join keys rather than one chosen for a filter below it; then aggregations
+   * (bucketed on their grouping keys); then filters.
    */
-  val rewrites: Seq[IndexRewrite] = Seq(JoinIndexRule, FilterIndexRule)
+  val rewrites: Seq[IndexRewrite] = Seq(JoinIndexRule, AggregateIndexRule, FilterIndexRule)
 
   /** `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf). */
-  def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[io.hyperspace.log.LogEntry]): LogicalPlan =
+  def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     if (indexes.isEmpty) plan
     else rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
 }

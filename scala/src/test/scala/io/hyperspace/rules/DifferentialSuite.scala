@@ -180,6 +180,24 @@ class DifferentialSuite extends RuleTestSupport {
     assert(indexesUsed(underAggregate).contains("dK"))
   }
 
+  test("generated aggregations return the same rows with and without indexes") {
+    import org.apache.spark.sql.functions.{avg, count, countDistinct, max, min, sum}
+    var usedIndex = 0
+    for (q <- 0 until 12) {
+      val key = Seq("i", "s", "d", "dec", "id")(rnd.nextInt(5))
+      val value = coveredWith(key)(rnd.nextInt(coveredWith(key).size))
+      val numeric = org.apache.spark.sql.functions.expr(s"try_cast($value AS DOUBLE)")
+      val aggregate = Seq(count(col(value)), sum(numeric), min(col(value)),
+        max(col(value)), countDistinct(col(value)), avg(numeric))(rnd.nextInt(6))
+      val base = if (rnd.nextBoolean()) a else a.where(predicate(key))
+      val plan = withClue(s"aggregate $q: $aggregate of $value grouped by $key\n") {
+        sameResult(base.groupBy(key).agg(aggregate))
+      }
+      if (indexesUsed(plan).nonEmpty) usedIndex += 1
+    }
+    assert(usedIndex >= 6, s"only $usedIndex of 12 aggregations used an index")
+  }
+
   test("partition columns read from an index hold the right values") {
     val plan = sameResult(a.where(col("id") === lit(1234L)).select("id", "p", "s"))
     assert(indexesUsed(plan) == Seq("dId"))

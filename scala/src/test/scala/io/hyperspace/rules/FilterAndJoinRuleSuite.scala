@@ -83,6 +83,23 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     assert(indexesUsed(plan).nonEmpty, plan.treeString)
   }
 
+  test("an aggregation grouped by the indexed column reads the index with no Exchange") {
+    val plan = sameResult(spark.read.parquet(orders).groupBy("name").agg(
+      org.apache.spark.sql.functions.sum("amount"), org.apache.spark.sql.functions.count("id")))
+    assert(indexesUsed(plan) == Seq("ordersByName"))
+    assert(shuffles(plan) == 0, plan.treeString)
+    // Grouped by something else: left alone.
+    val other = sameResult(spark.read.parquet(orders).groupBy("amount").count())
+    assert(indexesUsed(other).isEmpty)
+  }
+
+  test("an aggregate joined on its grouping key to an indexed side (TPC-H Q17's shape) needs no Exchange") {
+    val perId = spark.read.parquet(orders).groupBy("id").agg(org.apache.spark.sql.functions.max("name").as("m"))
+    val plan = sameResult(perId.join(spark.read.parquet(orders).select("id", "name"), "id"))
+    assert(indexesUsed(plan) == Seq("ordersById"))
+    assert(shuffles(plan) == 0, plan.treeString)
+  }
+
   test("queries the indexes cannot answer are left untouched") {
     // A column no index covers.
     val uncovered = sameResult(spark.read.parquet(orders).where("name = 'name-1'").select("day"))
