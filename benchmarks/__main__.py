@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -31,7 +32,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=str(HERE / "data"), help="cache of generated data")
     parser.add_argument("--results-dir", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="tiny smoke run: sf 0.01, 1 run, few files")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite <name>.md/.png from <name>.json (e.g. after editing <name>.notes.md)")
     args = parser.parse_args(argv)
+    if args.report_only:
+        name = args.name or f"sf{args.sf:g}"
+        raw = json.loads((Path(args.results_dir) / f"{name}.json").read_text())
+        paths = report.write(Path(args.results_dir), name, raw["environment"], raw["suites"])
+        print("wrote " + ", ".join(str(p) for p in paths))
+        return 0
     if args.quick:
         args.sf, args.runs, args.files, args.buckets = 0.01, 1, 4, 4
     name = args.name or f"sf{args.sf:g}"

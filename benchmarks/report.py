@@ -100,6 +100,9 @@ def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, A
         md += tpch_markdown(suites["tpch"])
     if "overhead" in suites:
         md += overhead_markdown(suites["overhead"])
+    notes = results_dir / f"{name}.notes.md"
+    if notes.exists():  # the hand-written analysis: where the time goes, why a target is missed
+        md += ["## Analysis", "", notes.read_text().strip(), ""]
     paths = [results_dir / f"{name}.md", results_dir / f"{name}.json"]
     paths[0].write_text("\n".join(md) + "\n")
     paths[1].write_text(json.dumps({"environment": env, "suites": suites}, indent=2))
