@@ -1,8 +1,8 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.index.covering.IndexScan
@@ -21,30 +21,20 @@ object AggregateIndexRule extends IndexRewrite {
     plan transformUp {
       case agg @ Aggregate(grouping, _, child, _)
           if grouping.nonEmpty && grouping.forall(_.isInstanceOf[AttributeReference]) =>
-        scanUnder(child) match {
-          case Some((relation, needed)) =>
+        child match {
+          case ScanChain(relation, needed) =>
             val keys = grouping.map(_.asInstanceOf[Attribute])
             val resolver = spark.sessionState.conf.resolver
-            IndexRanking.best(CandidateIndexes.forRelation(spark, indexes, relation, needed).filter { e =>
-              keys.forall(relation.outputSet.contains) &&
-                e.index.indexedColumns.size == keys.map(_.exprId).distinct.size &&
-                e.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
-            }).map { e =>
+            val candidates =
+              if (!keys.forall(relation.outputSet.contains)) Nil
+              else CandidateIndexes.forRelation(spark, indexes, relation, needed)
+                .filter(CandidateIndexes.keyedOn(_, keys, resolver))
+            IndexRanking.best(candidates).map { e =>
               agg.copy(child = child transformUp {
                 case r: LogicalRelation if r eq relation => IndexScan.replace(spark, e, r)
               })
             }.getOrElse(agg)
-          case None => agg
+          case _ => agg
         }
     }
-
-  /** The file scan under a chain of Project/Filter, with the columns the chain needs from it. */
-  private def scanUnder(plan: LogicalPlan): Option[(LogicalRelation, Seq[Attribute])] = plan match {
-    case Project(list, Filter(cond, r: LogicalRelation)) =>
-      Some((r, (AttributeSet(list.flatMap(_.references)) ++ cond.references).toSeq))
-    case Project(list, r: LogicalRelation) => Some((r, AttributeSet(list.flatMap(_.references)).toSeq))
-    case Filter(_, r: LogicalRelation) => Some((r, r.output))
-    case r: LogicalRelation => Some((r, r.output))
-    case _ => None
-  }
 }

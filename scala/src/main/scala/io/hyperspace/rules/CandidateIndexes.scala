@@ -107,6 +107,11 @@ object CandidateIndexes extends Logging {
     needed.forall(a => fields.exists(f => resolver(f.name, a.name) && f.dataType == a.dataType))
   }
 
+  /** Whether `entry`'s indexed columns are exactly `keys` (as a set): it is bucketed on them. */
+  def keyedOn(entry: LogEntry, keys: Seq[Attribute], resolver: Resolver): Boolean =
+    entry.index.indexedColumns.size == keys.map(_.exprId).distinct.size &&
+      entry.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
+
   /** The usable indexes for `relation`: ACTIVE, built from exactly its data, covering `needed`. */
   def forRelation(
       spark: SparkSession,

@@ -1,11 +1,11 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression, KnownFloatingPointNormalized}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, KnownFloatingPointNormalized}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.index.covering.IndexScan
@@ -53,30 +53,16 @@ object JoinIndexRule extends IndexRewrite {
     case _ => None
   }
 
-  /** A join side that is a (Project of a) (Filter of a) file scan: the scan and needed columns. */
-  private object IndexableSide {
-    def unapply(side: LogicalPlan): Option[(LogicalRelation, Seq[Attribute])] = side match {
-      case Project(list, Filter(condition, r: LogicalRelation)) =>
-        Some((r, (AttributeSet(list.flatMap(_.references)) ++ condition.references).toSeq))
-      case Project(list, r: LogicalRelation) => Some((r, AttributeSet(list.flatMap(_.references)).toSeq))
-      case Filter(_, r: LogicalRelation) => Some((r, r.output))
-      case r: LogicalRelation => Some((r, r.output))
-      case _ => None
-    }
-  }
-
   /** Indexes usable on `side` whose indexed columns are exactly the side's join keys. */
   private def sideCandidates(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       side: LogicalPlan,
       keys: Seq[Attribute]): Seq[LogEntry] = side match {
-    case IndexableSide(relation, needed) if keys.forall(k => relation.outputSet.contains(k)) =>
+    case ScanChain(relation, needed) if keys.forall(k => relation.outputSet.contains(k)) =>
       val resolver = spark.sessionState.conf.resolver
-      CandidateIndexes.forRelation(spark, indexes, relation, needed).filter { e =>
-        e.index.indexedColumns.size == keys.map(_.exprId).distinct.size &&
-          e.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
-      }
+      CandidateIndexes.forRelation(spark, indexes, relation, needed)
+        .filter(CandidateIndexes.keyedOn(_, keys, resolver))
     case _ => Nil
   }
 
