@@ -69,7 +69,7 @@ def run_queries(
 ) -> dict[str, dict[str, Measurement]]:
     """Runs every query under every variant: a warm-up each, then ``runs`` rounds in which the
     variants take turns (the order rotates every round, so drift hits all of them). Fails if
-    two variants return different rows."""
+    any run of any variant returns rows different from the first variant's."""
     results: dict[str, dict[str, Measurement]] = {}
     for name, sql in queries.items():
         per_variant = {v.name: Measurement() for v in variants}
@@ -88,8 +88,10 @@ def run_queries(
             for v in order:
                 v.prepare(name)
                 start = time.perf_counter()
-                spark.sql(sql).collect()
+                rows = spark.sql(sql).collect()
                 per_variant[v.name].seconds.append(time.perf_counter() - start)
+                if canonical_rows(rows) != expected:
+                    raise AssertionError(f"{name}: variant {v.name} returned different rows in run {r + 1}")
         log(f"  {name}: " + ", ".join(f"{k} {m.median:.3f}s" for k, m in per_variant.items()))
         results[name] = per_variant
     return results

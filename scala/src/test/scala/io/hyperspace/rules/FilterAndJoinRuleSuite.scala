@@ -100,6 +100,13 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     assert(shuffles(plan) == 0, plan.treeString)
   }
 
+  test("SQL over a catalog table uses an index created from spark.table") {
+    spark.range(0, 300, 1, 3).selectExpr("id", "CONCAT('t', id % 7) AS tag").write.saveAsTable("catalog_tbl")
+    hs.createIndex(spark.table("catalog_tbl"), IndexConfig("catalogIdx", Seq("tag"), Seq("id")))
+    val plan = sameResult(spark.sql("SELECT id FROM catalog_tbl WHERE tag = 't3'"))
+    assert(indexesUsed(plan) == Seq("catalogIdx"))
+  }
+
   test("queries the indexes cannot answer are left untouched") {
     // A column no index covers.
     val uncovered = sameResult(spark.read.parquet(orders).where("name = 'name-1'").select("day"))
