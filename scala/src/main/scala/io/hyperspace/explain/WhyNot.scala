@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import io.hyperspace.index.IndexCatalog
 import io.hyperspace.log.{LogEntry, States}
 import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.sources.FileSource
 
 /** `whyNot(df)`: for each index a query does not use, the reasons in words. */
 object WhyNot extends PredicateHelper {
@@ -43,13 +44,17 @@ object WhyNot extends PredicateHelper {
     }
     if (relations.isEmpty) return Seq("the query does not read the data the index was built from")
     relations.flatMap { r =>
-      val fs = CandidateIndexes.sourceScan(r).get
-      if (!CandidateIndexes.sourceMatches(entry, fs)) {
-        val now = fs.location.listFiles(Nil, Nil).flatMap(_.files)
-          .map(f => (f.getPath.toString, f.getLen, f.getModificationTime)).toSet
-        val indexed = entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
-        Seq(s"the source changed since the index was built (${(now -- indexed).size} file(s) " +
-          s"appended or rewritten, ${(indexed -- now).size} deleted); refresh the index")
+      val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
+      val now = source.listedFiles.toSet
+      if (!CandidateIndexes.sourceMatches(entry, source, now)) {
+        val indexed = CandidateIndexes.indexedFiles(entry)
+        if (now == indexed) {
+          Seq(s"the query reads the data as ${source.format} with options ${source.readOptions}; " +
+            s"the index was built from ${entry.source.format} with options ${entry.source.options}")
+        } else {
+          Seq(s"the source changed since the index was built (${(now -- indexed).size} file(s) " +
+            s"appended or rewritten, ${(indexed -- now).size} deleted); refresh the index")
+        }
       } else {
         val columns = entry.index.indexedColumns ++ entry.index.includedColumns
         val needed = AttributeSet(plan.flatMap(_.references)).filter(a => r.outputSet.contains(a))

@@ -10,12 +10,12 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.Resolver
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.index.{CatalogVersion, IndexCatalog}
 import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+import io.hyperspace.sources.FileSource
 
 /** The ACTIVE covering indexes of a session, and which of them can serve a relation. */
 object CandidateIndexes extends Logging {
@@ -26,6 +26,7 @@ object CandidateIndexes extends Logging {
   private val entryCache = new ConcurrentHashMap[(String, Long), LogEntry]()
   private val activeCache = new ConcurrentHashMap[String, (String, Seq[LogEntry])]()
   private val schemaCache = new ConcurrentHashMap[String, StructType]()
+  private val indexedFilesCache = new ConcurrentHashMap[(String, Long), Set[(String, Long, Long)]]()
 
   /** The ACTIVE covering indexes under the session's system path (unreadable ones skipped). */
   def active(spark: SparkSession): Seq[LogEntry] = {
@@ -68,22 +69,20 @@ object CandidateIndexes extends Logging {
     case _ => None
   }
 
+  /** The (path, size, modification time) set an entry was built from; entries are immutable. */
+  def indexedFiles(entry: LogEntry): Set[(String, Long, Long)] =
+    if (entry.isHypothetical) entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
+    else indexedFilesCache.computeIfAbsent((entry.content.root, entry.id),
+      _ => entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet)
+
   /**
-   * Whether `entry` was built from exactly the data `relation` reads now: same format and read
-   * options, and the same files (path, size and modification time).
+   * Whether `entry` was built from exactly the data `source` reads: same format and read
+   * options, and the same files (path, size and modification time). `listed` is the source's
+   * file set, listed once by the caller for all candidates.
    */
-  def sourceMatches(entry: LogEntry, fs: HadoopFsRelation): Boolean = {
-    val format = fs.fileFormat match {
-      case r: DataSourceRegister => r.shortName()
-      case other => other.getClass.getName
-    }
-    val options = fs.options.filter { case (k, _) => !Set("path", "paths").contains(k.toLowerCase) }
-    format == entry.source.format && options == entry.source.options && {
-      val files = fs.location.listFiles(Nil, Nil).flatMap(_.files)
-        .map(f => (f.getPath.toString, f.getLen, f.getModificationTime)).toSet
-      files == entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
-    }
-  }
+  def sourceMatches(entry: LogEntry, source: FileSource, listed: => Set[(String, Long, Long)]): Boolean =
+    source.format == entry.source.format && source.readOptions == entry.source.options &&
+      listed == indexedFiles(entry)
 
   /**
    * Whether the index's data directory is still there: the cached view of the indexes cannot
@@ -121,6 +120,9 @@ object CandidateIndexes extends Logging {
     case None => Nil
     case Some(fs) =>
       val resolver = spark.sessionState.conf.resolver
-      indexes.filter(e => coversColumns(e, needed, resolver) && sourceMatches(e, fs) && dataPresent(spark, e))
+      val source = FileSource(relation, fs)
+      lazy val listed = source.listedFiles.toSet
+      indexes.filter(e =>
+        coversColumns(e, needed, resolver) && sourceMatches(e, source, listed) && dataPresent(spark, e))
   }
 }

@@ -20,22 +20,31 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     case other => other.getClass.getName
   }
 
-  /** Every file the scan reads now, with size and modification time, sorted by path. */
-  def currentFiles: Seq[(String, Long, Long)] = {
-    fsRelation.location.refresh()
+  /** The read options that shape the data (`header` for CSV, ...), without the paths. */
+  def readOptions: Map[String, String] =
+    fsRelation.options.filter { case (k, _) => !Set("path", "paths").contains(k.toLowerCase) }
+
+  /**
+   * The files the scan reads as this DataFrame sees them (its listing, not refreshed), with
+   * size and modification time, sorted by path: what a query over it will read.
+   */
+  def listedFiles: Seq[(String, Long, Long)] =
     fsRelation.location.listFiles(Nil, Nil)
       .flatMap(_.files.map(f => f.fileStatus))
       .map(s => (s.getPath.toString, s.getLen, s.getModificationTime))
       .sortBy(_._1)
+
+  /** Every file the scan's paths hold now (the listing refreshed first), as [[listedFiles]]. */
+  def currentFiles: Seq[(String, Long, Long)] = {
+    fsRelation.location.refresh()
+    listedFiles
   }
 
   /** The log's description of this source, files numbered 0, 1, ... in path order. */
   def describe(): Source = Source(
     format = format,
     rootPaths = fsRelation.location.rootPaths.map(_.toString),
-    options = fsRelation.options.filter { case (k, _) =>
-      !Set("path", "paths").contains(k.toLowerCase)
-    },
+    options = readOptions,
     schema = fsRelation.dataSchema.json,
     partitionSchema = fsRelation.partitionSchema.json,
     table = table,

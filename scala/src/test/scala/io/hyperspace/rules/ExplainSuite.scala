@@ -83,6 +83,16 @@ class ExplainSuite extends RuleTestSupport {
     intercept[io.hyperspace.HyperspaceIndexNotFoundException](hs.whyNot(byName, "nope"))
   }
 
+  test("whyNot tells apart other read options from changed files") {
+    val csv = newDir("explain-csv").getAbsolutePath + "/data"
+    spark.range(0, 50).selectExpr("id", "CONCAT('v', id) AS v").write.option("header", "true").csv(csv)
+    hs.createIndex(spark.read.option("header", "true").csv(csv), IndexConfig("exCsv", Seq("id"), Seq("v")))
+    val other = spark.read.option("header", "true").option("sep", ",").csv(csv).where("id = '3'").select("v")
+    val reason = hs.whyNot(other, "exCsv")
+    assert(reason.contains("the query reads the data as csv with options"), reason)
+    assert(reason.contains("the index was built from csv"), reason)
+  }
+
   test("whatIf plans with hypothetical indexes, writing nothing") {
     val query = spark.read.parquet(orders).select("day", "name")
       .join(spark.read.parquet(orders).selectExpr("day", "id AS other"), "day")
