@@ -48,8 +48,7 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
    * right, else found by scanning back from the newest entry.
    */
   def latestStable: Option[LogEntry] = {
-    val pointed = store.read(latestStablePath)
-      .flatMap(s => scala.util.Try(s.trim.toLong).toOption)
+    val pointed = pointer
       .flatMap(id => scala.util.Try(entry(id)).toOption.flatten)
       .filter(_.isStable)
     val ids = entryIds
@@ -66,11 +65,15 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
    */
   def latestStableId: Option[Long] = {
     val ids = entryIds
-    store.read(latestStablePath).flatMap(s => scala.util.Try(s.trim.toLong).toOption) match {
+    pointer match {
       case Some(id) if ids.lastOption.contains(id) => Some(id)
       case _ => latestStable.map(_.id)
     }
   }
+
+  /** The id `latestStable` holds, if the file is there and readable. */
+  private def pointer: Option[Long] =
+    store.read(latestStablePath).flatMap(s => scala.util.Try(s.trim.toLong).toOption)
 
   /** Appends `e` if its id is free; false if another writer got that id first. */
   def tryAppend(e: LogEntry): Boolean = store.putIfAbsent(entryPath(e.id), e.toJson)

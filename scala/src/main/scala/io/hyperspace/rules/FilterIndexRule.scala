@@ -1,7 +1,7 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, Expression, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
@@ -18,16 +18,19 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
 
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     plan transformDown {
-      case project @ Project(list, filter @ Filter(condition, relation: LogicalRelation)) =>
-        val needed = AttributeSet(list.flatMap(_.references)) ++ condition.references
-        bestIndex(spark, indexes, relation, needed.toSeq, condition)
-          .map(e => project.copy(child = filter.copy(child = IndexScan.replace(spark, e, relation))))
-          .getOrElse(project)
-      case filter @ Filter(condition, relation: LogicalRelation) =>
-        bestIndex(spark, indexes, relation, relation.output, condition)
-          .map(e => filter.copy(child = IndexScan.replace(spark, e, relation)))
-          .getOrElse(filter)
+      // The columns the chain needs come from ScanChain, as for the join and aggregate rules.
+      case chain @ ScanChain(relation, needed) if filterOf(chain).isDefined =>
+        bestIndex(spark, indexes, relation, needed, filterOf(chain).get)
+          .map(e => chain transformUp { case r: LogicalRelation if r eq relation => IndexScan.replace(spark, e, r) })
+          .getOrElse(chain)
     }
+
+  /** The condition of a Filter directly over the scan, under an optional Project. */
+  private def filterOf(chain: LogicalPlan): Option[Expression] = chain match {
+    case Project(_, Filter(condition, _: LogicalRelation)) => Some(condition)
+    case Filter(condition, _: LogicalRelation) => Some(condition)
+    case _ => None
+  }
 
   private def bestIndex(
       spark: SparkSession,
