@@ -81,7 +81,8 @@ def test_create_list_delete_restore_vacuum(spark: SparkSession, hs: Hyperspace, 
     assert row["numBuckets"] == 4 and row["numSourceFiles"] == 3 and row["numIndexFiles"] == 4
     assert hs.indexes().columns == [
         "name", "kind", "indexedColumns", "includedColumns", "numBuckets", "state",
-        "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "lastModified",
+        "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "appendedFiles",
+        "deletedFiles", "lastModified",
     ]
     extended = hs.index("py_idx").first()
     assert extended["dataVersion"] == 0 and extended["sourceFormat"] == "parquet"
