@@ -109,7 +109,7 @@ object CandidateIndexes extends Logging {
       Right(SourceChanges(entry.source.appendedFiles.map(_.key), entry.source.deletedFiles))
     } else {
       val changes = SourceChanges.between(entry.source.files, listed.toSeq)
-      val stale = s"the source changed since the index was built (${changes.describe} file(s))"
+      val stale = s"the source changed since the index was built (${changes.describe})"
       if (entry.isHypothetical) Left(stale)
       else if (!HyperspaceConf.hybridScanEnabled(spark)) {
         Left(s"$stale; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})")

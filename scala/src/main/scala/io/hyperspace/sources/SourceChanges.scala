@@ -26,8 +26,8 @@ case class SourceChanges(appended: Seq[(String, Long, Long)], deleted: Seq[Sourc
       SourceFile(path, size, mtime, firstId + i)
     }
 
-  /** "3 appended, 1 deleted" (for messages). */
-  def describe: String = s"${appended.size} appended, ${deleted.size} deleted"
+  /** "3 file(s) appended or rewritten, 1 deleted" (for messages). */
+  def describe: String = s"${appended.size} file(s) appended or rewritten, ${deleted.size} deleted"
 }
 
 object SourceChanges {

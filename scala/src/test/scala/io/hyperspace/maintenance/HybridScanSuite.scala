@@ -109,6 +109,9 @@ class HybridScanSuite extends MaintenanceTestSupport {
     val plan = sameResult(query)
     assert(indexesUsed(plan) == Seq("deleted"), plan.treeString)
     val ids = withHyperspace(on = true)(query.collect().map(_.getLong(0)).toSet)
+    val report = hs.explain(query)
+    assert(report.contains("Hybrid scan: 1 appended source file(s)") &&
+      report.contains("rows of 2 deleted source file(s)"), report)
     assert(ids.intersect(gone).isEmpty)
     assert(ids.size == read(dir).count())
   }
