@@ -181,6 +181,23 @@ object Action {
       enabled = template.state == States.ACTIVE)
   }
 
+  /**
+   * The ACTIVE entry a maintenance operation (refresh, optimize) starts from; fails for other
+   * states, and for index kinds the operation does not support.
+   */
+  def requireActive(indexName: String, operation: String, base: Option[LogEntry],
+      supportedKinds: Set[String]): LogEntry = {
+    requireState(indexName, operation, base, Set(States.ACTIVE),
+      if (base.exists(_.state == States.DELETED)) s"Restore it first with restoreIndex('$indexName')." else "")
+    val entry = base.get
+    if (!supportedKinds.contains(entry.index.kind)) {
+      throw new HyperspaceException(
+        s"Cannot ${operation.toLowerCase} index '$indexName': ${operation.toLowerCase} does not " +
+          s"support indexes of kind ${entry.index.kind}.")
+    }
+    entry
+  }
+
   /** Fails unless `base` is in one of `allowed` (a missing index counts as DOESNOTEXIST). */
   def requireState(indexName: String, operation: String, base: Option[LogEntry],
       allowed: Set[String], hint: String): Unit = {

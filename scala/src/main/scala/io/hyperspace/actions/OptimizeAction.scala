@@ -3,7 +3,6 @@ package io.hyperspace.actions
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
-import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.Quick
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.CoveringIndex
@@ -33,13 +32,7 @@ class OptimizeAction(
   def merged: Seq[ContentFile] = selected
 
   override protected def validate(base: Option[LogEntry]): Unit = {
-    Action.requireState(indexName, operation, base, Set(States.ACTIVE),
-      if (base.exists(_.state == States.DELETED)) s"Restore it first with restoreIndex('$indexName')." else "")
-    val entry = base.get
-    if (entry.index.kind != CoveringIndex.Kind) {
-      throw new HyperspaceException(
-        s"Cannot optimize index '$indexName': optimize does not support indexes of kind ${entry.index.kind}.")
-    }
+    val entry = Action.requireActive(indexName, operation, base, Set(CoveringIndex.Kind))
     val threshold = HyperspaceConf.optimizeFileSizeThreshold(spark)
     selected = entry.content.files.groupBy(CoveringIndex.bucketOf).toSeq.flatMap {
       case (None, _) => Nil // not a bucket file: leave it alone

@@ -46,13 +46,7 @@ class RefreshAction(
   def changes: SourceChanges = found
 
   override protected def validate(base: Option[LogEntry]): Unit = {
-    Action.requireState(indexName, operation, base, Set(States.ACTIVE),
-      if (base.exists(_.state == States.DELETED)) s"Restore it first with restoreIndex('$indexName')." else "")
-    val entry = base.get
-    if (entry.index.kind != CoveringIndex.Kind) {
-      throw new HyperspaceException(
-        s"Cannot refresh index '$indexName': refresh does not support indexes of kind ${entry.index.kind}.")
-    }
+    val entry = Action.requireActive(indexName, operation, base, Set(CoveringIndex.Kind))
     source = FileSource.load(spark, entry.source, indexName)
     listing = source.currentFiles
     found = SourceChanges.between(entry.source.files, listing)

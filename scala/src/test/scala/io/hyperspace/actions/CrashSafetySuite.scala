@@ -17,6 +17,20 @@ class CrashSafetySuite extends HyperspaceSuite {
   private def startSlowCreate(source: String, name: String, out: File): Process =
     startChild("io.hyperspace.testing.SlowCreateMain", Seq(systemPath.getAbsolutePath, source, name), out)
 
+  /** Waits until `child` is writing data files under `temporary`, then kills it with SIGKILL. */
+  private def killDuringWrite(child: Process, temporary: File, out: File): Unit = {
+    try {
+      val deadline = System.currentTimeMillis() + 120000
+      def writing: Boolean = temporary.exists() &&
+        FileUtils.listFiles(temporary, Array("parquet"), true).size() >= 3
+      while (!writing && child.isAlive && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      assert(child.isAlive && writing,
+        s"the child never reached its data write:\n${FileUtils.readFileToString(out, "UTF-8").takeRight(4000)}")
+      child.destroyForcibly() // SIGKILL: no shutdown hooks, no cleanup
+      assert(child.waitFor(30, TimeUnit.SECONDS))
+    } finally child.destroyForcibly()
+  }
+
   private def startChild(mainClass: String, args: Seq[String], out: File): Process = {
     val java = new File(System.getProperty("java.home"), "bin/java").getAbsolutePath
     val classpath = sys.env.getOrElse("HYPERSPACE_TEST_CLASSPATH", System.getProperty("java.class.path"))
@@ -32,18 +46,7 @@ class CrashSafetySuite extends HyperspaceSuite {
     val name = "crashy"
     val source = writeSource("crash-source", rows = 20000, files = 4)
     val out = new File(tempDir, "slow-create.out")
-    val child = startSlowCreate(source, name, out)
-    val temporary = new File(indexDir(name), "v__=0/_temporary")
-    try {
-      val deadline = System.currentTimeMillis() + 120000
-      def writing: Boolean = temporary.exists() &&
-        FileUtils.listFiles(temporary, Array("parquet"), true).size() >= 3
-      while (!writing && child.isAlive && System.currentTimeMillis() < deadline) Thread.sleep(20)
-      assert(child.isAlive && writing,
-        s"the create never reached its data write:\n${FileUtils.readFileToString(out, "UTF-8").takeRight(4000)}")
-      child.destroyForcibly() // SIGKILL: no shutdown hooks, no cleanup
-      assert(child.waitFor(30, TimeUnit.SECONDS))
-    } finally child.destroyForcibly()
+    killDuringWrite(startSlowCreate(source, name, out), new File(indexDir(name), "v__=0/_temporary"), out)
 
     // Readers see no index: nothing stable, and the list shows the stuck state.
     assert(logOf(name).latestStable.isEmpty)
@@ -81,18 +84,9 @@ class CrashSafetySuite extends HyperspaceSuite {
       "CAST(id * 1.5 AS DOUBLE) AS amount", "DATE'2024-03-01' AS day")
       .coalesce(1).write.mode("append").parquet(source)
     val out = new File(tempDir, "slow-refresh.out")
-    val child = startChild("io.hyperspace.testing.SlowRefreshMain", Seq(systemPath.getAbsolutePath, name), out)
-    val temporary = new File(indexDir(name), "v__=1/_temporary")
-    try {
-      val deadline = System.currentTimeMillis() + 120000
-      def writing: Boolean = temporary.exists() &&
-        FileUtils.listFiles(temporary, Array("parquet"), true).size() >= 3
-      while (!writing && child.isAlive && System.currentTimeMillis() < deadline) Thread.sleep(20)
-      assert(child.isAlive && writing,
-        s"the refresh never reached its data write:\n${FileUtils.readFileToString(out, "UTF-8").takeRight(4000)}")
-      child.destroyForcibly()
-      assert(child.waitFor(30, TimeUnit.SECONDS))
-    } finally child.destroyForcibly()
+    killDuringWrite(
+      startChild("io.hyperspace.testing.SlowRefreshMain", Seq(systemPath.getAbsolutePath, name), out),
+      new File(indexDir(name), "v__=1/_temporary"), out)
 
     assert(states(name) == Seq(States.CREATING, States.ACTIVE, States.REFRESHING))
     val stable = logOf(name).latestStable.get
