@@ -51,6 +51,9 @@ private[indexed] object IndexedStats {
  * is built from the source DataFrame; version n+1 is version n's RDD zipped with the appended
  * rows, shuffled the same way. Lineage is thus the rebuild recipe: a lost cached partition is
  * recomputed from its ancestors (or their cached blocks) and the appended rows, replayed.
+ *
+ * Serializable because physical plans that mention it are (whole-stage code generation ships
+ * its plan to tasks); the RDD itself stays on the driver.
  */
 final class IndexedData private[indexed] (
     val indexId: Long,
@@ -59,9 +62,9 @@ final class IndexedData private[indexed] (
     val keyOrdinal: Int,
     val numPartitions: Int,
     val batchSize: Int,
-    val rdd: RDD[IndexedPartition],
+    @transient val rdd: RDD[IndexedPartition],
     estimatedBytes: BigInt,
-    estimatedRows: Option[BigInt]) {
+    estimatedRows: Option[BigInt]) extends Serializable {
 
   /** Set once the version has been materialized in cache. */
   @volatile private[indexed] var measured: Option[IndexedStats] = None

@@ -194,7 +194,8 @@ case class IndexedJoinExec(
       val joined = new JoinedRow
       def pair(indexRow: InternalRow, probeRow: InternalRow): InternalRow =
         if (onLeft) joined(indexRow, probeRow) else joined(probeRow, indexRow)
-      val result = UnsafeProjection.create(resultOutput, lOut ++ rOut)
+      // Nullable inputs: outer joins feed null rows for sides whose columns are not nullable.
+      val result = UnsafeProjection.create(resultOutput, (lOut ++ rOut).map(_.withNullability(true)))
       val semiResult = UnsafeProjection.create(resultOutput, resultOutput)
       val nullIndex = new GenericInternalRow(indexSideWidth)
       val nullProbe = new GenericInternalRow(probeOutput.length)

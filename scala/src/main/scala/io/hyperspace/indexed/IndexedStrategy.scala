@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.planning.{ExtractEquiJoinKeys, PhysicalOper
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
-import org.apache.spark.sql.types.{DoubleType, FloatType}
+import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
 /**
  * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
@@ -129,6 +129,9 @@ object IndexedStrategy extends SparkStrategy {
         case _ => false
       } => Some(list.map(_.asInstanceOf[Literal].value))
       case InSet(k, set) if isKey(k) => Some(set.toSeq)
+      // The optimizer rewrites `b = true` to `b` and `b = false` to `NOT b`.
+      case k if isKey(k) && key.dataType == BooleanType => Some(Seq(true))
+      case Not(k) if isKey(k) && key.dataType == BooleanType => Some(Seq(false))
       case _ => None
     }
     filters.iterator.zipWithIndex

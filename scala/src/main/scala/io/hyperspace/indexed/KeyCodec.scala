@@ -41,12 +41,14 @@ final case class KeyCodec(dataType: DataType) {
       case IntegerType | DateType | _: YearMonthIntervalType => Integer.valueOf(row.getInt(ordinal))
       case LongType | TimestampType | TimestampNTZType | _: DayTimeIntervalType =>
         java.lang.Long.valueOf(row.getLong(ordinal))
+      // Keyed by bits: the trie compares boxed numbers with Scala's `==`, where NaN != NaN.
+      // floatToIntBits/doubleToLongBits map every NaN to one pattern; -0.0 is folded first.
       case FloatType =>
         val f = row.getFloat(ordinal)
-        java.lang.Float.valueOf(if (f == 0.0f) 0.0f else if (f.isNaN) Float.NaN else f)
+        Integer.valueOf(java.lang.Float.floatToIntBits(if (f == 0.0f) 0.0f else f))
       case DoubleType =>
         val d = row.getDouble(ordinal)
-        java.lang.Double.valueOf(if (d == 0.0d) 0.0d else if (d.isNaN) Double.NaN else d)
+        java.lang.Long.valueOf(java.lang.Double.doubleToLongBits(if (d == 0.0d) 0.0d else d))
       case t: DecimalType =>
         val d = row.getDecimal(ordinal, t.precision, t.scale)
         if (t.precision <= Decimal.MAX_LONG_DIGITS) java.lang.Long.valueOf(d.toUnscaledLong)
