@@ -172,6 +172,11 @@ final class IndexedDataFrame private[indexed] (
       }
       if (fits) return Literal.create(Cast(Literal(v), keyType).eval(), keyType)
     }
+    // Python floats arrive as doubles; one a float key can hold exactly is a float key value.
+    if (provided.dataType == DoubleType && keyType == FloatType) {
+      val d = provided.value.asInstanceOf[Double]
+      if (d.isNaN || d.toFloat.toDouble == d) return Literal(d.toFloat)
+    }
     if (!Cast.canCast(provided.dataType, keyType)) {
       throw new HyperspaceException(s"Cannot look up ${describe(key)} in key column " +
         s"'$keyColumn' of type ${keyType.simpleString}: a ${provided.dataType.simpleString} value " +
