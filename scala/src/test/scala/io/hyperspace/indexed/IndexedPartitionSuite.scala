@@ -163,3 +163,18 @@ class IndexedPartitionSuite extends AnyFunSuite {
     assert(org.apache.spark.util.SizeEstimator.estimate(child) == child.blockSizeInBytes)
   }
 }
+
+/** Keeps the trie size estimate honest: compared with Spark's SizeEstimator on a real trie. */
+class TrieSizeCalibrationSuite extends AnyFunSuite {
+  test("the per-entry trie estimate is within 25% of SizeEstimator's measurement") {
+    val n = 200000
+    val trie = scala.collection.concurrent.TrieMap.empty[AnyRef, java.lang.Long]
+    (0 until n).foreach(i => trie.update(java.lang.Long.valueOf(i * 31L + 1000), java.lang.Long.valueOf(i * 64L + 1000)))
+    val snapshot = trie.readOnlySnapshot()
+    val measured = org.apache.spark.util.SizeEstimator.estimate(trie).toDouble / n
+    val estimated = (IndexedPartition.TrieEntryBytes + KeyCodec(LongType).keyHeapBytes(java.lang.Long.valueOf(1L))).toDouble
+    info(f"measured $measured%.1f bytes per entry, estimated $estimated%.1f")
+    assert(snapshot.size == n)
+    assert(math.abs(measured - estimated) / measured < 0.25, s"measured $measured, estimated $estimated")
+  }
+}
