@@ -41,6 +41,8 @@ def test_killing_a_worker_rebuilds_the_lost_partitions(tmp_path: Path) -> None:
             "--conf", "spark.cores.max=2", "--conf", "spark.driver.host=127.0.0.1",
             "--conf", "spark.ui.enabled=false", "--conf", "spark.ui.showConsoleProgress=false",
             "--conf", "spark.sql.shuffle.partitions=8",
+            # Probe sides are shuffled to the index partitions unless hinted (the app does both).
+            "--conf", "spark.sql.autoBroadcastJoinThreshold=-1",
             "--conf", f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}",
             str(APP), str(control),
         ]

@@ -57,20 +57,23 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "numPartitionsRead" -> SQLMetrics.createMetric(sparkContext, "partitions read"))
 
-  override def outputPartitioning: Partitioning = UnknownPartitioning(0)
+  // Keys by the partition they hash to. SQL: `k IN (1, 1)` returns each row once and a NULL in
+  // the list matches nothing.
+  @transient private lazy val keysByPartition: Map[Int, Array[AnyRef]] = {
+    val data = relation.data
+    val codec = data.codec
+    val partitionId = codec.partitionIdExpression(
+      BoundReference(0, codec.dataType, nullable = true), data.numPartitions)
+    keys.filter(_ != null).distinct
+      .groupBy(v => partitionId.eval(new GenericInternalRow(Array[Any](v))).asInstanceOf[Int])
+      .map { case (p, vs) => p -> vs.map(codec.keyOfValue).toArray }
+  }
+
+  override def outputPartitioning: Partitioning = UnknownPartitioning(keysByPartition.size)
 
   override protected def doExecute(): RDD[InternalRow] = {
     val data = relation.data
-    val codec = data.codec
-    val partitionOf = {
-      val expr = codec.partitionIdExpression(BoundReference(0, codec.dataType, nullable = true),
-        data.numPartitions)
-      (v: Any) => expr.eval(new GenericInternalRow(Array[Any](v))).asInstanceOf[Int]
-    }
-    // SQL: `k IN (1, 1)` returns each row once and a NULL in the list matches nothing.
-    val byPartition: Map[Int, Array[AnyRef]] = keys.filter(_ != null).distinct
-      .groupBy(partitionOf)
-      .map { case (p, vs) => p -> vs.map(codec.keyOfValue).toArray }
+    val byPartition = keysByPartition
     longMetric("numPartitionsRead").set(byPartition.size.toLong)
     val numOutputRows = longMetric("numOutputRows")
     val looked = data.rdd.mapPartitionsWithIndex { (p, parts) =>
@@ -102,6 +105,11 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
  * The index leaf (`index`) is a child so Spark's adaptive execution, which only coalesces
  * shuffle partitions when every leaf of a stage is a shuffle, never changes the probe side's
  * partition count; the probe rows' partitions are checked against the index's anyway.
+ *
+ * With `broadcastProbe` (a probe side small enough to broadcast, paper §III-C) the probe rows
+ * are broadcast instead of shuffled, and each index partition takes the probe rows whose key
+ * hashes to it: no shuffle stage at all, and every probe row is still owned by one partition
+ * (which outer, semi and anti joins need).
  */
 case class IndexedJoinExec(
     probe: SparkPlan,
@@ -111,7 +119,8 @@ case class IndexedJoinExec(
     indexProjects: Seq[NamedExpression],
     joinType: JoinType,
     indexOnLeft: Boolean,
-    extraCondition: Option[Expression]) extends BinaryExecNode {
+    extraCondition: Option[Expression],
+    broadcastProbe: Boolean) extends BinaryExecNode {
 
   override def left: SparkPlan = probe
   override def right: SparkPlan = index
@@ -135,8 +144,12 @@ case class IndexedJoinExec(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "numProbeRows" -> SQLMetrics.createMetric(sparkContext, "number of probe rows"))
 
-  override def requiredChildDistribution: Seq[Distribution] =
-    StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions) :: UnspecifiedDistribution :: Nil
+  override def requiredChildDistribution: Seq[Distribution] = {
+    val probeSide =
+      if (broadcastProbe) BroadcastDistribution(IdentityBroadcastMode)
+      else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
+    probeSide :: UnspecifiedDistribution :: Nil
+  }
 
   override def outputPartitioning: Partitioning = UnknownPartitioning(data.numPartitions)
 
@@ -155,13 +168,8 @@ case class IndexedJoinExec(
   }
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val probeRdd = probe.execute()
     val indexRdd = data.rdd
     val numPartitions = data.numPartitions
-    if (probeRdd.getNumPartitions != numPartitions) {
-      throw new HyperspaceException(s"Indexed join on '${data.keyColumn}': the probe side has " +
-        s"${probeRdd.getNumPartitions} partitions but the index has $numPartitions.")
-    }
     val relationOutput = index.output
     val codec = data.codec
     val probeOutput = probe.output
@@ -183,9 +191,9 @@ case class IndexedJoinExec(
     val numProbeRows = longMetric("numProbeRows")
     val keyColumn = data.keyColumn
 
-    probeRdd.zipPartitions(indexRdd) { (probeRows, parts) =>
-      val part = parts.next()
-      val partition = TaskContext.getPartitionId()
+    // Joins the probe rows of one partition with it; `check` verifies they belong there.
+    val joinPartition = (probeRows: Iterator[InternalRow], part: IndexedPartition, partition: Int,
+        check: Boolean) => {
       val view = part.newRowView()
       val indexFilter = filter.map(f => Predicate.create(f, relationOutput))
       val project: InternalRow => InternalRow =
@@ -208,7 +216,7 @@ case class IndexedJoinExec(
       def matches(probeRow: InternalRow): Iterator[(Long, InternalRow)] = {
         val value = boundKey.eval(probeRow)
         if (value == null) return Iterator.empty
-        if (checked < 1024) {
+        if (check && checked < 1024) {
           checked += 1
           val expected = partitionIdOfProbe.eval(probeRow).asInstanceOf[Int]
           if (expected != partition) {
@@ -269,6 +277,25 @@ case class IndexedJoinExec(
 
       (probed ++ unmatchedIndexRows).map { row => numOutputRows += 1; row }
     }
+
+    if (broadcastProbe) {
+      val broadcastRows = probe.executeBroadcast[Array[InternalRow]]()
+      val partitionOf = HashPartitioning(Seq(probeKey), numPartitions).partitionIdExpression
+      indexRdd.mapPartitionsWithIndex { (partition, parts) =>
+        val pid = UnsafeProjection.create(Seq(partitionOf), probeOutput)
+        val mine = broadcastRows.value.iterator.filter(r => pid(r).getInt(0) == partition)
+        joinPartition(mine, parts.next(), partition, false)
+      }
+    } else {
+      val probeRdd = probe.execute()
+      if (probeRdd.getNumPartitions != numPartitions) {
+        throw new HyperspaceException(s"Indexed join on '${data.keyColumn}': the probe side has " +
+          s"${probeRdd.getNumPartitions} partitions but the index has $numPartitions.")
+      }
+      probeRdd.zipPartitions(indexRdd) { (probeRows, parts) =>
+        joinPartition(probeRows, parts.next(), TaskContext.getPartitionId(), true)
+      }
+    }
   }
 
   override protected def withNewChildrenInternal(
@@ -278,5 +305,6 @@ case class IndexedJoinExec(
   override def simpleString(maxFields: Int): String =
     s"IndexedJoin $joinType, key=${data.keyColumn}, probe key=${probeKey.sql}, " +
       s"index on ${if (indexOnLeft) "left" else "right"}" +
+      (if (broadcastProbe) ", probe broadcast" else "") +
       extraCondition.map(c => s", condition=${c.sql}").getOrElse("")
 }

@@ -3,14 +3,17 @@ package io.hyperspace.indexed
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.planning.{ExtractEquiJoinKeys, PhysicalOperation}
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, LogicalPlan}
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
 /**
  * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
  * [[IndexedLookupExec]], equi-joins with the key among the join keys become
- * [[IndexedJoinExec]], and anything else scans the rows ([[IndexedScanExec]]). Spark's adaptive
+ * [[IndexedJoinExec]] (the probe side broadcast when it is hinted or below
+ * `spark.sql.autoBroadcastJoinThreshold`, else shuffled to the index's partitioning), and
+ * anything else scans the rows ([[IndexedScanExec]]). Spark's adaptive
  * execution re-plans with the session's planner, so these strategies fire there too.
  */
 object IndexedStrategy extends SparkStrategy {
@@ -28,7 +31,7 @@ object IndexedStrategy extends SparkStrategy {
         case None => Nil
       }
 
-    case ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, otherCondition, _, left, right, _)
+    case ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, otherCondition, _, left, right, hint)
         if supported(joinType) =>
       val onRight = indexSide(right, rightKeys, leftKeys)
       val onLeft = indexSide(left, leftKeys, rightKeys)
@@ -44,6 +47,11 @@ object IndexedStrategy extends SparkStrategy {
       choice.map { case (side, indexOnLeft) =>
         val (indexKeys, probeKeys, probePlan) =
           if (indexOnLeft) (leftKeys, rightKeys, right) else (rightKeys, leftKeys, left)
+        val probeHint = if (indexOnLeft) hint.rightHint else hint.leftHint
+        val threshold = SQLConf.get.autoBroadcastJoinThreshold
+        // As Spark's own join selection: broadcast a side that is hinted or small enough.
+        val broadcastProbe = probeHint.exists(_.strategy.contains(BROADCAST)) ||
+          (threshold >= 0 && probePlan.stats.sizeInBytes <= threshold)
         val otherEqualities = indexKeys.indices.filter(_ != side.keyIndex)
           .map(i => EqualTo(leftKeys(i), rightKeys(i)))
         val extra = (otherEqualities ++ otherCondition).reduceOption(And)
@@ -55,7 +63,8 @@ object IndexedStrategy extends SparkStrategy {
           side.projects,
           joinType,
           indexOnLeft,
-          extra)
+          extra,
+          broadcastProbe)
       }.toList
 
     case _ => Nil

@@ -111,9 +111,17 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
   private val joinTypes = Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi",
     "left_anti", "cross")
 
-  for (aqe <- Seq(true, false); joinType <- joinTypes) {
-    test(s"$joinType join with the index on either side (AQE $aqe)") {
-      withAqe(aqe) {
+  private def withBroadcast[T](enabled: Boolean)(body: => T): T = {
+    val key = "spark.sql.autoBroadcastJoinThreshold"
+    val previous = spark.conf.get(key)
+    spark.conf.set(key, if (enabled) "10m" else "-1")
+    try body finally spark.conf.set(key, previous)
+  }
+
+  for (aqe <- Seq(true, false); broadcastProbe <- Seq(false, true); joinType <- joinTypes) {
+    val mode = if (broadcastProbe) "probe broadcast" else "probe shuffled"
+    test(s"$joinType join with the index on either side ($mode, AQE $aqe)") {
+      withAqe(aqe) { withBroadcast(broadcastProbe) {
         val i = idf.toDF
         val cases: Seq[(String, DataFrame, DataFrame)] = Seq(
           ("index left", i.join(probe, i("k") === probe("pk"), joinType),
@@ -141,8 +149,9 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
           assert(executedNodes(indexed).collect { case s: ShuffleExchangeExec => s }
             .forall(s => !s.exists(_.isInstanceOf[IndexedScanExec])))
           assert(join.metrics("numProbeRows").value > 0)
+          assert(join.broadcastProbe == broadcastProbe, s"$joinType / $name")
         }
-      }
+      }}
     }
   }
 
@@ -289,10 +298,12 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
   test("an index joined with an index on the same key and partitioning needs no shuffle") {
     val left = source(600).createIndex("k", 4).cache().toDF
     val right = probe.withColumnRenamed("pk", "k2").createIndex("k2", 4).cache().toDF
-    val joined = left.join(right, left("k") === right("k2"), "inner")
-    assertSameRows(joined, source(600).join(probe, col("k") === col("pk"), "inner"))
-    assert(executedNodes(joined).exists(_.isInstanceOf[IndexedJoinExec]))
-    assert(!executedNodes(joined).exists(_.isInstanceOf[ShuffleExchangeExec]))
+    withBroadcast(enabled = false) {
+      val joined = left.join(right, left("k") === right("k2"), "inner")
+      assertSameRows(joined, source(600).join(probe, col("k") === col("pk"), "inner"))
+      assert(executedNodes(joined).exists(_.isInstanceOf[IndexedJoinExec]))
+      assert(!executedNodes(joined).exists(_.isInstanceOf[ShuffleExchangeExec]))
+    }
   }
 
   test("unpersist frees the block manager memory; queries still work from lineage") {
@@ -316,11 +327,13 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     assertSameRows(ser.toDF, source(900))
   }
 
-  test("a broadcast hint on the probe side does not stop the index from being used") {
+  test("a broadcast hint on the probe side broadcasts it to the index partitions") {
     val i = idf.toDF
-    val hinted = i.join(broadcast(probe), i("k") === probe("pk"), "inner")
-    assertSameRows(hinted, plain.join(probe, plain("k") === probe("pk"), "inner"))
-    assert(executedNodes(hinted).exists(_.isInstanceOf[IndexedJoinExec]))
+    withBroadcast(enabled = false) {
+      val hinted = i.join(broadcast(probe), i("k") === probe("pk"), "inner")
+      assertSameRows(hinted, plain.join(probe, plain("k") === probe("pk"), "inner"))
+      assert(executedNodes(hinted).collect { case j: IndexedJoinExec => j.broadcastProbe } == Seq(true))
+    }
   }
 
   test("the Scala implicits and column helpers") {
