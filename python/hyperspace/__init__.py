@@ -26,6 +26,7 @@ from hyperspace.exceptions import (
 )
 from hyperspace.hyperspace import Hyperspace
 from hyperspace.index_config import IndexConfig
+from hyperspace.indexed import IndexedDataFrame
 from hyperspace.session import (
     configure_spark_with_hyperspace,
     disable_hyperspace,
@@ -48,6 +49,7 @@ __all__ = [
     "HyperspaceException",
     "HyperspaceIndexNotFoundException",
     "IndexConfig",
+    "IndexedDataFrame",
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",
