@@ -23,7 +23,9 @@ import org.apache.spark.unsafe.Platform
  * one's trie, so any number of versions, divergent ones included, answer with their own rows.
  *
  * Batches grow geometrically from 4 KB up to the batch size (small partitions stay small) and
- * are never copied or resized once allocated: string keys in the trie point into them.
+ * are never copied or resized once allocated: string keys in the trie point into them. A batch
+ * with its JVM array header is exactly that size: G1 keeps arrays over half a heap region in
+ * whole regions, so a 4 MB array plus its header would take two 4 MB regions.
  */
 final class IndexedPartition private (
     val schema: StructType,
@@ -165,6 +167,9 @@ object IndexedPartition {
   /** Bytes in front of every stored row. */
   val HeaderBytes: Int = 16
 
+  /** Bytes of a JVM byte array's header (compressed class pointers). */
+  val ArrayHeaderBytes: Int = 16
+
   /** First batch allocated by a version: one OS page, as the paper's smallest batch. */
   val InitialBatchBytes: Int = 4096
 
@@ -215,8 +220,8 @@ object IndexedPartition {
 
     def startBatch(need: Int): Unit = {
       if (current != null) fills(fills.length - 1) = fill
-      val size = if (need > batchSize) need else math.max(need, nextSize)
-      if (need <= batchSize) nextSize = math.min(batchSize, nextSize * 2)
+      val size = math.max(need, nextSize - ArrayHeaderBytes)
+      if (need <= batchSize - ArrayHeaderBytes) nextSize = math.min(batchSize, nextSize * 2)
       current = new Array[Byte](size)
       batches += current
       fills += 0
