@@ -336,6 +336,18 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     }
   }
 
+  test("rows larger than the configured batch size, end to end") {
+    val key = "spark.hyperspace.indexed.batchSize"
+    spark.conf.set(key, "4k")
+    try {
+      val wide = spark.range(60).selectExpr("id % 7 AS k", "repeat(CAST(id AS STRING), id * 40) AS big")
+      val i = wide.createIndex("k", 2).cache()
+      assertSameRows(i.getRows(3L), wide.filter(col("k") === 3L))
+      assertSameRows(i.appendRows(wide).getRows(5L), wide.union(wide).filter(col("k") === 5L))
+      assert(i.memoryStats("totalBatchBytes") > 60L * 40 * 10)
+    } finally spark.conf.unset(key)
+  }
+
   test("the Scala implicits and column helpers") {
     val i: IndexedDataFrame = source(50).createIndex("K")
     assert(i.keyColumn == "k" && i.numPartitions == 4 && !i.isCached)
