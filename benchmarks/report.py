@@ -90,6 +90,47 @@ def overhead_markdown(result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def indexed_markdown(result: dict[str, Any]) -> list[str]:
+    """The Indexed DataFrame against Spark's in-memory cache (seconds are medians)."""
+    ms = lambda s: f"{s * 1000:.1f}"  # noqa: E731
+    look = result["lookups"]
+    lines = ["## Indexed DataFrame", "",
+             f"{result['rows']:,} rows, {result['keys']:,} distinct keys, {result['partitions']} partitions; "
+             "both sides in memory (the index vs `df.cache()`). Milliseconds: median (min–max).", "",
+             "| operation | Indexed DataFrame | Spark, cached | speedup |", "|---|---|---|---|",
+             f"| point lookup | {ms(look['indexed']['median'])} ({ms(look['indexed']['min'])}–{ms(look['indexed']['max'])}) "
+             f"| {ms(look['cached_filter']['median'])} ({ms(look['cached_filter']['min'])}–{ms(look['cached_filter']['max'])}) "
+             f"| {look['cached_filter']['median'] / look['indexed']['median']:.1f}× |"]
+    for size, j in result["joins"].items():
+        best = min(j["spark_broadcast"]["median"], j["spark_default"]["median"])
+        lines.append(
+            f"| join, probe {int(size):,} rows | {ms(j['indexed']['median'])} ({ms(j['indexed']['min'])}–{ms(j['indexed']['max'])}) "
+            f"| broadcast {ms(j['spark_broadcast']['median'])}, default ({j['sparkDefaultPlan']}) {ms(j['spark_default']['median'])} "
+            f"| {best / j['indexed']['median']:.2f}× vs Spark's best |")
+    b = result["build"]
+    lines += ["", f"Build: index {b['indexSeconds']:.1f}s vs `df.cache()` + count {b['cacheSeconds']:.1f}s.", "",
+              "| appended rows per batch | append + materialize, ms | rows/s |", "|---|---|---|"]
+    for size, a in result["appends"].items():
+        lines.append(f"| {int(size):,} | {ms(a['median'])} ({ms(a['min'])}–{ms(a['max'])}) | {a['rowsPerSecond']:,.0f} |")
+    i = result["interleaved"]
+    lines += ["", f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
+              f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
+              f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
+              f"(without appends {i['joinMsWithoutAppends']:.1f} ms).", ""]
+    m = result["memory"]
+    ratio = lambda a: f"{a / m['cachedDataFrameBytes']:.2f}×" if m["cachedDataFrameBytes"] else "n/a"  # noqa: E731
+    lines += ["| memory | bytes | relative to the cached DataFrame |", "|---|---|---|",
+              f"| cached DataFrame (block manager) | {m['cachedDataFrameBytes']:,} | 1.00× |",
+              f"| index (block manager) | {m['indexBlockManagerBytes']:,} | {ratio(m['indexBlockManagerBytes'])} |",
+              f"| index row batches (allocated / used) | {m['indexRowBatchBytes']:,} / {m['indexRowBytesUsed']:,} | {ratio(m['indexRowBatchBytes'])} |",
+              f"| index trie (estimated) | {m['indexTrieBytesEstimated']:,} | {ratio(m['indexTrieBytesEstimated'])} |",
+              f"| JVM heap growth: cached DataFrame / index | {m['heapDeltaCachedDataFrame']:,} / {m['heapDeltaIndex']:,} "
+              f"| {m['heapDeltaIndex'] / m['heapDeltaCachedDataFrame']:.2f}× |" if m["heapDeltaCachedDataFrame"] > 0 else
+              f"| JVM heap growth: cached DataFrame / index | {m['heapDeltaCachedDataFrame']:,} / {m['heapDeltaIndex']:,} | n/a |",
+              ""]
+    return lines
+
+
 def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, Any]) -> list[Path]:
     """Writes <name>.md, <name>.json and <name>.png; returns their paths."""
     results_dir.mkdir(parents=True, exist_ok=True)
@@ -100,8 +141,10 @@ def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, A
         md += tpch_markdown(suites["tpch"])
     if "overhead" in suites:
         md += overhead_markdown(suites["overhead"])
+    if "indexed" in suites:
+        md += indexed_markdown(suites["indexed"])
     for suite, result in suites.items():  # later suites render their own section
-        if suite not in ("tpch", "overhead") and "markdown" in result:
+        if suite not in ("tpch", "overhead", "indexed") and "markdown" in result:
             md += list(result["markdown"])
     notes = results_dir / f"{name}.notes.md"
     if notes.exists():  # the hand-written analysis: where the time goes, why a target is missed

@@ -26,6 +26,7 @@ from hyperspace.exceptions import (
 )
 from hyperspace.hyperspace import Hyperspace, MaintenanceResult
 from hyperspace.index_config import IndexConfig
+from hyperspace.indexed import IndexedDataFrame
 from hyperspace.session import (
     configure_spark_with_hyperspace,
     disable_hyperspace,
@@ -49,6 +50,7 @@ __all__ = [
     "HyperspaceException",
     "HyperspaceIndexNotFoundException",
     "IndexConfig",
+    "IndexedDataFrame",
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",

@@ -139,6 +139,13 @@ class HyperspaceConfig:
         "spark.hyperspace.concurrency.waitTimeout", _ms, _from_duration,
         "Milliseconds an operation waits for a compatible running one (set e.g. '60s', '2min').")
 
+    indexed_num_partitions = _Setting(
+        "spark.hyperspace.indexed.numPartitions", int, _from_int,
+        "Partitions of a new Indexed DataFrame (default spark.sql.shuffle.partitions).")
+    indexed_batch_size = _Setting(
+        "spark.hyperspace.indexed.batchSize", int, _from_size,
+        "Largest row batch of an Indexed DataFrame partition in bytes (default 4m).")
+
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
         self._jconf = java_class(spark, "config.HyperspaceConf")

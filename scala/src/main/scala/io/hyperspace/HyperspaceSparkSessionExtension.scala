@@ -4,19 +4,22 @@ import org.apache.spark.sql.SparkSessionExtensions
 
 import io.hyperspace.execution.HyperspaceStrategy
 import io.hyperspace.expressions.BucketId
+import io.hyperspace.indexed.IndexedStrategy
 import io.hyperspace.rules.ApplyHyperspace
 
 /**
  * Installs Hyperspace into every session built with
  * `spark.sql.extensions=io.hyperspace.HyperspaceSparkSessionExtension`: the index-rewriting
- * optimizer rule, the planner strategy for Hyperspace's own plan nodes and the
- * `hyperspace_bucket_id` SQL function. Rewriting stays off until `enableHyperspace()` (or
+ * optimizer rule, the planner strategies for Hyperspace's own plan nodes and for Indexed
+ * DataFrames (always on: they only plan `IndexedRelation`s) and the `hyperspace_bucket_id` SQL
+ * function. Rewriting stays off until `enableHyperspace()` (or
  * `spark.hyperspace.apply.enabled=true`) in a session.
  */
 class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectOptimizerRule(session => ApplyHyperspace(session))
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
+    extensions.injectPlannerStrategy(_ => IndexedStrategy)
     extensions.injectFunction(BucketId.registration)
   }
 }

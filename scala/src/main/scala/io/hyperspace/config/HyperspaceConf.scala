@@ -84,12 +84,28 @@ object HyperspaceConf {
       .checkValue(_ >= 0, "must not be negative")
       .createWithDefault(60000L)
 
+  val INDEXED_NUM_PARTITIONS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.indexed.numPartitions")
+      .doc("Partitions of a new Indexed DataFrame (rows are hash-partitioned on the key); " +
+        "defaults to spark.sql.shuffle.partitions. Fixed for the index and all its versions.")
+      .intConf
+      .checkValue(n => n > 0 && n <= 100000, "must be between 1 and 100000")
+      .createWithDefaultFunction(spark => spark.conf.get("spark.sql.shuffle.partitions").trim.toInt)
+
+  val INDEXED_BATCH_SIZE: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.indexed.batchSize")
+      .doc("Largest row batch of an Indexed DataFrame partition; a row bigger than this gets " +
+        "a batch of its own.")
+      .bytesConf
+      .checkValue(b => b >= 4096 && b <= (1L << 30), "must be between 4k and 1g")
+      .createWithDefault(4L * 1024 * 1024)
+
   /** All settings, in documentation order. */
   val allEntries: Seq[ConfigEntry[_]] = Seq(
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
     HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
     OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, AUTO_PARTITION_SKETCH,
-    CONCURRENCY_WAIT_TIMEOUT)
+    CONCURRENCY_WAIT_TIMEOUT, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -157,4 +173,8 @@ object HyperspaceConf {
   def autoPartitionSketch(spark: SparkSession): Boolean = AUTO_PARTITION_SKETCH.readFrom(spark)
   /** How long an operation waits for a compatible running one, in milliseconds. */
   def concurrencyWaitTimeoutMs(spark: SparkSession): Long = CONCURRENCY_WAIT_TIMEOUT.readFrom(spark)
+  /** Partitions of a new Indexed DataFrame. */
+  def indexedNumPartitions(spark: SparkSession): Int = INDEXED_NUM_PARTITIONS.readFrom(spark)
+  /** Largest row batch of an Indexed DataFrame partition, in bytes. */
+  def indexedBatchSize(spark: SparkSession): Long = INDEXED_BATCH_SIZE.readFrom(spark)
 }

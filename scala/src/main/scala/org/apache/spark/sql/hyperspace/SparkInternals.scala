@@ -48,4 +48,26 @@ object SparkInternals {
     // Commands run when their DataFrame is created.
     ofRows(df.sparkSession, command)
   }
+
+  /**
+   * For each partition of the cached `rdd`, the ids of the executors whose block manager holds
+   * it (empty when it is not cached anywhere). The block manager master is `private[spark]`.
+   */
+  def cachedPartitionExecutors(rdd: org.apache.spark.rdd.RDD[_]): Map[Int, Seq[String]] = {
+    val master = org.apache.spark.SparkEnv.get.blockManager.master
+    (0 until rdd.getNumPartitions).map { i =>
+      i -> master.getLocations(org.apache.spark.storage.RDDBlockId(rdd.id, i)).map(_.executorId)
+    }.toMap
+  }
+}
+
+/**
+ * Lets an object stored in Spark's block manager report its own size instead of having
+ * `SizeEstimator` walk its object graph (slow for tries of millions of entries, and wrong for
+ * data shared between cached versions). `KnownSizeEstimation` is `private[spark]`.
+ */
+trait BlockSized extends org.apache.spark.util.KnownSizeEstimation {
+  /** Bytes the block manager should account for this object. */
+  def blockSizeInBytes: Long
+  override def estimatedSize: Long = blockSizeInBytes
 }

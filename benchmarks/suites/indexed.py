@@ -1,0 +1,217 @@
+"""The Indexed DataFrame against Spark's own in-memory cache (the paper's §IV experiments at this
+machine's scale): point lookups, joins with probe sides of growing size, append throughput, the
+latency of queries interleaved with appends, and the memory the index takes next to the cached
+DataFrame. Variants run interleaved in one session; every run's rows are checked."""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import time
+from typing import Any, Callable
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from benchmarks.context import BenchContext
+from benchmarks.harness import Measurement, canonical_rows
+from hyperspace.indexed import IndexedDataFrame, create_index
+
+FULL_ROWS = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 10_000_000))
+QUICK_ROWS = 20_000
+KEYS_PER_ROW = 4  # every key has about four rows, like an edge table's source vertex
+
+
+def _jvm_used_bytes(ctx: BenchContext) -> int:
+    """Heap in use after a full GC (local mode: the executors live in this JVM)."""
+    jvm = ctx.spark.sparkContext._jvm
+    runtime = jvm.java.lang.Runtime.getRuntime()
+    for _ in range(3):
+        jvm.java.lang.System.gc()
+        time.sleep(0.3)
+    return int(runtime.totalMemory()) - int(runtime.freeMemory())
+
+
+def _cached_df_bytes(ctx: BenchContext, before: set[int]) -> int:
+    infos = ctx.spark.sparkContext._jsc.sc().getRDDStorageInfo()
+    return sum(int(i.memSize()) for i in infos if int(i.id()) not in before)
+
+
+def _rdd_ids(ctx: BenchContext) -> set[int]:
+    return {int(i.id()) for i in ctx.spark.sparkContext._jsc.sc().getRDDStorageInfo()}
+
+
+def _interleaved(ctx: BenchContext, name: str, variants: dict[str, Callable[[], list[Any]]],
+                 runs: int) -> dict[str, Measurement]:
+    """A warm-up each (rows compared), then ``runs`` rounds with a rotating order."""
+    out = {v: Measurement() for v in variants}
+    expected: list[str] | None = None
+    for v, fn in variants.items():
+        rows = canonical_rows(fn())
+        if expected is None:
+            expected = rows
+        elif rows != expected:
+            raise AssertionError(f"{name}: {v} returned different rows")
+    names = list(variants)
+    for r in range(runs):
+        for v in names[r % len(names):] + names[: r % len(names)]:
+            start = time.perf_counter()
+            rows = variants[v]()
+            out[v].seconds.append(time.perf_counter() - start)
+            if canonical_rows(rows) != expected:
+                raise AssertionError(f"{name}: {v} returned different rows in run {r + 1}")
+    ctx.log(f"  {name}: " + ", ".join(f"{k} {m.median * 1000:.1f} ms" for k, m in out.items()))
+    return out
+
+
+def _summary(m: Measurement) -> dict[str, Any]:
+    return {"median": m.median, "min": m.low, "max": m.high, "runs": len(m.seconds)}
+
+
+def run(ctx: BenchContext) -> dict[str, Any]:
+    spark = ctx.spark
+    n = QUICK_ROWS if ctx.quick else FULL_ROWS
+    keys = max(1, n // KEYS_PER_ROW)
+    partitions = ctx.buckets
+    runs = max(ctx.runs, 3) if ctx.quick else max(ctx.runs, 7)
+    probe_sizes = [100, 1_000, 5_000] if ctx.quick else [10_000, 100_000, 1_000_000]
+    append_sizes = [10, 100, 1_000] if ctx.quick else [1_000, 10_000, 100_000]
+    rng = random.Random(42)
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+
+    def table(count: int, offset: int = 0) -> DataFrame:
+        return spark.range(offset, offset + count).selectExpr(
+            f"id % {keys} AS src", "id AS dst", "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
+            "concat('edge-', id % 1000) AS label")
+
+    ctx.log(f"indexed: {n:,} rows, {keys:,} keys, {partitions} partitions")
+    baseline_ids = _rdd_ids(ctx)
+    heap0 = _jvm_used_bytes(ctx)
+    start = time.perf_counter()
+    cached = table(n).cache()
+    cached.count()
+    cache_seconds = time.perf_counter() - start
+    cached_bytes = _cached_df_bytes(ctx, baseline_ids)
+    heap1 = _jvm_used_bytes(ctx)
+    start = time.perf_counter()
+    idf = create_index(table(n), "src", num_partitions=partitions).cache()
+    index_seconds = time.perf_counter() - start
+    heap2 = _jvm_used_bytes(ctx)
+    stats = idf.memory_stats()
+    ctx.log(f"  build: cache() {cache_seconds:.1f}s ({cached_bytes:,} B), "
+            f"index {index_seconds:.1f}s ({stats['blockManagerBytes']:,} B)")
+    memory = {
+        "cachedDataFrameBytes": cached_bytes,
+        "indexBlockManagerBytes": stats["blockManagerBytes"],
+        "indexRowBatchBytes": stats["totalBatchBytes"],
+        "indexRowBytesUsed": stats["usedBatchBytes"],
+        "indexTrieBytesEstimated": stats["ownTrieBytes"],
+        "heapDeltaCachedDataFrame": heap1 - heap0,
+        "heapDeltaIndex": heap2 - heap1,
+        "rows": stats["rows"], "keys": stats["keys"],
+    }
+
+    # Point lookups: a few random keys per round, present and absent.
+    lookup_keys = [rng.randrange(keys) for _ in range(4)] + [keys + 17]
+    lookups: dict[str, Measurement] = {"indexed": Measurement(), "cached_filter": Measurement()}
+    for key in lookup_keys:
+        per = _interleaved(ctx, f"lookup {key}", {
+            "indexed": lambda k=key: idf.get_rows(k).collect(),
+            "cached_filter": lambda k=key: cached.filter(F.col("src") == k).collect(),
+        }, runs)
+        for v, m in per.items():
+            lookups[v].seconds.extend(m.seconds)
+
+    # Joins: probe keys spread over twice the key range, so about half of them match.
+    joins: dict[str, dict[str, Any]] = {}
+    for size in probe_sizes:
+        probe = spark.range(size).selectExpr(f"(id * 7919) % {2 * keys} AS pk", "id AS pv").cache()
+        probe.count()
+
+        def agg(df: DataFrame) -> list[Any]:
+            return df.agg(F.count("*"), F.sum("weight"), F.sum("pv")).collect()
+
+        variants = {
+            "indexed": lambda p=probe: agg(idf.join(p, idf["src"] == p["pk"])),
+            "spark_broadcast": lambda p=probe: agg(cached.join(F.broadcast(p), cached["src"] == p["pk"])),
+            "spark_default": lambda p=probe: agg(cached.join(p, cached["src"] == p["pk"])),
+        }
+        per = _interleaved(ctx, f"join probe {size:,}", variants, runs)
+        plan = str(cached.join(probe, cached["src"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
+        joins[str(size)] = {v: _summary(m) for v, m in per.items()}
+        joins[str(size)]["sparkDefaultPlan"] = (
+            "BroadcastHashJoin" if "BroadcastHashJoin" in plan else
+            "SortMergeJoin" if "SortMergeJoin" in plan else "ShuffledHashJoin" if "ShuffledHashJoin" in plan else "other")
+        probe.unpersist()
+
+    # Append throughput: a batch appended to the base version and materialized (cache()).
+    appends: dict[str, Any] = {}
+    offset = n
+    for size in append_sizes:
+        batch = table(size, offset).cache()
+        batch.count()
+        offset += size
+        seconds = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            version = idf.append_rows(batch).cache()
+            seconds.append(time.perf_counter() - start)
+            version.unpersist()
+        median = statistics.median(seconds)
+        appends[str(size)] = {"median": median, "min": min(seconds), "max": max(seconds),
+                              "rowsPerSecond": size / median}
+        ctx.log(f"  append {size:,} rows: {median * 1000:.1f} ms ({size / median:,.0f} rows/s)")
+        batch.unpersist()
+
+    # Queries interleaved with appends: each round appends a batch to the newest version, then
+    # looks a key up and joins a 10K-row probe (1K in quick mode) against that version.
+    rounds = 4 if ctx.quick else 10
+    batch_rows = append_sizes[0]
+    probe = spark.range(probe_sizes[0]).selectExpr(f"(id * 7919) % {2 * keys} AS pk", "id AS pv").cache()
+    probe.count()
+    current: IndexedDataFrame = idf
+    versions = []
+    lookup_ms, join_ms, append_ms = [], [], []
+    for r in range(rounds):
+        batch = table(batch_rows, offset)
+        offset += batch_rows
+        start = time.perf_counter()
+        current = current.append_rows(batch).cache()
+        append_ms.append((time.perf_counter() - start) * 1000)
+        versions.append(current)
+        key = rng.randrange(keys)
+        start = time.perf_counter()
+        current.get_rows(key).collect()
+        lookup_ms.append((time.perf_counter() - start) * 1000)
+        start = time.perf_counter()
+        current.join(probe, current["src"] == probe["pk"]).agg(F.count("*")).collect()
+        join_ms.append((time.perf_counter() - start) * 1000)
+    expected_rows = n + rounds * batch_rows
+    if current.count() != expected_rows:
+        raise AssertionError(f"interleaved appends: {current.count()} rows, expected {expected_rows}")
+    interleaved = {
+        "rounds": rounds, "batchRows": batch_rows,
+        "appendMs": statistics.median(append_ms), "lookupMs": statistics.median(lookup_ms),
+        "joinMs": statistics.median(join_ms),
+        "lookupMsWithoutAppends": lookups["indexed"].median * 1000,
+        "joinMsWithoutAppends": joins[str(probe_sizes[0])]["indexed"]["median"] * 1000,
+        "newestVersion": current.version,
+    }
+    ctx.log(f"  interleaved: append {interleaved['appendMs']:.1f} ms, lookup {interleaved['lookupMs']:.1f} ms, "
+            f"join {interleaved['joinMs']:.1f} ms per round")
+    for v in versions:
+        v.unpersist()
+    probe.unpersist()
+    idf.unpersist()
+    cached.unpersist()
+
+    return {
+        "rows": n, "keys": keys, "partitions": partitions,
+        "build": {"cacheSeconds": cache_seconds, "indexSeconds": index_seconds},
+        "memory": memory,
+        "lookups": {v: _summary(m) for v, m in lookups.items()},
+        "joins": joins,
+        "appends": appends,
+        "interleaved": interleaved,
+    }

@@ -1,0 +1,158 @@
+package io.hyperspace.indexed
+
+import java.util.concurrent.atomic.AtomicLong
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection}
+import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, Statistics}
+import org.apache.spark.sql.catalyst.analysis.MultiInstanceRelation
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.catalyst.util.truncatedString
+import org.apache.spark.sql.execution.{ShuffledRowRDD, UnsafeRowSerializer}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.metric.{SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+import org.apache.spark.sql.types.StructType
+import org.apache.spark.storage.StorageLevel
+
+/**
+ * What a materialized version measured, summed over its partitions.
+ *
+ * @param rows rows this version answers with (its ancestors' included)
+ * @param keys distinct non-null keys
+ * @param ownBatchBytes row-batch bytes this version allocated
+ * @param totalBatchBytes row-batch bytes this version reads (shared ancestors' batches included)
+ * @param usedBatchBytes stored record bytes this version reads (batches without their free tail)
+ * @param ownTrieBytes estimated heap bytes of the trie entries this version does not share
+ */
+final case class IndexedStats(
+    rows: Long,
+    keys: Long,
+    ownBatchBytes: Long,
+    totalBatchBytes: Long,
+    usedBatchBytes: Long,
+    ownTrieBytes: Long) {
+  private[indexed] def +(o: IndexedStats): IndexedStats = IndexedStats(rows + o.rows,
+    keys + o.keys, ownBatchBytes + o.ownBatchBytes, totalBatchBytes + o.totalBatchBytes,
+    usedBatchBytes + o.usedBatchBytes, ownTrieBytes + o.ownTrieBytes)
+}
+
+private[indexed] object IndexedStats {
+  val zero: IndexedStats = IndexedStats(0, 0, 0, 0, 0, 0)
+  def of(p: IndexedPartition): IndexedStats = IndexedStats(p.rowCount, p.keyCount,
+    p.ownBatchBytes, p.totalBatchBytes, p.usedBatchBytes, p.ownTrieBytes)
+}
+
+/**
+ * One version of an Indexed DataFrame on the driver: the RDD of its [[IndexedPartition]]s
+ * (one per hash partition of the key) and what the planner needs to know about it. Version 0
+ * is built from the source DataFrame; version n+1 is version n's RDD zipped with the appended
+ * rows, shuffled the same way. Lineage is thus the rebuild recipe: a lost cached partition is
+ * recomputed from its ancestors (or their cached blocks) and the appended rows, replayed.
+ *
+ * Serializable because physical plans that mention it are (whole-stage code generation ships
+ * its plan to tasks); the RDD itself stays on the driver.
+ */
+final class IndexedData private[indexed] (
+    val indexId: Long,
+    val version: Int,
+    val schema: StructType,
+    val keyOrdinal: Int,
+    val numPartitions: Int,
+    val batchSize: Int,
+    @transient val rdd: RDD[IndexedPartition],
+    estimatedBytes: BigInt,
+    estimatedRows: Option[BigInt]) extends Serializable {
+
+  /** Set once the version has been materialized in cache. */
+  @volatile private[indexed] var measured: Option[IndexedStats] = None
+
+  /** The key column's name. */
+  def keyColumn: String = schema(keyOrdinal).name
+
+  /** The key codec of this index. */
+  def codec: KeyCodec = KeyCodec(schema(keyOrdinal).dataType)
+
+  /** Statistics for the optimizer: measured when materialized, else estimated from the sources. */
+  def statistics: Statistics = measured match {
+    case Some(m) => Statistics(sizeInBytes = BigInt(math.max(1L, m.usedBatchBytes)),
+      rowCount = Some(BigInt(m.rows)))
+    case None => Statistics(sizeInBytes = estimatedBytes.max(BigInt(1)), rowCount = estimatedRows)
+  }
+
+  private[indexed] def isPersisted: Boolean = rdd.getStorageLevel != StorageLevel.NONE
+
+  /** A new version: this one's partitions with `rows` (already shuffled alike) appended. */
+  private[indexed] def append(rows: RDD[InternalRow], rowsBytes: BigInt): IndexedData = {
+    val child = rdd.zipPartitions(rows, preservesPartitioning = true) { (parents, appended) =>
+      Iterator(parents.next().append(appended))
+    }
+    child.setName(s"IndexedDataFrame ${indexId} v${version + 1} ($keyColumn)")
+    if (isPersisted) child.persist(rdd.getStorageLevel)
+    val base = statistics
+    new IndexedData(indexId, version + 1, schema, keyOrdinal, numPartitions, batchSize, child,
+      base.sizeInBytes + rowsBytes, None)
+  }
+}
+
+private[indexed] object IndexedData {
+  private val ids = new AtomicLong()
+
+  /** Version 0 over `df`'s rows (which must already have `schema`'s column order and types). */
+  def build(df: DataFrame, schema: StructType, keyOrdinal: Int, numPartitions: Int,
+      batchSize: Int): IndexedData = {
+    val id = ids.incrementAndGet()
+    val shuffled = shuffleByKey(df, schema, keyOrdinal, numPartitions)
+    val rdd = shuffled.mapPartitions(rows =>
+      Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows)),
+      preservesPartitioning = true)
+    rdd.setName(s"IndexedDataFrame $id v0 (${schema(keyOrdinal).name})")
+    val stats = df.queryExecution.optimizedPlan.stats
+    new IndexedData(id, 0, schema, keyOrdinal, numPartitions, batchSize, rdd, stats.sizeInBytes,
+      stats.rowCount)
+  }
+
+  /**
+   * `df`'s rows hash-partitioned exactly as Spark's `HashPartitioning(key, numPartitions)` would
+   * place them (floating point keys normalised as in joins), so a probe side that Spark shuffles
+   * for a join on the key meets the index partition holding its keys. The shuffle is built
+   * directly (not through a DataFrame repartition) so nothing runs before the index is used.
+   */
+  def shuffleByKey(df: DataFrame, schema: StructType, keyOrdinal: Int,
+      numPartitions: Int): RDD[InternalRow] = {
+    val sc = df.sparkSession.sparkContext
+    val attributes = DataTypeUtils.toAttributes(schema)
+    val rows = df.queryExecution.toRdd.mapPartitions { it =>
+      val toUnsafe = UnsafeProjection.create(schema)
+      it.map(toUnsafe)
+    }
+    val codec = KeyCodec(schema(keyOrdinal).dataType)
+    val partitioning = HashPartitioning(Seq(codec.partitionKey(attributes(keyOrdinal))), numPartitions)
+    val dependency = ShuffleExchangeExec.prepareShuffleDependency(rows, attributes, partitioning,
+      new UnsafeRowSerializer(attributes.length),
+      SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sc))
+    new ShuffledRowRDD(dependency, SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sc))
+  }
+}
+
+/**
+ * The logical plan node of an Indexed DataFrame version. Planner strategies turn key lookups
+ * and equi-joins on the key over it into index operations; anything else scans its rows.
+ */
+case class IndexedRelation(output: Seq[Attribute], data: IndexedData)
+  extends LeafNode with MultiInstanceRelation {
+
+  /** The key column's attribute. */
+  def keyAttribute: Attribute = output(data.keyOrdinal)
+
+  override def newInstance(): IndexedRelation = copy(output = output.map(_.newInstance()))
+
+  override def computeStats(): Statistics = data.statistics
+
+  override def simpleString(maxFields: Int): String =
+    s"IndexedRelation ${truncatedString(output, "[", ", ", "]", maxFields)}, " +
+      s"key=${keyAttribute.name}, id=${data.indexId}, version=${data.version}, " +
+      s"partitions=${data.numPartitions}"
+}

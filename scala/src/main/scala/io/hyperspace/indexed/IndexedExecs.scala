@@ -1,0 +1,310 @@
+package io.hyperspace.indexed
+
+import scala.collection.mutable
+
+import org.apache.spark.TaskContext
+import org.apache.spark.rdd.{PartitionPruningRDD, RDD}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.catalyst.plans.physical._
+import org.apache.spark.sql.catalyst.util.truncatedString
+import org.apache.spark.sql.execution.{BinaryExecNode, LeafExecNode, SparkPlan}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+import io.hyperspace.HyperspaceException
+
+/**
+ * Reads every row of an Indexed DataFrame version. It reports the key's hash partitioning
+ * (except for floating point keys, whose partitioning is on the normalised key), so Spark does
+ * not shuffle it again for aggregates or joins clustered on the key.
+ */
+case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
+  extends LeafExecNode {
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
+
+  override def outputPartitioning: Partitioning = {
+    val data = relation.data
+    if (data.codec.partitionKey(output(data.keyOrdinal)) eq output(data.keyOrdinal)) {
+      HashPartitioning(Seq(output(data.keyOrdinal)), data.numPartitions)
+    } else {
+      UnknownPartitioning(data.numPartitions)
+    }
+  }
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val numOutputRows = longMetric("numOutputRows")
+    relation.data.rdd.mapPartitions { parts =>
+      parts.flatMap(_.iterator).map { row => numOutputRows += 1; row }
+    }
+  }
+
+  override def simpleString(maxFields: Int): String =
+    s"IndexedScan ${truncatedString(output, "[", ", ", "]", maxFields)}, " +
+      s"key=${output(relation.data.keyOrdinal).name}, version=${relation.data.version}"
+}
+
+/**
+ * A point lookup (`key = v` or `key IN (v1, ...)`): runs tasks only on the partitions the keys
+ * hash to, each looking its keys up in the trie and following the chain of equal keys.
+ */
+case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, keys: Seq[Any])
+  extends LeafExecNode {
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "numPartitionsRead" -> SQLMetrics.createMetric(sparkContext, "partitions read"))
+
+  // Keys by the partition they hash to. SQL: `k IN (1, 1)` returns each row once and a NULL in
+  // the list matches nothing.
+  @transient private lazy val keysByPartition: Map[Int, Array[AnyRef]] = {
+    val data = relation.data
+    val codec = data.codec
+    val partitionId = codec.partitionIdExpression(
+      BoundReference(0, codec.dataType, nullable = true), data.numPartitions)
+    keys.filter(_ != null).distinct
+      .groupBy(v => partitionId.eval(new GenericInternalRow(Array[Any](v))).asInstanceOf[Int])
+      .map { case (p, vs) => p -> vs.map(codec.keyOfValue).toArray }
+  }
+
+  override def outputPartitioning: Partitioning = UnknownPartitioning(keysByPartition.size)
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val data = relation.data
+    val byPartition = keysByPartition
+    longMetric("numPartitionsRead").set(byPartition.size.toLong)
+    val numOutputRows = longMetric("numOutputRows")
+    val looked = data.rdd.mapPartitionsWithIndex { (p, parts) =>
+      val wanted = byPartition.getOrElse(p, Array.empty[AnyRef])
+      parts.flatMap(part => wanted.iterator.flatMap(part.lookup))
+        .map { row => numOutputRows += 1; row: InternalRow }
+    }
+    PartitionPruningRDD.create(looked, byPartition.contains)
+  }
+
+  override def simpleString(maxFields: Int): String =
+    s"IndexedLookup ${truncatedString(output, "[", ", ", "]", maxFields)}, " +
+      s"key=${output(relation.data.keyOrdinal).name} IN " +
+      s"${truncatedString(keys.map(String.valueOf), "(", ", ", ")", maxFields)}, " +
+      s"version=${relation.data.version}"
+}
+
+/**
+ * An equi-join of a plan (the probe side) with an Indexed DataFrame on its key. The index is
+ * the pre-built build side: Spark shuffles only the probe side, by the join key into the
+ * index's hash partitioning, and each task probes its partition's trie with the probe rows it
+ * got. The index side may be filtered and projected (`indexFilters`, `indexProjects`, over the
+ * relation's output); `extraCondition` (other equalities and the join's other conditions, over
+ * the join's left ++ right output) is applied to every candidate pair after the probe.
+ *
+ * Index rows that must appear unmatched (the index side of outer joins, index-side semi and
+ * anti joins) are found by a scan of the partition after all its probe rows were seen.
+ *
+ * The index leaf (`index`) is a child so Spark's adaptive execution, which only coalesces
+ * shuffle partitions when every leaf of a stage is a shuffle, never changes the probe side's
+ * partition count; the probe rows' partitions are checked against the index's anyway.
+ *
+ * With `broadcastProbe` (a probe side small enough to broadcast, paper §III-C) the probe rows
+ * are broadcast instead of shuffled, and each index partition takes the probe rows whose key
+ * hashes to it: no shuffle stage at all, and every probe row is still owned by one partition
+ * (which outer, semi and anti joins need).
+ */
+case class IndexedJoinExec(
+    probe: SparkPlan,
+    index: IndexedScanExec,
+    probeKey: Expression,
+    indexFilters: Seq[Expression],
+    indexProjects: Seq[NamedExpression],
+    joinType: JoinType,
+    indexOnLeft: Boolean,
+    extraCondition: Option[Expression],
+    broadcastProbe: Boolean) extends BinaryExecNode {
+
+  override def left: SparkPlan = probe
+  override def right: SparkPlan = index
+
+  private def data: IndexedData = index.relation.data
+
+  private def indexSideOutput: Seq[Attribute] = indexProjects.map(_.toAttribute)
+  private def leftOutput: Seq[Attribute] = if (indexOnLeft) indexSideOutput else probe.output
+  private def rightOutput: Seq[Attribute] = if (indexOnLeft) probe.output else indexSideOutput
+
+  override def output: Seq[Attribute] = joinType match {
+    case _: InnerLike => leftOutput ++ rightOutput
+    case LeftOuter => leftOutput ++ rightOutput.map(_.withNullability(true))
+    case RightOuter => leftOutput.map(_.withNullability(true)) ++ rightOutput
+    case FullOuter => (leftOutput ++ rightOutput).map(_.withNullability(true))
+    case LeftSemi | LeftAnti => leftOutput
+    case other => throw new IllegalStateException(s"unsupported join type $other")
+  }
+
+  override lazy val metrics: Map[String, SQLMetric] = Map(
+    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
+    "numProbeRows" -> SQLMetrics.createMetric(sparkContext, "number of probe rows"))
+
+  override def requiredChildDistribution: Seq[Distribution] = {
+    val probeSide =
+      if (broadcastProbe) BroadcastDistribution(IdentityBroadcastMode)
+      else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
+    probeSide :: UnspecifiedDistribution :: Nil
+  }
+
+  override def outputPartitioning: Partitioning = UnknownPartitioning(data.numPartitions)
+
+  private def probePreserved: Boolean = joinType match {
+    case LeftOuter => !indexOnLeft
+    case RightOuter => indexOnLeft
+    case FullOuter => true
+    case _ => false
+  }
+
+  private def indexPreserved: Boolean = joinType match {
+    case LeftOuter => indexOnLeft
+    case RightOuter => !indexOnLeft
+    case FullOuter => true
+    case _ => false
+  }
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    val indexRdd = data.rdd
+    val numPartitions = data.numPartitions
+    val relationOutput = index.output
+    val codec = data.codec
+    val probeOutput = probe.output
+    val boundKey = BindReferences.bindReference(probeKey, probeOutput)
+    val partitionIdOfProbe = BindReferences.bindReference(
+      HashPartitioning(Seq(probeKey), numPartitions).partitionIdExpression, probeOutput)
+    val filter = indexFilters.reduceOption(And)
+    val identityProjection = indexProjects == relationOutput
+    val projects = indexProjects
+    val extra = extraCondition
+    val (lOut, rOut) = (leftOutput, rightOutput)
+    val resultOutput = output
+    val onLeft = indexOnLeft
+    val jt = joinType
+    val keepProbe = probePreserved
+    val keepIndex = indexPreserved
+    val indexSideWidth = indexSideOutput.length
+    val numOutputRows = longMetric("numOutputRows")
+    val numProbeRows = longMetric("numProbeRows")
+    val keyColumn = data.keyColumn
+
+    // Joins the probe rows of one partition with it; `check` verifies they belong there.
+    val joinPartition = (probeRows: Iterator[InternalRow], part: IndexedPartition, partition: Int,
+        check: Boolean) => {
+      val view = part.newRowView()
+      val indexFilter = filter.map(f => Predicate.create(f, relationOutput))
+      val project: InternalRow => InternalRow =
+        if (identityProjection) identity else UnsafeProjection.create(projects, relationOutput)
+      val condition = extra.map(c => Predicate.create(c, lOut ++ rOut))
+      val joined = new JoinedRow
+      def pair(indexRow: InternalRow, probeRow: InternalRow): InternalRow =
+        if (onLeft) joined(indexRow, probeRow) else joined(probeRow, indexRow)
+      // Nullable inputs: outer joins feed null rows for sides whose columns are not nullable.
+      val result = UnsafeProjection.create(resultOutput, (lOut ++ rOut).map(_.withNullability(true)))
+      val semiResult = UnsafeProjection.create(resultOutput, resultOutput)
+      val nullIndex = new GenericInternalRow(indexSideWidth)
+      val nullProbe = new GenericInternalRow(probeOutput.length)
+      val trackMatches = keepIndex || ((jt == LeftSemi || jt == LeftAnti) && onLeft)
+      val matched = if (trackMatches) new mutable.LongMap[Unit]() else null
+      var checked = 0
+      val keyHolder = new GenericInternalRow(1)
+
+      // The index rows joining `probeRow`, as (pointer, projected index row) pairs.
+      def matches(probeRow: InternalRow): Iterator[(Long, InternalRow)] = {
+        val value = boundKey.eval(probeRow)
+        if (value == null) return Iterator.empty
+        if (check && checked < 1024) {
+          checked += 1
+          val expected = partitionIdOfProbe.eval(probeRow).asInstanceOf[Int]
+          if (expected != partition) {
+            throw new HyperspaceException(s"Indexed join on '$keyColumn': a probe row of " +
+              s"partition $expected reached partition $partition (the probe side was not " +
+              "partitioned like the index).")
+          }
+        }
+        keyHolder.update(0, value)
+        part.pointers(codec.key(keyHolder, 0)).flatMap { p =>
+          val raw = part.rowAt(p, view)
+          if (indexFilter.forall(_.eval(raw))) {
+            val indexRow = project(raw)
+            if (condition.forall(_.eval(pair(indexRow, probeRow)))) Some(p -> indexRow) else None
+          } else None
+        }
+      }
+
+      val probed: Iterator[InternalRow] = probeRows.flatMap { probeRow =>
+        numProbeRows += 1
+        val found = matches(probeRow)
+        jt match {
+          case LeftSemi | LeftAnti if onLeft =>
+            found.foreach { case (p, _) => matched.update(p, ()) }
+            Iterator.empty
+          case LeftSemi =>
+            if (found.hasNext) Iterator.single(semiResult(probeRow)) else Iterator.empty
+          case LeftAnti =>
+            if (found.hasNext) Iterator.empty else Iterator.single(semiResult(probeRow))
+          case _ =>
+            var any = false
+            val out = found.map { case (p, indexRow) =>
+              any = true
+              if (trackMatches) matched.update(p, ())
+              result(pair(indexRow, probeRow))
+            }
+            if (keepProbe) {
+              out ++ (if (any) Iterator.empty else Iterator.single(result(pair(nullIndex, probeRow))))
+            } else out
+        }
+      }
+
+      // Evaluated only once every probe row was seen (`++` takes its right side lazily).
+      def unmatchedIndexRows: Iterator[InternalRow] = {
+        if (!trackMatches) return Iterator.empty
+        part.scanWithPointers().flatMap { case (p, raw) =>
+          if (!indexFilter.forall(_.eval(raw))) None
+          else {
+            val hit = matched.contains(p)
+            jt match {
+              case LeftSemi => if (hit) Some(semiResult(project(raw))) else None
+              case LeftAnti => if (hit) None else Some(semiResult(project(raw)))
+              case _ => if (hit) None else Some(result(pair(project(raw), nullProbe)))
+            }
+          }
+        }
+      }
+
+      (probed ++ unmatchedIndexRows).map { row => numOutputRows += 1; row }
+    }
+
+    if (broadcastProbe) {
+      val broadcastRows = probe.executeBroadcast[Array[InternalRow]]()
+      val partitionOf = HashPartitioning(Seq(probeKey), numPartitions).partitionIdExpression
+      indexRdd.mapPartitionsWithIndex { (partition, parts) =>
+        val pid = UnsafeProjection.create(Seq(partitionOf), probeOutput)
+        val mine = broadcastRows.value.iterator.filter(r => pid(r).getInt(0) == partition)
+        joinPartition(mine, parts.next(), partition, false)
+      }
+    } else {
+      val probeRdd = probe.execute()
+      if (probeRdd.getNumPartitions != numPartitions) {
+        throw new HyperspaceException(s"Indexed join on '${data.keyColumn}': the probe side has " +
+          s"${probeRdd.getNumPartitions} partitions but the index has $numPartitions.")
+      }
+      probeRdd.zipPartitions(indexRdd) { (probeRows, parts) =>
+        joinPartition(probeRows, parts.next(), TaskContext.getPartitionId(), true)
+      }
+    }
+  }
+
+  override protected def withNewChildrenInternal(
+      newLeft: SparkPlan, newRight: SparkPlan): IndexedJoinExec =
+    copy(probe = newLeft, index = newRight.asInstanceOf[IndexedScanExec])
+
+  override def simpleString(maxFields: Int): String =
+    s"IndexedJoin $joinType, key=${data.keyColumn}, probe key=${probeKey.sql}, " +
+      s"index on ${if (indexOnLeft) "left" else "right"}" +
+      (if (broadcastProbe) ", probe broadcast" else "") +
+      extraCondition.map(c => s", condition=${c.sql}").getOrElse("")
+}

@@ -1,0 +1,150 @@
+package io.hyperspace.indexed
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.planning.{ExtractEquiJoinKeys, PhysicalOperation}
+import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, LogicalPlan}
+import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
+
+/**
+ * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
+ * [[IndexedLookupExec]], equi-joins with the key among the join keys become
+ * [[IndexedJoinExec]] (the probe side broadcast when it is hinted or below
+ * `spark.sql.autoBroadcastJoinThreshold`, else shuffled to the index's partitioning), and
+ * anything else scans the rows ([[IndexedScanExec]]). Spark's adaptive
+ * execution re-plans with the session's planner, so these strategies fire there too.
+ */
+object IndexedStrategy extends SparkStrategy {
+
+  override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
+    case rel: IndexedRelation => IndexedScanExec(rel.output, rel) :: Nil
+
+    case PhysicalOperation(projects, filters, rel: IndexedRelation) =>
+      lookupKeys(filters, rel.keyAttribute) match {
+        case Some((keys, rest)) =>
+          val lookup = IndexedLookupExec(rel.output, rel, keys)
+          val filtered = rest.reduceOption(And).map(FilterExec(_, lookup)).getOrElse(lookup)
+          if (projects.map(_.toAttribute) == filtered.output) filtered :: Nil
+          else ProjectExec(projects, filtered) :: Nil
+        case None => Nil
+      }
+
+    case ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, otherCondition, _, left, right, hint)
+        if supported(joinType) =>
+      val onRight = indexSide(right, rightKeys, leftKeys)
+      val onLeft = indexSide(left, leftKeys, rightKeys)
+      val choice = (onLeft, onRight) match {
+        // Both sides indexed: the larger one stays in place, the smaller one moves.
+        case (Some(l), Some(r)) =>
+          if (l.relation.stats.sizeInBytes > r.relation.stats.sizeInBytes) Some(l -> true)
+          else Some(r -> false)
+        case (Some(l), None) => Some(l -> true)
+        case (None, Some(r)) => Some(r -> false)
+        case _ => None
+      }
+      choice.map { case (side, indexOnLeft) =>
+        val (indexKeys, probeKeys, probePlan) =
+          if (indexOnLeft) (leftKeys, rightKeys, right) else (rightKeys, leftKeys, left)
+        val probeHint = if (indexOnLeft) hint.rightHint else hint.leftHint
+        val threshold = SQLConf.get.autoBroadcastJoinThreshold
+        // As Spark's own join selection: broadcast a side that is hinted or small enough.
+        val broadcastProbe = probeHint.exists(_.strategy.contains(BROADCAST)) ||
+          (threshold >= 0 && probePlan.stats.sizeInBytes <= threshold)
+        val otherEqualities = indexKeys.indices.filter(_ != side.keyIndex)
+          .map(i => EqualTo(leftKeys(i), rightKeys(i)))
+        val extra = (otherEqualities ++ otherCondition).reduceOption(And)
+        IndexedJoinExec(
+          planLater(probePlan),
+          IndexedScanExec(side.relation.output, side.relation),
+          normalized(probeKeys(side.keyIndex)),
+          side.filters,
+          side.projects,
+          joinType,
+          indexOnLeft,
+          extra,
+          broadcastProbe)
+      }.toList
+
+    case _ => Nil
+  }
+
+  private def supported(joinType: JoinType): Boolean = joinType match {
+    case _: InnerLike | LeftOuter | RightOuter | FullOuter | LeftSemi | LeftAnti => true
+    case _ => false // ExistenceJoin (and null-aware anti joins, which have no equi-join keys)
+  }
+
+  /** One side of a join that is a filtered and projected Indexed DataFrame joined on its key. */
+  private case class IndexSide(
+      relation: IndexedRelation,
+      filters: Seq[Expression],
+      projects: Seq[NamedExpression],
+      keyIndex: Int)
+
+  private def indexSide(
+      plan: LogicalPlan, keys: Seq[Expression], otherKeys: Seq[Expression]): Option[IndexSide] =
+    plan match {
+      case PhysicalOperation(projects, filters, rel: IndexedRelation) =>
+        val key = rel.keyAttribute
+        // The join side's own attributes that are the relation's key (possibly renamed).
+        val keyIds = projects.collect {
+          case a: Attribute if a.exprId == key.exprId => a.exprId
+          case al @ Alias(a: Attribute, _) if a.exprId == key.exprId => al.exprId
+        }.toSet
+        val keyIndex = keys.indices.indexWhere { i =>
+          stripNormalization(keys(i)) match {
+            case a: Attribute => keyIds(a.exprId) && otherKeys(i).dataType == key.dataType
+            case _ => false
+          }
+        }
+        if (keyIndex < 0) None else Some(IndexSide(rel, filters, projects, keyIndex))
+      case _ => None
+    }
+
+  private def stripNormalization(e: Expression): Expression = e match {
+    case KnownFloatingPointNormalized(inner) => stripNormalization(inner)
+    case org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero(inner) => inner
+    case other => other
+  }
+
+  // The optimizer normalises floating point join keys already; this covers plans that bypass it.
+  private def normalized(probeKey: Expression): Expression = probeKey.dataType match {
+    case FloatType | DoubleType if !probeKey.isInstanceOf[KnownFloatingPointNormalized] =>
+      KnownFloatingPointNormalized(
+        org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero(probeKey))
+    case _ => probeKey
+  }
+
+  /**
+   * The key values of the first conjunct that is a key lookup, with the other conjuncts; None
+   * when no conjunct is (then the rows are scanned).
+   */
+  private def lookupKeys(
+      filters: Seq[Expression], key: Attribute): Option[(Seq[Any], Seq[Expression])] = {
+    def isKey(e: Expression): Boolean = e match {
+      case a: Attribute => a.semanticEquals(key)
+      case _ => false
+    }
+    def values(e: Expression): Option[Seq[Any]] = e match {
+      case EqualTo(k, l: Literal) if isKey(k) && l.dataType == key.dataType => Some(Seq(l.value))
+      case EqualTo(l: Literal, k) if isKey(k) && l.dataType == key.dataType => Some(Seq(l.value))
+      case EqualNullSafe(k, l: Literal) if isKey(k) && l.value != null &&
+        l.dataType == key.dataType => Some(Seq(l.value))
+      case EqualNullSafe(l: Literal, k) if isKey(k) && l.value != null &&
+        l.dataType == key.dataType => Some(Seq(l.value))
+      case In(k, list) if isKey(k) && list.forall {
+        case l: Literal => l.dataType == key.dataType
+        case _ => false
+      } => Some(list.map(_.asInstanceOf[Literal].value))
+      case InSet(k, set) if isKey(k) => Some(set.toSeq)
+      // The optimizer rewrites `b = true` to `b` and `b = false` to `NOT b`.
+      case k if isKey(k) && key.dataType == BooleanType => Some(Seq(true))
+      case Not(k) if isKey(k) && key.dataType == BooleanType => Some(Seq(false))
+      case _ => None
+    }
+    filters.iterator.zipWithIndex
+      .map { case (f, i) => values(f).map(v => v -> filters.patch(i, Nil, 1)) }
+      .collectFirst { case Some(found) => found }
+  }
+}

@@ -1,0 +1,169 @@
+"""The Indexed DataFrame from Python: results compared with the same operations on plain
+DataFrames (as multisets), plans checked for the index, errors translated."""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from hyperspace import HyperspaceConfig, HyperspaceException
+from hyperspace.indexed import IndexedDataFrame, create_index, createIndex
+
+
+def rows(df: DataFrame) -> list[str]:
+    return sorted(repr(tuple(r)) for r in df.collect())
+
+
+def executed_plan(df: DataFrame) -> str:
+    df.collect()
+    return str(df._jdf.queryExecution().executedPlan().toString())
+
+
+@pytest.fixture(scope="module")
+def source(spark: SparkSession) -> DataFrame:
+    return spark.range(2000).selectExpr(
+        "CASE WHEN id % 89 = 0 THEN NULL ELSE id % 300 END AS k",
+        "concat('v', id) AS v",
+        "date_add(DATE '2024-01-01', CAST(id % 30 AS INT)) AS day",
+        "CAST(id % 11 AS DECIMAL(8, 2)) AS amount",
+    ).cache()
+
+
+@pytest.fixture(scope="module")
+def idf(source: DataFrame) -> IndexedDataFrame:
+    return create_index(source, "k", num_partitions=4).cache()
+
+
+@pytest.fixture(scope="module")
+def probe(spark: SparkSession) -> DataFrame:
+    return spark.range(0, 900, 2).selectExpr(
+        "CASE WHEN id % 40 = 0 THEN NULL ELSE id % 350 END AS pk", "CAST(id AS INT) AS pv")
+
+
+def test_create_cache_and_describe(idf: IndexedDataFrame, source: DataFrame) -> None:
+    assert idf.key_column == "k" and idf.num_partitions == 4 and idf.version == 0
+    assert idf.is_cached
+    assert [f.name for f in idf.schema.fields] == ["k", "v", "day", "amount"]
+    assert rows(idf.to_df()) == rows(source)
+    stats = idf.memory_stats()
+    assert stats["rows"] == 2000 and stats["cachedPartitions"] == 4
+    assert stats["blockManagerBytes"] >= stats["usedBatchBytes"] > 0
+    assert "key=k" in repr(idf)
+    assert set(idf.cached_partition_executors()) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("key", [1, 299, 0, 5000, None])
+def test_get_rows_matches_a_filter(idf: IndexedDataFrame, source: DataFrame, key: Any) -> None:
+    found = idf.get_rows(key)
+    expected = source.filter(F.col("k") == key) if key is not None else source.limit(0)
+    assert rows(found) == rows(expected)
+    if key is not None:
+        assert "IndexedLookup" in executed_plan(found)
+
+
+@pytest.mark.parametrize("column,value", [
+    ("v", "v17"), ("day", datetime.date(2024, 1, 7)), ("amount", Decimal("3.00")),
+])
+def test_get_rows_on_other_key_types(source: DataFrame, column: str, value: Any) -> None:
+    by = create_index(source, column, num_partitions=3)
+    found = by.get_rows(value)
+    assert rows(found) == rows(source.filter(F.col(column) == F.lit(value)))
+    assert found.count() > 0
+    assert "IndexedLookup" in executed_plan(found)
+
+
+@pytest.mark.parametrize("how", ["inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"])
+@pytest.mark.parametrize("aqe", ["true", "false"])
+def test_joins_match_plain_joins(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame,
+                                 probe: DataFrame, how: str, aqe: str) -> None:
+    spark.conf.set("spark.sql.adaptive.enabled", aqe)
+    try:
+        indexed = idf.join(probe, idf["k"] == probe["pk"], how)
+        assert rows(indexed) == rows(source.join(probe, source["k"] == probe["pk"], how))
+        assert "IndexedJoin" in executed_plan(indexed)
+        reverse = probe.join(idf.to_df(), probe["pk"] == idf["k"], how)
+        assert rows(reverse) == rows(probe.join(source, probe["pk"] == source["k"], how))
+        assert "IndexedJoin" in executed_plan(reverse)
+        extra = idf.join(probe, (idf["k"] == probe["pk"]) & (F.length(idf["v"]) > 3), how)
+        assert rows(extra) == rows(source.join(probe, (source["k"] == probe["pk"]) & (F.length(source["v"]) > 3), how))
+    finally:
+        spark.conf.unset("spark.sql.adaptive.enabled")
+
+
+def test_join_using_a_column_name(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame,
+                                  probe: DataFrame) -> None:
+    other = probe.withColumnRenamed("pk", "k")
+    assert rows(idf.join(other, "k", "left_outer")) == rows(source.join(other, "k", "left_outer"))
+    assert "IndexedJoin" in executed_plan(idf.join(other, ["k"]))
+
+
+def test_sql_over_a_temp_view(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame,
+                              probe: DataFrame) -> None:
+    idf.create_or_replace_temp_view("py_idx")
+    source.createOrReplaceTempView("py_plain")
+    probe.createOrReplaceTempView("py_probe")
+    for sql in ("SELECT * FROM {} WHERE k = 42",
+                "SELECT v FROM {} WHERE k IN (1, 2, 3)",
+                "SELECT t.v, p.pv FROM {} t JOIN py_probe p ON t.k = p.pk"):
+        indexed = spark.sql(sql.format("py_idx"))
+        assert rows(indexed) == rows(spark.sql(sql.format("py_plain")))
+        plan = executed_plan(indexed)
+        assert "IndexedLookup" in plan or "IndexedJoin" in plan
+
+
+def test_appends_and_divergent_appends(spark: SparkSession, source: DataFrame) -> None:
+    base = create_index(source, "k", num_partitions=4).cache()
+    more_a = source.limit(5).withColumn("v", F.lit("A"))
+    more_b = source.limit(7).withColumn("v", F.lit("B"))
+    a = base.append_rows(more_a)
+    b = base.appendRows(more_b)  # the camelCase alias
+    assert (a.version, b.version) == (1, 1)
+    assert rows(b.to_df()) == rows(source.union(more_b))
+    assert rows(a.to_df()) == rows(source.union(more_a))
+    assert rows(base.to_df()) == rows(source)
+    key = more_a.first()["k"]
+    assert rows(a.get_rows(key)) == rows(source.union(more_a).filter(F.col("k") == key))
+    assert rows(base.getRows(key)) == rows(source.filter(F.col("k") == key))
+    assert a.count() == 2005 and b.count() == 2007 and base.count() == 2000
+
+
+def test_unpersist_frees_the_cache_and_lineage_still_answers(source: DataFrame) -> None:
+    temp = create_index(source, "k", num_partitions=2).cache()
+    assert temp.memory_stats()["cachedPartitions"] == 2
+    temp.unpersist(blocking=True)
+    assert not temp.is_cached
+    assert temp.memory_stats()["cachedPartitions"] == 0
+    assert rows(temp.get_rows(7)) == rows(source.filter(F.col("k") == 7))
+
+
+def test_persist_at_a_serialized_level(source: DataFrame) -> None:
+    ser = createIndex(source, "k", 2).persist("memory_only_ser")
+    assert rows(ser.get_rows(8)) == rows(source.filter(F.col("k") == 8))
+    with pytest.raises(HyperspaceException, match="Unknown storage level"):
+        createIndex(source, "k", 2).persist("IN_THE_CLOUD")
+
+
+def test_errors_name_the_column(spark: SparkSession, source: DataFrame, idf: IndexedDataFrame) -> None:
+    with pytest.raises(HyperspaceException, match="'nope'"):
+        create_index(source, "nope")
+    with pytest.raises(HyperspaceException, match="'m'"):
+        create_index(spark.range(2).selectExpr("map(id, id) AS m"), "m")
+    with pytest.raises(HyperspaceException, match="'v'"):
+        idf.append_rows(source.drop("v"))
+    with pytest.raises(HyperspaceException, match="'k'"):
+        idf.get_rows("not a number")
+    with pytest.raises(HyperspaceException, match="num_partitions"):
+        create_index(source, "k", num_partitions="4")  # type: ignore[arg-type]
+
+
+def test_settings_are_typed(spark: SparkSession) -> None:
+    conf = HyperspaceConfig(spark)
+    assert conf.indexed_batch_size == 4 * 1024 * 1024
+    assert conf.indexed_num_partitions == 4  # spark.sql.shuffle.partitions of the test session
+    with conf.override(indexed_num_partitions=3):
+        assert create_index(spark.range(10), "id").num_partitions == 3
