@@ -39,6 +39,10 @@ object FilterTranslator extends Logging {
    * three-valued logic.
    */
   def pushNegations(e: Expression, negate: Boolean): Expression = e match {
+    // BETWEEN, ILIKE, ... are analyzed into expressions the optimizer replaces; use the replacement.
+    case r: RuntimeReplaceable => pushNegations(r.replacement, negate)
+    // ... some into `With` (a common subexpression evaluated once); sketches need it inlined.
+    case w: With => pushNegations(inline(w), negate)
     case Not(child) => pushNegations(child, !negate)
     case And(l, r) if negate => Or(pushNegations(l, negate = true), pushNegations(r, negate = true))
     case Or(l, r) if negate => And(pushNegations(l, negate = true), pushNegations(r, negate = true))
@@ -53,6 +57,11 @@ object FilterTranslator extends Logging {
     case IsNotNull(c) => IsNull(c)
     case Literal(b: Boolean, BooleanType) => Literal(!b)
     case _ => Not(e)
+  }
+
+  private def inline(w: With): Expression = {
+    val defs = w.defs.map(d => d.id -> d.child).toMap
+    w.child.transformUp { case ref: CommonExpressionRef if defs.contains(ref.id) => defs(ref.id) }
   }
 
   private def translateNode(e: Expression, sketches: Seq[Bound]): Option[Expression] = {

@@ -11,7 +11,8 @@ import org.apache.spark.sql.types.DataType
  *
  * Serves `=`, `<`, `<=`, `>`, `>=`, `<=>` (non-null literal), `BETWEEN`, `IN`, `!=`, `NOT IN`,
  * `IS NOT NULL` and, on strings, `startswith` / `LIKE 'abc%'`; also through order-preserving
- * casts (int to bigint, float to double, date to timestamp, ...).
+ * casts (int to bigint, float to double, date to timestamp, ...). Any other predicate that is
+ * NULL whenever the expression is (`a + 1 > 5`) skips files where it is always NULL.
  */
 case class MinMaxSketch(expr: String) extends Sketch {
   override def kind: String = MinMaxSketch.Kind
@@ -22,7 +23,7 @@ case class MinMaxSketch(expr: String) extends Sketch {
   override def translate(predicate: Expression, input: SketchInput): Option[Expression] = {
     val (min, max) = (input.column(0), input.column(1))
     def orFalse(e: Expression): Expression = Coalesce(Seq(e, Literal.FalseLiteral))
-    predicate match {
+    val specific = predicate match {
       case IsNotNull(v) if input.isValue(v) => Some(IsNotNull(max))
       case Not(inner) if !inner.isInstanceOf[EqualNullSafe] =>
         // x != v is TRUE for some row unless every non-null value equals v (min = max = v).
@@ -41,6 +42,8 @@ case class MinMaxSketch(expr: String) extends Sketch {
               LessThanOrEqual(Substring(min, Literal(1), n), Literal(p))))
           })
     }
+    // Any other predicate that is NULL where the value is: some value must be non-null.
+    specific.orElse(Some(IsNotNull(max)).filter(_ => input.nullWhenNull(predicate)))
   }
 
   private def inRange(values: Seq[Literal], min: Expression, max: Expression): Expression = {

@@ -25,18 +25,9 @@ case class NullCountSketch(expr: String) extends Sketch {
       case EqualNullSafe(v, Literal(null, _)) if input.isValue(v) => Some(GreaterThan(nulls, Literal(0L)))
       case EqualNullSafe(Literal(null, _), v) if input.isValue(v) => Some(GreaterThan(nulls, Literal(0L)))
       case IsNotNull(v) if input.isValue(v) => Some(LessThan(nulls, rows))
-      case _ if nullWhenValueIsNull(predicate, input) => Some(LessThan(nulls, rows))
+      case _ if input.nullWhenNull(predicate) => Some(LessThan(nulls, rows))
       case _ => None
     }
-  }
-
-  // Whether `e` is NULL on every row where the sketch's expression is: the expression itself,
-  // or a null-intolerant operator over such an input.
-  private def nullWhenValueIsNull(e: Expression, input: SketchInput): Boolean = e match {
-    case _ if input.isValue(e) => true
-    case In(v, _) => nullWhenValueIsNull(v, input)
-    case InSet(v, _) => nullWhenValueIsNull(v, input)
-    case _ => e.nullIntolerant && e.children.exists(nullWhenValueIsNull(_, input))
   }
 }
 

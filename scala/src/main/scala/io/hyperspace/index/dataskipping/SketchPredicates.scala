@@ -25,17 +25,17 @@ object ComparisonOp {
 }
 
 /**
- * A predicate leaf normalized to `f(target) op literal`, where `f` is the identity or an
- * order-preserving cast ([[cast]]), so that a condition over a sketch of `target` applies the
- * same `f` to the sketch's values: for a non-decreasing `f`, `x` in `[min, max]` implies `f(x)`
- * in `[f(min), f(max)]`.
+ * A predicate leaf normalized to `f(target) op literal`, where `f` is the identity or a chain of
+ * order-preserving casts ([[casts]], innermost first), so that a condition over a sketch of
+ * `target` applies the same `f` to the sketch's values: for a non-decreasing `f`, `x` in
+ * `[min, max]` implies `f(x)` in `[f(min), f(max)]`.
  *
  * @param literal a non-null literal of the type of `f(target)`
  */
-final case class Comparison(op: ComparisonOp, literal: Literal, cast: Option[Cast]) {
+final case class Comparison(op: ComparisonOp, literal: Literal, casts: Seq[Cast]) {
 
-  /** `f(column)`: the same cast the predicate applies to the target, applied to a sketch column. */
-  def over(column: Expression): Expression = cast.fold(column)(c => c.withNewChildren(Seq(column)))
+  /** `f(column)`: the casts the predicate applies to the target, applied to a sketch column. */
+  def over(column: Expression): Expression = casts.foldLeft(column)((e, c) => c.withNewChildren(Seq(e)))
 
   /**
    * The condition, over a file's smallest and largest non-null values, that some value in
@@ -73,15 +73,9 @@ object SketchPredicates {
    * literals (a comparison with NULL is never TRUE; the translator handles that on its own).
    */
   def comparison(p: Expression, target: Expression): Option[Comparison] = {
-    def side(e: Expression): Option[Option[Cast]] = e match {
-      case _ if e.semanticEquals(target) => Some(None)
-      case c: Cast if c.child.semanticEquals(target) && Casts.orderPreserving(c.child.dataType, c.dataType) =>
-        Some(Some(c))
-      case _ => None
-    }
     def build(op: ComparisonOp, t: Expression, l: Expression, flipped: Boolean) =
-      for (cast <- side(t); lit <- literalOf(l) if lit.value != null)
-        yield Comparison(if (flipped) op.flip else op, lit, cast)
+      for (casts <- castChain(t, target, Casts.orderPreserving); lit <- literalOf(l) if lit.value != null)
+        yield Comparison(if (flipped) op.flip else op, lit, casts)
     val op: Option[ComparisonOp] = p match {
       case _: EqualTo | _: EqualNullSafe => Some(ComparisonOp.Eq)
       case _: LessThan => Some(ComparisonOp.Lt)
@@ -102,29 +96,47 @@ object SketchPredicates {
    * the cast can never produce left out. Empty means no row can satisfy `p`.
    */
   def equalityValues(p: Expression, target: Expression): Option[Seq[Literal]] = {
-    def side(e: Expression): Option[Option[Cast]] = e match {
-      case _ if e.semanticEquals(target) => Some(None)
-      case c: Cast if c.child.semanticEquals(target) && Casts.injective(c.child.dataType, c.dataType) =>
-        Some(Some(c))
-      case _ => None
-    }
-    def back(cast: Option[Cast], lits: Seq[Literal]): Seq[Literal] =
-      lits.filter(_.value != null).flatMap(l => cast.fold(Option(l))(c => Casts.preimage(c, l)))
+    def side(e: Expression): Option[Seq[Cast]] = castChain(e, target, Casts.injective)
+    // The target's value that the casts turn into `l`, outermost cast first.
+    def back(casts: Seq[Cast], lits: Seq[Literal]): Seq[Literal] =
+      lits.filter(_.value != null).flatMap { l =>
+        casts.foldRight(Option(l))((c, acc) => acc.flatMap(Casts.preimage(c, _)))
+      }
     p match {
       case In(v, list) =>
-        for (cast <- side(v); lits <- sequence(list.map(literalOf))) yield back(cast, lits)
+        for (casts <- side(v); lits <- sequence(list.map(literalOf))) yield back(casts, lits)
       case InSet(v, hset) =>
-        side(v).map(cast => back(cast, hset.toSeq.map(x => Literal(x, v.dataType))))
+        side(v).map(casts => back(casts, hset.toSeq.map(x => Literal(x, v.dataType))))
       case _ =>
         comparison(p, target).filter(_.op == ComparisonOp.Eq).flatMap { c =>
-          c.cast match {
-            case None => Some(Seq(c.literal))
-            case Some(cast) if Casts.injective(cast.child.dataType, cast.dataType) =>
-              Some(back(Some(cast), Seq(c.literal)))
-            case _ => None
-          }
+          if (c.casts.forall(cast => Casts.injective(cast.child.dataType, cast.dataType))) {
+            Some(back(c.casts, Seq(c.literal)))
+          } else None
         }
     }
+  }
+
+  /**
+   * The casts (innermost first) that turn `target` into `e`, when `e` is `target` under a chain
+   * of casts each satisfying `ok(from, to)`.
+   */
+  def castChain(e: Expression, target: Expression, ok: (DataType, DataType) => Boolean): Option[Seq[Cast]] =
+    e match {
+      case _ if e.semanticEquals(target) => Some(Nil)
+      case c: Cast if ok(c.child.dataType, c.dataType) => castChain(c.child, target, ok).map(_ :+ c)
+      case _ => None
+    }
+
+  /**
+   * Whether `e` is NULL on every row where `target` is: `target` itself, a null-intolerant
+   * operator over such an input (`target > 5`, `lower(target) = 'x'`, `target LIKE ...`), or
+   * `IN` over one. Such a predicate is never TRUE in a file where `target` is always NULL.
+   */
+  def nullWhenNull(e: Expression, target: Expression): Boolean = e match {
+    case _ if e.semanticEquals(target) => true
+    case In(v, _) => nullWhenNull(v, target)
+    case InSet(v, _) => nullWhenNull(v, target)
+    case _ => e.nullIntolerant && e.children.exists(nullWhenNull(_, target))
   }
 
   /**
@@ -260,6 +272,9 @@ final class SketchInput(val value: Expression, val columns: Seq[Attribute], val 
 
   /** [[SketchPredicates.equalityValues]] on the sketch's expression. */
   def equalityValues(p: Expression): Option[Seq[Literal]] = SketchPredicates.equalityValues(p, value)
+
+  /** [[SketchPredicates.nullWhenNull]] on the sketch's expression. */
+  def nullWhenNull(p: Expression): Boolean = SketchPredicates.nullWhenNull(p, value)
 
   /** [[SketchPredicates.stringPrefix]] on the sketch's expression. */
   def stringPrefix(p: Expression): Option[UTF8String] = SketchPredicates.stringPrefix(p, value)
