@@ -97,7 +97,11 @@ object FilterTranslator extends Logging {
     }
     result.flatMap { c =>
       val allowed = AttributeSet(bound.input.columns :+ bound.input.rowCount)
-      if (c.dataType != BooleanType || !c.references.subsetOf(allowed) || !c.resolved) {
+      val foreign = c.exists {
+        case a: Attribute => !allowed.contains(a)
+        case _ => false
+      }
+      if (c.dataType != BooleanType || foreign || !c.resolved) {
         logWarning(s"Sketch ${bound.sketch.describe} translated $e into $c, which is not a boolean " +
           "condition over its own columns; ignoring it.")
         None

@@ -22,13 +22,15 @@ case class NullCountSketch(expr: String) extends Sketch {
     val (nulls, rows) = (input.column(0), input.rowCount)
     predicate match {
       case IsNull(v) if input.isValue(v) => Some(GreaterThan(nulls, Literal(0L)))
-      case EqualNullSafe(v, Literal(null, _)) if input.isValue(v) => Some(GreaterThan(nulls, Literal(0L)))
-      case EqualNullSafe(Literal(null, _), v) if input.isValue(v) => Some(GreaterThan(nulls, Literal(0L)))
+      case EqualNullSafe(v, n) if input.isValue(v) && isNull(n) => Some(GreaterThan(nulls, Literal(0L)))
+      case EqualNullSafe(n, v) if input.isValue(v) && isNull(n) => Some(GreaterThan(nulls, Literal(0L)))
       case IsNotNull(v) if input.isValue(v) => Some(LessThan(nulls, rows))
       case _ if input.nullWhenNull(predicate) => Some(LessThan(nulls, rows))
       case _ => None
     }
   }
+
+  private def isNull(e: Expression): Boolean = SketchPredicates.literalOf(e).exists(_.value == null)
 }
 
 object NullCountSketch {

@@ -290,8 +290,9 @@ final class SketchInput(val value: Expression, val columns: Seq[Attribute], val 
    * predicate on them.
    */
   def substitute(p: Expression, replacement: Expression): Option[Expression] = {
-    if (!p.deterministic || p.exists(_.isInstanceOf[Unevaluable]) ||
-        SubqueryExpression.hasSubquery(p)) {
+    // Attributes are the only unevaluable expressions that substitution removes.
+    if (!p.deterministic || SubqueryExpression.hasSubquery(p) ||
+        p.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute])) {
       return None
     }
     var found = false

@@ -61,30 +61,34 @@ trait SketchTestSupport extends SparkSessionSuite {
     analyzed +: optimized.toSeq
   }
 
-  /** Positions of the files some row of which satisfies `sql`. */
-  protected def matchingFiles(built: Built, sql: String): Set[Int] =
+  /** Ids of the files some row of which satisfies `sql`. */
+  protected def matchingIds(built: Built, sql: String): Set[Long] =
     built.source.filter(sql).select(col("_metadata.file_path")).distinct().collect()
-      .map(r => built.positionOf(built.ids(r.getString(0)))).toSet
+      .map(r => built.ids(r.getString(0))).toSet
 
   /**
-   * Positions of the files skipped for `sql`, per form of its condition (analyzed, optimized),
-   * after checking that no skipped file has a matching row.
+   * Ids of the files skipped for `sql`, per form of its condition (analyzed, optimized), after
+   * checking that no skipped file has a matching row.
    */
-  protected def skippedPerForm(built: Built, sql: String): Seq[Set[Int]] = {
+  protected def skippedIdsPerForm(built: Built, sql: String): Seq[Set[Long]] = {
     val output = built.table.queryExecution.analyzed.output
     val sets = conditions(built.source, sql).map { c =>
       DataSkippingIndex.translate(c, built.sketches, output) match {
-        case Some(cond) => DataSkippingIndex.skippedFileIds(built.table, cond).map(built.positionOf)
-        case None => Set.empty[Int]
+        case Some(cond) => DataSkippingIndex.skippedFileIds(built.table, cond)
+        case None => Set.empty[Long]
       }
     }
-    val matching = matchingFiles(built, sql)
+    val matching = matchingIds(built, sql)
     sets.foreach { s =>
       assert((s intersect matching).isEmpty,
         s"'$sql' skipped files ${(s intersect matching).toSeq.sorted.mkString(", ")} that have matching rows")
     }
     sets
   }
+
+  /** [[skippedIdsPerForm]] as positions in [[writeFiles]]. */
+  protected def skippedPerForm(built: Built, sql: String): Seq[Set[Int]] =
+    skippedIdsPerForm(built, sql).map(_.map(built.positionOf))
 
   /** Positions of the files skipped for the optimized form of `sql` (both forms checked safe). */
   protected def skipped(built: Built, sql: String): Set[Int] = skippedPerForm(built, sql).last
