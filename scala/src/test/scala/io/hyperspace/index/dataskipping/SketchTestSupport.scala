@@ -19,18 +19,30 @@ trait SketchTestSupport extends SparkSessionSuite {
 
   override protected def withExtension: Boolean = false
 
-  /** A source of one Parquet file per entry of `files` (an empty entry is an empty file), read back. */
+  /**
+   * A source of one Parquet file per entry of `files`, named `f<position>.parquet` (an empty entry
+   * is an empty file), read back. One Spark job writes all non-empty files: one partition each.
+   */
   protected def writeFiles(schema: StructType, files: Seq[Seq[Row]]): DataFrame = {
     val dir = newDir("source")
-    files.zipWithIndex.foreach { case (rows, i) =>
-      val part = new File(dir, f"f$i%03d").getAbsolutePath
-      spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), schema).coalesce(1)
-        .write.parquet(part)
-      // Move the one data file up so the source is a flat directory of files named by index.
-      val written = new File(part).listFiles().filter(_.getName.endsWith(".parquet"))
-      assert(written.length == 1, s"expected one file for file $i, got ${written.toSeq}")
-      assert(written.head.renameTo(new File(dir, f"f$i%03d.parquet")))
-      org.apache.commons.io.FileUtils.deleteDirectory(new File(part))
+    val staging = new File(newDir("staging"), "out")
+    val rdd = spark.sparkContext.parallelize(files.map(_.toVector), files.size).flatMap(identity)
+    spark.createDataFrame(rdd, schema).write.parquet(staging.getAbsolutePath)
+    val Part = "part-(\\d+)-.*\\.parquet".r
+    staging.listFiles().map(_.getName).foreach {
+      case name @ Part(n) => assert(new File(staging, name).renameTo(new File(dir, f"f${n.toInt}%03d.parquet")))
+      case _ =>
+    }
+    files.zipWithIndex.filter(_._2 < files.size).foreach { case (rows, i) =>
+      if (rows.isEmpty) {
+        // Spark writes no file for an empty partition; write an empty file of the schema on its own.
+        val empty = new File(newDir("empty"), "out")
+        spark.createDataFrame(spark.sparkContext.emptyRDD[Row], schema).coalesce(1).write.parquet(empty.getAbsolutePath)
+        val written = empty.listFiles().filter(_.getName.endsWith(".parquet"))
+        assert(written.length == 1, s"expected one empty file, got ${written.toSeq}")
+        assert(written.head.renameTo(new File(dir, f"f$i%03d.parquet")))
+      }
+      assert(new File(dir, f"f$i%03d.parquet").exists(), s"file $i was not written")
     }
     spark.read.schema(schema).parquet(dir.getAbsolutePath)
   }
