@@ -16,6 +16,18 @@ from importlib import metadata as _metadata
 
 from hyperspace._jvm import jar_path
 from hyperspace.config import HyperspaceConfig
+from hyperspace.dataskipping import (
+    BloomFilterSketch,
+    CustomSketch,
+    DataSkippingIndexConfig,
+    MinMaxSketch,
+    NullCountSketch,
+    PartitionSketch,
+    PrefixSketch,
+    Sketch,
+    SuffixSketch,
+    ValueListSketch,
+)
 from hyperspace.exceptions import (
     HyperspaceConflictException,
     HyperspaceException,
@@ -48,6 +60,16 @@ __all__ = [
     "HyperspaceException",
     "HyperspaceIndexNotFoundException",
     "IndexConfig",
+    "DataSkippingIndexConfig",
+    "Sketch",
+    "MinMaxSketch",
+    "BloomFilterSketch",
+    "ValueListSketch",
+    "PrefixSketch",
+    "SuffixSketch",
+    "NullCountSketch",
+    "PartitionSketch",
+    "CustomSketch",
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",
