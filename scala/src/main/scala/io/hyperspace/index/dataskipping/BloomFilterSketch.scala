@@ -9,7 +9,7 @@ import io.hyperspace.index.dataskipping.expressions.{BloomFilterMightContainAny,
 /**
  * A Bloom filter of the non-null values of `expr` in each file, sized for that file's own
  * distinct count at false positive probability `fpp`: a file with 10 distinct values gets a
- * filter of a few bytes, one with a million about 1.2 MB at the default `fpp`.
+ * filter of a few bytes, one with a million about 2 MB at the default `fpp`.
  *
  * Serves `=`, `<=>` (non-null literal) and `IN` (also through injective casts such as int to
  * bigint).

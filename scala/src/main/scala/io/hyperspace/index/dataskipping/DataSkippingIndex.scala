@@ -86,7 +86,8 @@ object DataSkippingIndex {
   /**
    * The condition over the sketch table (`sketchTable`: its output attributes) for a query
    * `filter` over the relation the sketches were resolved against; None when no sketch can tell
-   * anything. A file may be skipped only where the condition is FALSE (see [[skippedFileIds]]).
+   * anything. A file may be skipped only where the condition is FALSE (see [[skippedFileIds]]);
+   * it is NULL, never an error, where evaluating it fails.
    */
   def translate(filter: Expression, sketches: Seq[ResolvedSketch], sketchTable: Seq[Attribute]): Option[Expression] = {
     def attribute(name: String): Attribute = sketchTable.find(_.name == name).getOrElse {
@@ -97,7 +98,10 @@ object DataSkippingIndex {
     val bound = sketches.map { s =>
       FilterTranslator.Bound(s.sketch, new SketchInput(s.value, s.tableColumns.map(attribute), rowCount))
     }
-    FilterTranslator.translate(filter, bound)
+    // A sketch evaluates parts of the filter on its own values (a value list on each value), and
+    // those parts may fail where the query would not reach them (`c != 0 AND 10 / c > 1` on the
+    // value 0): a file whose condition fails is kept (NULL), the query never fails.
+    FilterTranslator.translate(filter, bound).map(TryEval)
   }
 
   /**
