@@ -100,6 +100,9 @@ def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, A
         md += tpch_markdown(suites["tpch"])
     if "overhead" in suites:
         md += overhead_markdown(suites["overhead"])
+    for suite, result in suites.items():  # later suites render their own section
+        if suite not in ("tpch", "overhead") and "markdown" in result:
+            md += list(result["markdown"])
     notes = results_dir / f"{name}.notes.md"
     if notes.exists():  # the hand-written analysis: where the time goes, why a target is missed
         md += ["## Analysis", "", notes.read_text().strip(), ""]

@@ -81,7 +81,8 @@ def test_create_list_delete_restore_vacuum(spark: SparkSession, hs: Hyperspace, 
     assert row["numBuckets"] == 4 and row["numSourceFiles"] == 3 and row["numIndexFiles"] == 4
     assert hs.indexes().columns == [
         "name", "kind", "indexedColumns", "includedColumns", "numBuckets", "state",
-        "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "lastModified",
+        "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "appendedFiles",
+        "deletedFiles", "lastModified",
     ]
     extended = hs.index("py_idx").first()
     assert extended["dataVersion"] == 0 and extended["sourceFormat"] == "parquet"
@@ -160,7 +161,7 @@ def test_log_reader_round_trip_against_a_jvm_written_log(spark: SparkSession, hs
     assert len(stable.source.files) == jvm["numSourceFiles"] == 3
     assert stable.signature.value == jvm["signature"] == hslog.signature_of(stable.source.files)
     for f in stable.content.files:
-        assert (Path(stable.data_path.replace("file:", "")) / f.path).stat().st_size == f.size
+        assert Path(stable.content.path_of(f).replace("file:", "")).stat().st_size == f.size
     history = hslog.history(index_path)
     assert list(history["state"]) == [e.state for e in entries]
     assert int(history["size"].iloc[-1]) == jvm["sizeInBytes"]

@@ -98,7 +98,7 @@ def entry_json(
             "dataVersion": data_version,
             "files": [
                 {
-                    "path": f"part-{b:05d}-abc-c000_{b:05d}.c000.snappy.parquet",
+                    "path": f"v__={data_version}/part-{b:05d}-abc-c000_{b:05d}.c000.snappy.parquet",
                     "size": 10240 + b,
                     "modificationTime": 1763719199000,
                 }
@@ -113,6 +113,8 @@ def entry_json(
             "partitionSchema": '{"type":"struct","fields":[]}',
             "table": None,
             "files": sources,
+            "appendedFiles": [],
+            "deletedFiles": [],
         },
         "signature": {"provider": "FileSetMD5", "value": md5_signature(sources)},
         "extra": {},
@@ -200,7 +202,7 @@ def test_parse_the_spec_example() -> None:
     assert e.content == Content(
         root="file:/lake/indexes/orders_by_customer",
         data_version=0,
-        files=(ContentFile("part-00000-abc-c000_00000.c000.snappy.parquet", 10240, 1763719199000),),
+        files=(ContentFile("v__=0/part-00000-abc-c000_00000.c000.snappy.parquet", 10240, 1763719199000),),
     )
     assert e.source == Source(
         format="parquet",

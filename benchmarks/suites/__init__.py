@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import overhead, tpch
+from benchmarks.suites import maintenance, overhead, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
 SUITES: dict[str, Suite] = {
     "tpch": tpch.run,
     "overhead": overhead.run,
+    "maintenance": maintenance.run,
 }

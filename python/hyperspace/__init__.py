@@ -36,7 +36,7 @@ from hyperspace.exceptions import (
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
 )
-from hyperspace.hyperspace import Hyperspace
+from hyperspace.hyperspace import Hyperspace, MaintenanceResult
 from hyperspace.index_config import IndexConfig
 from hyperspace.session import (
     configure_spark_with_hyperspace,
@@ -55,6 +55,7 @@ except _metadata.PackageNotFoundError:  # imported from a source tree that was n
 
 __all__ = [
     "Hyperspace",
+    "MaintenanceResult",
     "HyperspaceConfig",
     "HyperspaceConflictException",
     "HyperspaceException",

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from typing import Literal
+
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
@@ -9,7 +13,50 @@ from hyperspace import exceptions
 from hyperspace._jvm import java_class, java_session, translate_errors
 from hyperspace.index_config import IndexConfig
 
-__all__ = ["Hyperspace"]
+__all__ = ["Hyperspace", "MaintenanceResult"]
+
+RefreshMode = Literal["full", "incremental", "quick"]
+OptimizeMode = Literal["quick", "full"]
+
+
+@dataclass(frozen=True)
+class MaintenanceResult:
+    """What a refresh or optimize did.
+
+    Attributes:
+        index_name: the index.
+        operation: ``"refresh"`` or ``"optimize"``.
+        mode: the mode it ran in.
+        changed: False when the index was already up to date and nothing was written.
+        log_version: the id of the index's newest stable log entry afterwards.
+        appended_files: source files appended (or rewritten) since the index data was built.
+        deleted_files: source files deleted (or rewritten) since then.
+        merged_files: index files an optimize merged.
+        message: one sentence saying what happened.
+    """
+
+    index_name: str
+    operation: str
+    mode: str
+    changed: bool
+    log_version: int
+    appended_files: int
+    deleted_files: int
+    merged_files: int
+    message: str
+
+    @classmethod
+    def _from_json(cls, text: str) -> "MaintenanceResult":
+        d = json.loads(text)
+        return cls(
+            index_name=d["indexName"], operation=d["operation"], mode=d["mode"],
+            changed=bool(d["changed"]), log_version=int(d["logVersion"]),
+            appended_files=int(d["appendedFiles"]), deleted_files=int(d["deletedFiles"]),
+            merged_files=int(d["mergedFiles"]), message=d["message"],
+        )
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def _spark_line(version: str) -> str:
@@ -103,6 +150,38 @@ class Hyperspace:
         self._jhs.createIndexFromJson(self._jdf(df), config.to_json())
 
     @translate_errors
+    def refresh_index(self, name: str, mode: RefreshMode = "full") -> MaintenanceResult:
+        """Brings index ``name`` up to date with its source, with the index's own stored settings.
+
+        Modes: ``"full"`` rebuilds it from the source as it is now; ``"incremental"`` indexes only
+        appended files and drops the rows of deleted ones through the lineage column (deletes need
+        an index created with lineage); ``"quick"`` records the changed files in the log only, and
+        queries make up for them with hybrid scan. A file rewritten in place (same path, other
+        size or time) counts as deleted and appended. An unchanged source is a no-op
+        (``result.changed`` is False).
+
+        Raises:
+            HyperspaceIndexNotFoundException: no such index.
+            HyperspaceException: bad mode, the index is not ACTIVE, or deletes without lineage.
+            HyperspaceConflictException: an incompatible operation holds the index.
+        """
+        return MaintenanceResult._from_json(str(self._jhs.refreshIndex(name, mode).toJson()))
+
+    @translate_errors
+    def optimize_index(self, name: str, mode: OptimizeMode = "quick") -> MaintenanceResult:
+        """Compacts index ``name``'s data files within each bucket; query results never change.
+
+        Modes: ``"quick"`` merges, per bucket, the files smaller than
+        ``spark.hyperspace.index.optimize.fileSizeThreshold``; ``"full"`` leaves one file per
+        bucket. The replaced files stay until :meth:`vacuum_index`.
+
+        Raises:
+            HyperspaceIndexNotFoundException: no such index.
+            HyperspaceException: bad mode or the index is not ACTIVE.
+        """
+        return MaintenanceResult._from_json(str(self._jhs.optimizeIndex(name, mode).toJson()))
+
+    @translate_errors
     def delete_index(self, name: str) -> None:
         """Soft-deletes an ACTIVE index: queries stop using it; ``restore_index`` undoes it."""
         self._jhs.deleteIndex(name)
@@ -126,7 +205,9 @@ class Hyperspace:
     def indexes(self) -> DataFrame:
         """One row per index: ``name``, ``kind``, ``indexedColumns``, ``includedColumns``,
         ``numBuckets``, ``state``, ``indexLocation``, ``sizeInBytes``, ``numIndexFiles``,
-        ``numSourceFiles``, ``lastModified``."""
+        ``numSourceFiles``, ``appendedFiles`` and ``deletedFiles`` (source files changed since the
+        index data was built — pending for a refresh; null if the source cannot be listed),
+        ``lastModified``."""
         return self._data_frame(self._jhs.indexes())
 
     @translate_errors
@@ -185,6 +266,8 @@ class Hyperspace:
     deleteIndex = delete_index
     restoreIndex = restore_index
     vacuumIndex = vacuum_index
+    refreshIndex = refresh_index
+    optimizeIndex = optimize_index
 
     def __repr__(self) -> str:
         return f"Hyperspace(version={self.version!r}, spark={self.spark_version!r}, pyspark={pyspark.__version__!r})"

@@ -133,7 +133,8 @@ class ContentFile:
     """One index data file.
 
     Attributes:
-        path: path relative to the data version directory (``<root>/v__=<dataVersion>/``).
+        path: path relative to the index root, starting with its data version directory
+            (``v__=2/part-...parquet``): refresh and optimize keep using earlier versions' files.
         size: size in bytes.
         modification_time: last modification, milliseconds since the epoch (UTC).
     """
@@ -145,12 +146,12 @@ class ContentFile:
 
 @dataclass(frozen=True)
 class Content:
-    """The index data: a version directory under ``root`` and its files.
+    """The index data: its files under ``root``.
 
     Attributes:
         root: fully qualified URI of the index directory.
-        data_version: the data version in use; files are under ``<root>/v__=<data_version>/``.
-        files: every data file of that version.
+        data_version: the data version directory the operation that wrote the entry wrote into.
+        files: every data file of the index, in any of its version directories.
     """
 
     root: str
@@ -164,8 +165,22 @@ class Content:
 
     @property
     def data_path(self) -> str:
-        """The directory holding this version's files: ``<root>/v__=<data_version>``."""
+        """The directory the entry's operation wrote into: ``<root>/v__=<data_version>``."""
         return f"{self.root}/v__={self.data_version}"
+
+    def path_of(self, file: ContentFile) -> str:
+        """The fully qualified path of ``file``."""
+        return f"{self.root}/{file.path}"
+
+    @property
+    def versions_used(self) -> frozenset[int]:
+        """The data versions whose directories hold the files (and the one the entry wrote)."""
+        versions = {self.data_version}
+        for f in self.files:
+            head = f.path.split("/", 1)[0]
+            if head.startswith("v__=") and head[4:].isdigit():
+                versions.add(int(head[4:]))
+        return frozenset(versions)
 
 
 @dataclass(frozen=True)
@@ -197,7 +212,9 @@ class Source:
         schema: the source's data schema (Spark JSON schema string).
         partition_schema: the hive partition columns' schema (Spark JSON schema string).
         table: the catalog table name when the index was created from ``spark.table(...)``.
-        files: every source file indexed.
+        files: every source file the index data covers.
+        appended_files: files a quick refresh recorded as appended since (not yet indexed).
+        deleted_files: files a quick refresh recorded as deleted since (rows still indexed).
     """
 
     format: str
@@ -207,11 +224,20 @@ class Source:
     partition_schema: str
     table: str | None
     files: tuple[SourceFile, ...]
+    appended_files: tuple[SourceFile, ...] = ()
+    deleted_files: tuple[SourceFile, ...] = ()
 
     @property
     def size_in_bytes(self) -> int:
-        """Total bytes of the source files."""
+        """Total bytes of the source files the index data covers."""
         return sum(f.size for f in self.files)
+
+    @property
+    def current_files(self) -> tuple[SourceFile, ...]:
+        """The source as of the newest refresh: indexed files minus recorded deletes, plus appends."""
+        deleted = {(f.path, f.size, f.modification_time) for f in self.deleted_files}
+        kept = tuple(f for f in self.files if (f.path, f.size, f.modification_time) not in deleted)
+        return kept + self.appended_files
 
 
 @dataclass(frozen=True)
@@ -385,6 +411,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _source_file(f: _Obj) -> SourceFile:
+    return SourceFile(
+        path=f.string("path"),
+        size=f.integer("size"),
+        modification_time=f.integer("modificationTime"),
+        id=f.integer("id"),
+    )
+
+
 def _build_entry(root: _Obj) -> LogEntry:
     state = root.string("state")
     if state not in STABLE_STATES and state not in TRANSIENT_STATES:
@@ -434,15 +469,9 @@ def _build_entry(root: _Obj) -> LogEntry:
             schema=source.string("schema"),
             partition_schema=source.string("partitionSchema"),
             table=source.opt_str("table"),
-            files=source.objs(
-                "files",
-                lambda f: SourceFile(
-                    path=f.string("path"),
-                    size=f.integer("size"),
-                    modification_time=f.integer("modificationTime"),
-                    id=f.integer("id"),
-                ),
-            ),
+            files=source.objs("files", _source_file),
+            appended_files=source.objs("appendedFiles", _source_file),
+            deleted_files=source.objs("deletedFiles", _source_file),
         ),
         signature=Signature(provider=signature.string("provider"), value=signature.string("value")),
         extra=root.str_map("extra", optional=True),

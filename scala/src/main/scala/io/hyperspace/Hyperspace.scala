@@ -64,6 +64,35 @@ class Hyperspace(val spark: SparkSession) {
     new CreateAction(spark, log, config.name, df, source, definition).run()
   }
 
+  /**
+   * Brings index `name` up to date with its source. `mode`: `full` rebuilds it; `incremental`
+   * indexes only appended files and drops the rows of deleted ones (deletes need lineage);
+   * `quick` records the changes in the log only, and queries make up for them with hybrid scan.
+   * An unchanged source is a no-op, said so in the result.
+   */
+  def refreshIndex(name: String, mode: String): MaintenanceResult = {
+    val log = catalog.existingLogOf(name)
+    val action = new RefreshAction(spark, log, name, MaintenanceModes.refreshMode(name, mode))
+    MaintenanceResult.of(action, action.run().id)
+  }
+
+  /** [[refreshIndex]] in `full` mode. */
+  def refreshIndex(name: String): MaintenanceResult = refreshIndex(name, MaintenanceModes.Full)
+
+  /**
+   * Compacts index `name`'s files within each bucket. `mode`: `quick` merges the files smaller
+   * than `spark.hyperspace.index.optimize.fileSizeThreshold`; `full` leaves one file per bucket.
+   * Results of queries never change; replaced files stay until `vacuumIndex`.
+   */
+  def optimizeIndex(name: String, mode: String): MaintenanceResult = {
+    val log = catalog.existingLogOf(name)
+    val action = new OptimizeAction(spark, log, name, MaintenanceModes.optimizeMode(name, mode))
+    MaintenanceResult.of(action, action.run().id)
+  }
+
+  /** [[optimizeIndex]] in `quick` mode. */
+  def optimizeIndex(name: String): MaintenanceResult = optimizeIndex(name, MaintenanceModes.Quick)
+
   /** Soft-deletes an ACTIVE index: queries stop using it; `restoreIndex` undoes it. */
   def deleteIndex(name: String): Unit =
     new DeleteAction(spark, catalog.existingLogOf(name), name).run()
@@ -94,7 +123,9 @@ class Hyperspace(val spark: SparkSession) {
 
   /**
    * One row per index: name, kind, indexedColumns, includedColumns, numBuckets, state,
-   * indexLocation, sizeInBytes, numIndexFiles, numSourceFiles, lastModified.
+   * indexLocation, sizeInBytes, numIndexFiles, numSourceFiles, appendedFiles, deletedFiles
+   * (source files changed since the index data was built; null if the source cannot be listed),
+   * lastModified.
    */
   def indexes: DataFrame = catalog.indexesDataFrame()
 

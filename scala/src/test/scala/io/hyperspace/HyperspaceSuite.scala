@@ -47,6 +47,6 @@ trait HyperspaceSuite extends SparkSessionSuite {
 
   protected def readIndexData(name: String): DataFrame = {
     val entry = logOf(name).latestStable.get
-    spark.read.parquet(new Path(entry.content.dataPath).toString)
+    spark.read.parquet(entry.content.files.map(entry.content.pathOf): _*)
   }
 }

@@ -59,6 +59,17 @@ abstract class Action(
   protected def alreadyDone(base: Option[LogEntry]): Boolean =
     base.exists(_.state == finalState)
 
+  /**
+   * Whether the operation would change nothing from `base` (checked after [[validate]]): then
+   * nothing is written and `run` returns `base` — a refresh of an unchanged source, say.
+   */
+  protected def upToDate(base: Option[LogEntry]): Boolean = false
+
+  private var wrote = false
+
+  /** Whether [[run]] committed an entry (false when it found nothing to do). */
+  def committedChanges: Boolean = wrote
+
   /** Runs the operation; returns the entry it committed (or the current one if it had nothing to do). */
   final def run(): LogEntry = {
     acquire() match {
@@ -81,6 +92,7 @@ abstract class Action(
               s"entry ${committed.id} first, e.g. a cancel); nothing of this $operation was kept.")
         }
         indexLog.setLatestStable(committed.id)
+        wrote = true
         afterCommit(committed)
         CatalogVersion.bump(indexLog.indexPath.getParent, spark.sessionState.newHadoopConf())
         committed
@@ -118,6 +130,7 @@ abstract class Action(
             return Left(base.get)
           }
           validate(base)
+          if (upToDate(base)) return Left(base.get)
           val begin = beginEntry(base, latest.map(_.id + 1).getOrElse(0L)).copy(
             name = indexName, state = transientState, operation = operation,
             timestamp = System.currentTimeMillis(), owner = Owner.current, enabled = false)

@@ -43,7 +43,7 @@ class CreateAction(
 
   override protected def op(begin: LogEntry): LogEntry = {
     val dataPath = new Path(begin.content.dataPath)
-    CoveringIndex.write(df, definition, begin.source, dataPath)
+    CoveringIndex.write(df, definition, begin.source.files, dataPath)
     begin.copy(content = begin.content.copy(files = CoveringIndex.listDataFiles(spark, dataPath)))
   }
 

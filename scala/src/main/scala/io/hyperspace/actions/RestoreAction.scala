@@ -20,7 +20,7 @@ class RestoreAction(spark: SparkSession, indexLog: IndexLogManager, indexName: S
     // An interrupted vacuum may have removed data a DELETED entry still lists.
     val entry = base.get
     val fs = indexLog.indexPath.getFileSystem(spark.sessionState.newHadoopConf())
-    entry.content.files.map(f => new Path(entry.content.dataPath, f.path)).find(!fs.exists(_))
+    entry.content.files.map(f => new Path(entry.content.pathOf(f))).find(!fs.exists(_))
       .foreach { missing =>
         throw new HyperspaceException(
           s"Cannot restore index '$indexName': its data file $missing is gone (an interrupted " +

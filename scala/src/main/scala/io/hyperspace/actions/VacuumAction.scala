@@ -8,7 +8,8 @@ import io.hyperspace.log.{Content, IndexLogManager, LogEntry, States}
 /**
  * Vacuum. A DELETED index: every data version and then the whole directory are removed and the
  * name becomes free. An ACTIVE index: every data directory its current entry does not use
- * (older versions, leftovers of crashed or cancelled operations) is removed.
+ * (versions replaced by refresh or optimize, leftovers of crashed or cancelled operations) is
+ * removed; an incrementally refreshed index keeps using files of several versions.
  */
 class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: String)
   extends Action(spark, indexLog, indexName) {
@@ -34,7 +35,7 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
     base.get.copy(id = id)
 
   override protected def op(begin: LogEntry): LogEntry = {
-    val keep = if (startedFrom == States.ACTIVE) Set(begin.content.dataVersion) else Set.empty[Int]
+    val keep = if (startedFrom == States.ACTIVE) begin.content.versionsUsed else Set.empty[Int]
     DataVersions.present(spark, indexLog).filterNot(keep.contains).foreach { v =>
       DataVersions.delete(spark, new Path(indexLog.indexPath, Content.versionDirName(v)))
     }

@@ -28,7 +28,12 @@ object Explainer {
     section("Indexes used:")
     if (used.isEmpty) out ++= "(none)\n"
     used.sortBy(_.name).foreach { e =>
-      out ++= s"${e.name}: ${e.content.dataPath} (LogVersion: ${e.id})\n"
+      out ++= s"${e.name}: ${e.content.root} (LogVersion: ${e.id})\n"
+    }
+    val (appended, deleted) = Plans.hybridScanFiles(withIdx)
+    if (appended > 0 || deleted > 0) {
+      out ++= s"Hybrid scan: $appended appended source file(s) read beside the index data; " +
+        s"rows of $deleted deleted source file(s) filtered out by lineage.\n"
     }
     if (verbose) {
       out ++= "\n"

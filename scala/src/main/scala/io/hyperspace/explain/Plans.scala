@@ -1,15 +1,17 @@
 package io.hyperspace.explain
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, In, InSet, Not}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.index.covering.{CoveringIndex, IndexHadoopFsRelation}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.ApplyHyperspace
+import io.hyperspace.sources.SelectedFilesIndex
 
 /** The plans of a query with and without indexes, for explain, whyNot and whatIf. */
 object Plans {
@@ -68,4 +70,20 @@ object Plans {
   def bytesScanned(plan: SparkPlan): Long = plan.collect {
     case s: FileSourceScanExec => s.relation.location.sizeInBytes
   }.sum
+
+  /**
+   * What hybrid scan adds to `plan`: the number of appended source files it reads beside index
+   * data, and the number of deleted source files whose rows it filters out by lineage.
+   */
+  def hybridScanFiles(plan: SparkPlan): (Int, Int) = {
+    val appended = plan.collect {
+      case s: FileSourceScanExec if s.relation.location.isInstanceOf[SelectedFilesIndex] =>
+        s.relation.location.inputFiles.length
+    }.sum
+    val deleted = plan.collect { case f: FilterExec => f.condition }.flatMap(_.collect {
+      case Not(In(a: Attribute, ids)) if a.name == CoveringIndex.LineageColumn => ids.size
+      case Not(InSet(a: Attribute, ids)) if a.name == CoveringIndex.LineageColumn => ids.size
+    }).sum
+    (appended, deleted)
+  }
 }

@@ -66,7 +66,7 @@ object WhatIf {
     val estimated = (described.sizeInBytes * indexWidth / rowWidth).max(numBuckets.toLong)
     val root = s"hypothetical:/${config.name}"
     val files = (0 until numBuckets).map(b =>
-      ContentFile(f"part-00000-hypothetical_$b%05d.c000.snappy.parquet", estimated / numBuckets, 0L))
+      ContentFile(f"v__=0/part-00000-hypothetical_$b%05d.c000.snappy.parquet", estimated / numBuckets, 0L))
     LogEntry(LogEntry.SpecVersion, 0, config.name, States.ACTIVE, LogEntry.HypotheticalOperation, System.currentTimeMillis(),
       enabled = true, Owner.current, definition, Content(root, 0, files), described,
       Signature.of(described.files))

@@ -46,15 +46,12 @@ object WhyNot extends PredicateHelper {
     relations.flatMap { r =>
       val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
       val now = source.listedFiles.toSet
-      if (!CandidateIndexes.sourceMatches(entry, source, now)) {
-        val indexed = CandidateIndexes.indexedFiles(entry)
-        if (now == indexed) {
-          Seq(s"the query reads the data as ${source.format} with options ${source.readOptions}; " +
-            s"the index was built from ${entry.source.format} with options ${entry.source.options}")
-        } else {
-          Seq(s"the source changed since the index was built (${(now -- indexed).size} file(s) " +
-            s"appended or rewritten, ${(indexed -- now).size} deleted); refresh the index")
-        }
+      val servable = CandidateIndexes.changesToServe(spark, entry, now)
+      if (!CandidateIndexes.sameReader(entry, source)) {
+        Seq(s"the query reads the data as ${source.format} with options ${source.readOptions}; " +
+          s"the index was built from ${entry.source.format} with options ${entry.source.options}")
+      } else if (servable.isLeft) {
+        Seq(servable.left.toOption.get)
       } else {
         val columns = entry.index.indexedColumns ++ entry.index.includedColumns
         val needed = AttributeSet(plan.flatMap(_.references)).filter(a => r.outputSet.contains(a))

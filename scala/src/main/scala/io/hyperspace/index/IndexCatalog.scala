@@ -10,6 +10,7 @@ import org.apache.spark.sql.types._
 import io.hyperspace.HyperspaceIndexNotFoundException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+import io.hyperspace.sources.{FileSource, SourceChanges}
 
 /** What `indexes()` and `index(name)` report about one index. */
 case class IndexSummary(
@@ -23,6 +24,8 @@ case class IndexSummary(
     sizeInBytes: Long,
     numIndexFiles: Int,
     numSourceFiles: Int,
+    appendedFiles: Integer,
+    deletedFiles: Integer,
     lastModified: java.sql.Timestamp,
     // Extended statistics (index(name) only).
     lineage: Boolean,
@@ -90,9 +93,14 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
   }
 
-  /** The summary of one index's log: the state of its newest entry, data of its newest stable one. */
+  /**
+   * The summary of one index's log: the state of its newest entry, data of its newest stable one,
+   * and how many source files were appended and deleted since the index data was built (null
+   * when the source cannot be listed).
+   */
   def summaryOf(log: IndexLogManager): Option[IndexSummary] = log.latest.flatMap { latest =>
     val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
+    lazy val pending = pendingChanges(shown)
     if (latest.state == States.DOESNOTEXIST) None
     else Some(IndexSummary(
       name = latest.name,
@@ -105,6 +113,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       sizeInBytes = shown.content.sizeInBytes,
       numIndexFiles = shown.content.files.size,
       numSourceFiles = shown.source.files.size,
+      appendedFiles = pending.map(c => Integer.valueOf(c.appended.size)).orNull,
+      deletedFiles = pending.map(c => Integer.valueOf(c.deleted.size)).orNull,
       lastModified = new java.sql.Timestamp(latest.timestamp),
       lineage = shown.index.lineage,
       dataVersion = shown.content.dataVersion,
@@ -116,6 +126,17 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       schema = shown.index.schema,
       signature = shown.signature.value))
   }
+
+  private def pendingChanges(entry: LogEntry): Option[SourceChanges] =
+    if (entry.state == States.CREATING) None
+    else try {
+      val source = FileSource.load(spark, entry.source, entry.name)
+      Some(SourceChanges.between(entry.source.files, source.currentFiles))
+    } catch {
+      case NonFatal(e) =>
+        logWarning(s"Cannot list the source of index '${entry.name}': ${e.getMessage}")
+        None
+    }
 
   /** `indexes()`: one row per index. */
   def indexesDataFrame(): DataFrame = toDataFrame(summaries(), IndexCatalog.listColumns)
@@ -148,6 +169,8 @@ object IndexCatalog {
     StructField("sizeInBytes", LongType, nullable = false),
     StructField("numIndexFiles", IntegerType, nullable = false),
     StructField("numSourceFiles", IntegerType, nullable = false),
+    StructField("appendedFiles", IntegerType, nullable = true),
+    StructField("deletedFiles", IntegerType, nullable = true),
     StructField("lastModified", TimestampType, nullable = false))
 
   /** The columns of `index(name)`: those of `indexes()` and the extended statistics. */

@@ -51,15 +51,33 @@ case class IndexDefinition(
     schema: String,
     properties: Map[String, String] = Map.empty)
 
-/** One index data file, relative to the data version directory. */
-case class ContentFile(path: String, size: Long, modificationTime: Long)
+/**
+ * One index data file; `path` is relative to the index root and starts with its data version
+ * directory (`v__=2/part-...parquet`), because incremental refresh and optimize keep using the
+ * untouched files of earlier versions.
+ */
+case class ContentFile(path: String, size: Long, modificationTime: Long) {
+  /** The data version directory the file lies in. */
+  @JsonIgnore
+  def dataVersion: Option[Int] = Content.versionOf(path.takeWhile(_ != '/'))
+  /** The file name, without its version directory. */
+  @JsonIgnore
+  def name: String = path.substring(path.lastIndexOf('/') + 1)
+}
 
-/** The index data: a version directory under `root` and its files. */
+/**
+ * The index data: the files under `root`, and `dataVersion`, the version directory the operation
+ * that wrote this entry wrote into (new files always go to a new version directory).
+ */
 case class Content(root: String, dataVersion: Int, files: Seq[ContentFile]) {
   /** Total bytes of the index data files. */
   def sizeInBytes: Long = files.map(_.size).sum
-  /** The directory holding this version's files. */
+  /** The directory this entry's operation wrote into. */
   def dataPath: String = s"$root/${Content.versionDirName(dataVersion)}"
+  /** The fully qualified path of `file`. */
+  def pathOf(file: ContentFile): String = s"$root/${file.path}"
+  /** The data versions whose directories hold this entry's files (and the one it wrote). */
+  def versionsUsed: Set[Int] = files.flatMap(_.dataVersion).toSet + dataVersion
 }
 
 object Content {
@@ -74,9 +92,17 @@ object Content {
 }
 
 /** One source file the index was built from; identity is (path, size, modificationTime). */
-case class SourceFile(path: String, size: Long, modificationTime: Long, id: Long)
+case class SourceFile(path: String, size: Long, modificationTime: Long, id: Long) {
+  /** The file's identity: a file rewritten in place is another file. */
+  @JsonIgnore
+  def key: (String, Long, Long) = (path, size, modificationTime)
+}
 
-/** The data an index was built from. */
+/**
+ * The data an index was built from. `files` are the source files the index data covers;
+ * `appendedFiles` and `deletedFiles` are changes a quick refresh recorded without touching the
+ * data (queries make up for them with hybrid scan), empty otherwise.
+ */
 case class Source(
     format: String,
     rootPaths: Seq[String],
@@ -84,9 +110,22 @@ case class Source(
     schema: String,
     partitionSchema: String,
     table: Option[String],
-    files: Seq[SourceFile]) {
-  /** Total bytes of the source files. */
+    files: Seq[SourceFile],
+    appendedFiles: Seq[SourceFile],
+    deletedFiles: Seq[SourceFile]) {
+  /** Total bytes of the source files the index data covers. */
   def sizeInBytes: Long = files.map(_.size).sum
+
+  /** The source files as of the newest refresh: indexed, minus recorded deletes, plus appends. */
+  @JsonIgnore
+  def currentFiles: Seq[SourceFile] = {
+    val deleted = deletedFiles.map(_.key).toSet
+    files.filterNot(f => deleted.contains(f.key)) ++ appendedFiles
+  }
+
+  /** Whether a quick refresh recorded changes the index data does not reflect. */
+  @JsonIgnore
+  def hasPendingChanges: Boolean = appendedFiles.nonEmpty || deletedFiles.nonEmpty
 }
 
 /** A fingerprint of the source file set. */

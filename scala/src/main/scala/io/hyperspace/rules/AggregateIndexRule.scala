@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
-import io.hyperspace.index.covering.IndexScan
 import io.hyperspace.log.LogEntry
 
 /**
@@ -28,10 +27,10 @@ object AggregateIndexRule extends IndexRewrite {
             val candidates =
               if (!keys.forall(relation.outputSet.contains)) Nil
               else CandidateIndexes.forRelation(spark, indexes, relation, needed)
-                .filter(CandidateIndexes.keyedOn(_, keys, resolver))
-            IndexRanking.best(candidates).map { e =>
+                .filter(c => CandidateIndexes.keyedOn(c.entry, keys, resolver))
+            IndexRanking.best(candidates).map { c =>
               agg.copy(child = child transformUp {
-                case r: LogicalRelation if r eq relation => IndexScan.replace(spark, e, r)
+                case r: LogicalRelation if r eq relation => HybridScan.replace(spark, c, r, keepBuckets = true)
               })
             }.getOrElse(agg)
           case _ => agg

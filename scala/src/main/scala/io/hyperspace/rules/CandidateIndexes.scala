@@ -15,7 +15,8 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import io.hyperspace.index.{CatalogVersion, IndexCatalog}
 import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges}
 
 /** The ACTIVE covering indexes of a session, and which of them can serve a relation. */
 object CandidateIndexes extends Logging {
@@ -63,9 +64,13 @@ object CandidateIndexes extends Logging {
       }
     }
 
-  /** The file scan under a relation node, unless it already reads an index. */
+  /**
+   * The file scan under a relation node, unless it already reads an index, or is the appended
+   * files' side of a hybrid scan.
+   */
   def sourceScan(relation: LogicalRelation): Option[HadoopFsRelation] = relation.relation match {
-    case fs: HadoopFsRelation if !IndexScan.isIndexScan(relation) && !relation.isStreaming => Some(fs)
+    case fs: HadoopFsRelation if !IndexScan.isIndexScan(relation) && !relation.isStreaming &&
+        !fs.location.isInstanceOf[SelectedFilesIndex] => Some(fs)
     case _ => None
   }
 
@@ -75,14 +80,58 @@ object CandidateIndexes extends Logging {
     else indexedFilesCache.computeIfAbsent((entry.content.root, entry.id),
       _ => entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet)
 
+  /** Whether `source` reads its files as `entry`'s source was read: same format and options. */
+  def sameReader(entry: LogEntry, source: FileSource): Boolean =
+    source.format == entry.source.format && source.readOptions == entry.source.options
+
   /**
    * Whether `entry` was built from exactly the data `source` reads: same format and read
    * options, and the same files (path, size and modification time). `listed` is the source's
    * file set, listed once by the caller for all candidates.
    */
   def sourceMatches(entry: LogEntry, source: FileSource, listed: => Set[(String, Long, Long)]): Boolean =
-    source.format == entry.source.format && source.readOptions == entry.source.options &&
-      listed == indexedFiles(entry)
+    sameReader(entry, source) && listed == indexedFiles(entry)
+
+  /**
+   * How `entry` can serve a scan whose files are `listed` (same reader assumed): Right with the
+   * changes hybrid scan must make up for (none when the index is up to date), or Left with the
+   * reason it cannot. An index whose quick refresh recorded exactly the changes seen now uses the
+   * recorded lists, whatever the hybrid scan settings; otherwise a stale index needs hybrid scan
+   * on, lineage when files were deleted, and changes within the configured byte ratios.
+   */
+  def changesToServe(
+      spark: SparkSession,
+      entry: LogEntry,
+      listed: Set[(String, Long, Long)]): Either[String, SourceChanges] = {
+    val indexed = indexedFiles(entry)
+    if (listed == indexed) Right(SourceChanges(Nil, Nil))
+    else if (entry.source.hasPendingChanges && listed == entry.source.currentFiles.map(_.key).toSet) {
+      Right(SourceChanges(entry.source.appendedFiles.map(_.key), entry.source.deletedFiles))
+    } else {
+      val changes = SourceChanges.between(entry.source.files, listed.toSeq)
+      val stale = s"the source changed since the index was built (${changes.describe})"
+      if (entry.isHypothetical) Left(stale)
+      else if (!HyperspaceConf.hybridScanEnabled(spark)) {
+        Left(s"$stale; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})")
+      } else if (changes.deleted.nonEmpty && !entry.index.lineage) {
+        Left(s"$stale, and without lineage hybrid scan cannot drop the rows of deleted files; refresh the index")
+      } else {
+        val listedBytes = math.max(1L, listed.toSeq.map(_._2).sum)
+        val indexedBytes = math.max(1L, entry.source.sizeInBytes)
+        val appendedRatio = changes.appendedBytes.toDouble / listedBytes
+        val deletedRatio = changes.deletedBytes.toDouble / indexedBytes
+        val maxAppended = HyperspaceConf.hybridScanMaxAppendedRatio(spark)
+        val maxDeleted = HyperspaceConf.hybridScanMaxDeletedRatio(spark)
+        if (appendedRatio > maxAppended) {
+          Left(f"$stale; appended bytes are ${appendedRatio * 100}%.1f%% of the source, above " +
+            f"${HyperspaceConf.HYBRID_SCAN_MAX_APPENDED_RATIO.key}=$maxAppended; refresh the index")
+        } else if (deletedRatio > maxDeleted) {
+          Left(f"$stale; deleted bytes are ${deletedRatio * 100}%.1f%% of the indexed data, above " +
+            f"${HyperspaceConf.HYBRID_SCAN_MAX_DELETED_RATIO.key}=$maxDeleted; refresh the index")
+        } else Right(changes)
+      }
+    }
+  }
 
   /**
    * Whether the index's data directory is still there: the cached view of the indexes cannot
@@ -111,18 +160,22 @@ object CandidateIndexes extends Logging {
     entry.index.indexedColumns.size == keys.map(_.exprId).distinct.size &&
       entry.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
 
-  /** The usable indexes for `relation`: ACTIVE, built from exactly its data, covering `needed`. */
+  /**
+   * The usable indexes for `relation`: ACTIVE, covering `needed`, built from its data read the
+   * same way, and either up to date or servable with hybrid scan.
+   */
   def forRelation(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       relation: LogicalRelation,
-      needed: Seq[Attribute]): Seq[LogEntry] = sourceScan(relation) match {
+      needed: Seq[Attribute]): Seq[IndexCandidate] = sourceScan(relation) match {
     case None => Nil
     case Some(fs) =>
       val resolver = spark.sessionState.conf.resolver
       val source = FileSource(relation, fs)
       lazy val listed = source.listedFiles.toSet
-      indexes.filter(e =>
-        coversColumns(e, needed, resolver) && sourceMatches(e, source, listed) && dataPresent(spark, e))
+      indexes.filter(e => coversColumns(e, needed, resolver) && sameReader(e, source))
+        .flatMap(e => changesToServe(spark, e, listed).toOption.map(IndexCandidate(e, _)))
+        .filter(c => dataPresent(spark, c.entry))
   }
 }

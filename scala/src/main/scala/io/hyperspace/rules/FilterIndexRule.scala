@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, IsNotNu
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
-import io.hyperspace.index.covering.IndexScan
 import io.hyperspace.log.LogEntry
 
 /**
@@ -21,7 +20,9 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       // The columns the chain needs come from ScanChain, as for the join and aggregate rules.
       case chain @ ScanChain(relation, needed) if filterOf(chain).isDefined =>
         bestIndex(spark, indexes, relation, needed, filterOf(chain).get)
-          .map(e => chain transformUp { case r: LogicalRelation if r eq relation => IndexScan.replace(spark, e, r) })
+          .map(c => chain transformUp {
+            case r: LogicalRelation if r eq relation => HybridScan.replace(spark, c, r, keepBuckets = false)
+          })
           .getOrElse(chain)
     }
 
@@ -37,12 +38,12 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       indexes: Seq[LogEntry],
       relation: LogicalRelation,
       needed: Seq[Attribute],
-      condition: Expression): Option[LogEntry] = {
+      condition: Expression): Option[IndexCandidate] = {
     val resolver = spark.sessionState.conf.resolver
     // The IS NOT NULL filters Spark infers for joins are no reason to read an index.
     val filtered = splitConjunctivePredicates(condition)
       .filterNot(_.isInstanceOf[IsNotNull]).flatMap(_.references).map(_.name)
     IndexRanking.best(CandidateIndexes.forRelation(spark, indexes, relation, needed)
-      .filter(e => filtered.exists(resolver(_, e.index.indexedColumns.head))))
+      .filter(c => filtered.exists(resolver(_, c.entry.index.indexedColumns.head))))
   }
 }

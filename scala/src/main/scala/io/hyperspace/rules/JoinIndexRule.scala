@@ -8,7 +8,6 @@ import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
-import io.hyperspace.index.covering.IndexScan
 import io.hyperspace.log.LogEntry
 
 /**
@@ -58,11 +57,11 @@ object JoinIndexRule extends IndexRewrite {
       spark: SparkSession,
       indexes: Seq[LogEntry],
       side: LogicalPlan,
-      keys: Seq[Attribute]): Seq[LogEntry] = side match {
+      keys: Seq[Attribute]): Seq[IndexCandidate] = side match {
     case ScanChain(relation, needed) if keys.forall(k => relation.outputSet.contains(k)) =>
       val resolver = spark.sessionState.conf.resolver
       CandidateIndexes.forRelation(spark, indexes, relation, needed)
-        .filter(CandidateIndexes.keyedOn(_, keys, resolver))
+        .filter(c => CandidateIndexes.keyedOn(c.entry, keys, resolver))
     case _ => Nil
   }
 
@@ -79,20 +78,19 @@ object JoinIndexRule extends IndexRewrite {
       }
   }
 
-  private def choose(spark: SparkSession, left: Seq[LogEntry], right: Seq[LogEntry],
-      lk: Seq[Attribute], rk: Seq[Attribute]): (Option[LogEntry], Option[LogEntry]) = {
-    val pairs = for (l <- left; r <- right if aligned(spark, l, r, lk, rk)) yield (l, r)
+  private def choose(spark: SparkSession, left: Seq[IndexCandidate], right: Seq[IndexCandidate],
+      lk: Seq[Attribute], rk: Seq[Attribute]): (Option[IndexCandidate], Option[IndexCandidate]) = {
+    val pairs = for (l <- left; r <- right if aligned(spark, l.entry, r.entry, lk, rk)) yield (l, r)
     if (pairs.nonEmpty) {
       val (l, r) = pairs.minBy { case (l, r) =>
-        (if (l.index.numBuckets == r.index.numBuckets) 0 else 1,
-          -math.min(l.index.numBuckets, r.index.numBuckets),
-          l.content.sizeInBytes + r.content.sizeInBytes, l.name, r.name)
+        val (lb, rb) = (l.entry.index.numBuckets, r.entry.index.numBuckets)
+        (if (lb == rb) 0 else 1, -math.min(lb, rb), l.bytesRead + r.bytesRead, l.name, r.name)
       }
       (Some(l), Some(r))
     } else {
       // One side only: the one whose index reads fewer bytes.
       val best = (left.map(e => (e, true)) ++ right.map(e => (e, false)))
-        .sortBy { case (e, isLeft) => (e.content.sizeInBytes, e.name, !isLeft) }.headOption
+        .sortBy { case (c, isLeft) => (c.bytesRead, c.name, !isLeft) }.headOption
       best match {
         case Some((e, true)) => (Some(e), None)
         case Some((e, false)) => (None, Some(e))
@@ -101,9 +99,9 @@ object JoinIndexRule extends IndexRewrite {
     }
   }
 
-  private def useIndex(spark: SparkSession, side: LogicalPlan, entry: LogEntry): LogicalPlan =
+  private def useIndex(spark: SparkSession, side: LogicalPlan, candidate: IndexCandidate): LogicalPlan =
     side transformUp {
       case r: LogicalRelation if CandidateIndexes.sourceScan(r).isDefined =>
-        IndexScan.replace(spark, entry, r)
+        HybridScan.replace(spark, candidate, r, keepBuckets = true)
     }
 }

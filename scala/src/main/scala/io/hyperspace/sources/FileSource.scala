@@ -1,9 +1,10 @@
 package io.hyperspace.sources
 
-import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.log.{Source, SourceFile}
@@ -40,6 +41,16 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     listedFiles
   }
 
+  /**
+   * A scan of only the files of this source in `paths` (partition values, schema and options
+   * kept), with fresh attributes so it can sit beside this source in one plan.
+   */
+  def restrictedTo(paths: Set[String]): LogicalRelation = {
+    val selected = fsRelation.copy(location = new SelectedFilesIndex(fsRelation.location, paths))(
+      fsRelation.sparkSession)
+    relation.copy(relation = selected, catalogTable = None).newInstance()
+  }
+
   /** The log's description of this source, files numbered 0, 1, ... in path order. */
   def describe(): Source = Source(
     format = format,
@@ -50,10 +61,37 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     table = table,
     files = currentFiles.zipWithIndex.map { case ((path, size, mtime), id) =>
       SourceFile(path, size, mtime, id.toLong)
-    })
+    },
+    appendedFiles = Nil,
+    deletedFiles = Nil)
 }
 
 object FileSource {
+
+  /**
+   * The source an index was built from, read again now: its catalog table, or its format,
+   * read options and paths with the schema recorded at creation (so types do not drift with
+   * schema inference). The error names the index when the source can no longer be read.
+   */
+  def load(spark: SparkSession, stored: Source, indexName: String): FileSource = {
+    val df = try {
+      stored.table match {
+        case Some(t) => spark.table(t)
+        case None =>
+          val data = DataType.fromJson(stored.schema).asInstanceOf[StructType]
+          val partitions = DataType.fromJson(stored.partitionSchema).asInstanceOf[StructType]
+          spark.read.format(stored.format).options(stored.options)
+            .schema(StructType(data.fields ++ partitions.fields))
+            .load(stored.rootPaths: _*)
+      }
+    } catch {
+      case e: AnalysisException =>
+        throw new HyperspaceException(
+          s"Cannot read the source of index '$indexName' " +
+            s"(${stored.table.getOrElse(stored.rootPaths.mkString(", "))}): ${e.getMessage}", e)
+    }
+    of(df, indexName)
+  }
 
   private val supported =
     "Supported: spark.read.<format>(paths) for file formats (parquet, csv, json, orc, ...), " +

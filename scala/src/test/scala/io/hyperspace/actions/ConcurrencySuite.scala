@@ -50,11 +50,13 @@ class ConcurrencySuite extends HyperspaceSuite {
 
   private lazy val source = writeSource("concurrency")
 
-  /** The operations implemented so far, with the state each needs to start from. */
+  /** The operations, with the state each needs to start from. */
   private val incomingOps: Seq[(String, String, String => Unit)] = Seq(
     (Operations.CREATE, States.DOESNOTEXIST,
       (n: String) => hs.createIndex(spark.read.parquet(source), IndexConfig(n, Seq("id")))),
     (Operations.DELETE, States.ACTIVE, (n: String) => hs.deleteIndex(n)),
+    (Operations.REFRESH, States.ACTIVE, (n: String) => hs.refreshIndex(n, "incremental")),
+    (Operations.OPTIMIZE, States.ACTIVE, (n: String) => hs.optimizeIndex(n, "full")),
     (Operations.RESTORE, States.DELETED, (n: String) => hs.restoreIndex(n)),
     (Operations.VACUUM, States.DELETED, (n: String) => hs.vacuumIndex(n)))
 
@@ -183,5 +185,40 @@ class ConcurrencySuite extends HyperspaceSuite {
     assert(e.getMessage.contains("was overtaken by CANCEL"), e.getMessage)
     assert(logOf(name).latestStable.get.state == States.ACTIVE)
     assert(states(name).takeRight(2) == Seq(States.DELETING, States.ACTIVE))
+  }
+
+  test("a delete racing a running refresh waits for it, then deletes the refreshed index") {
+    val dir = writeSource("race-refresh", rows = 400, files = 4)
+    val name = "refresh-vs-delete"
+    hs.createIndex(spark.read.parquet(dir), IndexConfig(name, Seq("id"), Seq("name"), lineage = Some(true)))
+    spark.range(1000, 1100).selectExpr("id", "CONCAT('name-', id % 17) AS name",
+      "CAST(id * 1.5 AS DOUBLE) AS amount", "DATE'2024-02-01' AS day").coalesce(1).write.mode("append").parquet(dir)
+    val inOp = new CountDownLatch(1)
+    val proceed = new CountDownLatch(1)
+    val slowRefresh = new RefreshAction(spark, logOf(name), name, "incremental") {
+      override protected def op(begin: LogEntry): LogEntry = {
+        inOp.countDown()
+        proceed.await(30, TimeUnit.SECONDS)
+        super.op(begin)
+      }
+    }
+    implicit val ec: ExecutionContext = ExecutionContext.global
+    val refreshing = Future(slowRefresh.run())
+    assert(inOp.await(30, TimeUnit.SECONDS))
+    val deleting = Future(withWaitTimeout(60000)(hs.deleteIndex(name)))
+    Thread.sleep(300)
+    assert(!deleting.isCompleted, "the delete must wait for the refresh (Table 1: compatible)")
+    // An optimize is compatible too; a create of the same name is not and fails at once.
+    val create = intercept[HyperspaceException](
+      hs.createIndex(spark.read.parquet(dir), IndexConfig(name, Seq("id"))))
+    assert(create.getMessage.contains("already exists") || create.getMessage.contains("cannot run together"))
+    proceed.countDown()
+    Await.result(refreshing, 60.seconds)
+    Await.result(deleting, 60.seconds)
+    assert(states(name).takeRight(4) == Seq(States.REFRESHING, States.ACTIVE, States.DELETING, States.DELETED))
+    val deleted = logOf(name).latestStable.get
+    assert(deleted.source.files.size == 5, "the delete kept the refreshed content, restorable")
+    hs.restoreIndex(name)
+    assert(readIndexData(name).count() == 500)
   }
 }

@@ -14,15 +14,17 @@ import io.hyperspace.log.States
 
 class CrashSafetySuite extends HyperspaceSuite {
 
-  private def startSlowCreate(source: String, name: String, out: File): Process = {
+  private def startSlowCreate(source: String, name: String, out: File): Process =
+    startChild("io.hyperspace.testing.SlowCreateMain", Seq(systemPath.getAbsolutePath, source, name), out)
+
+  private def startChild(mainClass: String, args: Seq[String], out: File): Process = {
     val java = new File(System.getProperty("java.home"), "bin/java").getAbsolutePath
     val classpath = sys.env.getOrElse("HYPERSPACE_TEST_CLASSPATH", System.getProperty("java.class.path"))
     // The module options Spark needs on Java 17, as this JVM got them.
     val jvmOptions = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala
       .filter(a => a.startsWith("--add-") || a.startsWith("-XX:+IgnoreUnrecognized") ||
         a.startsWith("-Djdk.reflect") || a.startsWith("-Dio.netty"))
-    val command = Seq(java, "-Xmx1g") ++ jvmOptions ++ Seq("-cp", classpath,
-      "io.hyperspace.testing.SlowCreateMain", systemPath.getAbsolutePath, source, name)
+    val command = Seq(java, "-Xmx1g") ++ jvmOptions ++ Seq("-cp", classpath, mainClass) ++ args
     new ProcessBuilder(command: _*).redirectErrorStream(true).redirectOutput(out).start()
   }
 
@@ -68,5 +70,50 @@ class CrashSafetySuite extends HyperspaceSuite {
     hs.vacuumIndex(name)
     assert(versionDirs(name) == Seq("v__=1"))
     assert(readIndexData(name).count() == 20000)
+  }
+
+  test("kill -9 during a refresh's data write: the previous version stays readable and queryable") {
+    val name = "crashy-refresh"
+    val source = writeSource("crash-refresh-source", rows = 20000, files = 4)
+    hs.createIndex(spark.read.parquet(source),
+      IndexConfig(name, Seq("id"), Seq("name"), numBuckets = Some(300), lineage = Some(true)))
+    spark.range(50000, 50100).selectExpr("id", "CONCAT('name-', id % 17) AS name",
+      "CAST(id * 1.5 AS DOUBLE) AS amount", "DATE'2024-03-01' AS day")
+      .coalesce(1).write.mode("append").parquet(source)
+    val out = new File(tempDir, "slow-refresh.out")
+    val child = startChild("io.hyperspace.testing.SlowRefreshMain", Seq(systemPath.getAbsolutePath, name), out)
+    val temporary = new File(indexDir(name), "v__=1/_temporary")
+    try {
+      val deadline = System.currentTimeMillis() + 120000
+      def writing: Boolean = temporary.exists() &&
+        FileUtils.listFiles(temporary, Array("parquet"), true).size() >= 3
+      while (!writing && child.isAlive && System.currentTimeMillis() < deadline) Thread.sleep(20)
+      assert(child.isAlive && writing,
+        s"the refresh never reached its data write:\n${FileUtils.readFileToString(out, "UTF-8").takeRight(4000)}")
+      child.destroyForcibly()
+      assert(child.waitFor(30, TimeUnit.SECONDS))
+    } finally child.destroyForcibly()
+
+    assert(states(name) == Seq(States.CREATING, States.ACTIVE, States.REFRESHING))
+    val stable = logOf(name).latestStable.get
+    assert(stable.state == States.ACTIVE && stable.content.dataVersion == 0)
+    assert(readIndexData(name).count() == 20000, "the previous version is intact")
+    // Queries keep using the previous version (with hybrid scan making up for the append).
+    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
+    try {
+      def query = spark.read.parquet(source).where("id IN (5, 50050)").select("id", "name")
+      spark.conf.set("spark.hyperspace.apply.enabled", "true")
+      val df = query
+      assert(df.collect().map(_.getLong(0)).sorted.toSeq == Seq(5L, 50050L))
+      assert(df.queryExecution.optimizedPlan.toString.contains(s"Name: $name"), df.queryExecution.optimizedPlan)
+    } finally {
+      spark.conf.set("spark.hyperspace.apply.enabled", "false")
+      spark.conf.unset("spark.hyperspace.index.hybridscan.enabled")
+    }
+
+    hs.cancel(name)
+    assert(!new File(indexDir(name), "v__=1").exists(), "cancel removes what the killed refresh wrote")
+    assert(hs.refreshIndex(name, "incremental").changed)
+    assert(readIndexData(name).count() == 20100)
   }
 }

@@ -12,9 +12,10 @@ class LogEntrySuite extends AnyFunSuite {
     index = IndexDefinition("CoveringIndex", 1, Seq("a", "b"), Seq("c"), 8, lineage = true,
       schema = """{"type":"struct","fields":[]}""", properties = Map("k" -> "v")),
     content = Content("file:/lake/indexes/idx", 2,
-      Seq(ContentFile("part-00000_00000.c000.snappy.parquet", 100, 1763719199000L))),
+      Seq(ContentFile("v__=2/part-00000_00000.c000.snappy.parquet", 100, 1763719199000L))),
     source = Source("csv", Seq("file:/lake/src"), Map("header" -> "true"), "{}", "{}",
-      Some("db.t"), Seq(SourceFile("file:/lake/src/a b.csv", 10, 5, 0))),
+      Some("db.t"), Seq(SourceFile("file:/lake/src/a b.csv", 10, 5, 0)),
+      appendedFiles = Seq(SourceFile("file:/lake/src/c.csv", 12, 6, 1)), deletedFiles = Nil),
     signature = Signature("FileSetMD5", "abc"),
     extra = Map("note" -> "x"))
 
@@ -30,7 +31,7 @@ class LogEntrySuite extends AnyFunSuite {
     Seq("specVersion", "id", "name", "state", "operation", "timestamp", "enabled", "owner",
       "index", "content", "source", "signature", "extra", "indexedColumns", "includedColumns",
       "numBuckets", "lineage", "schema", "dataVersion", "files", "modificationTime", "rootPaths",
-      "partitionSchema", "provider", "startedAt", "pid", "host").foreach { field =>
+      "partitionSchema", "appendedFiles", "deletedFiles", "provider", "startedAt", "pid", "host").foreach { field =>
       assert(json.contains(s"\"$field\""), s"missing $field")
     }
     assert(json.trim.startsWith("{"))

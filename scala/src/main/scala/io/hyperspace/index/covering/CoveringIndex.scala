@@ -1,14 +1,15 @@
 package io.hyperspace.index.covering
 
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
 import org.apache.spark.sql.catalyst.analysis.Resolver
+import org.apache.spark.sql.execution.datasources.BucketingUtils
 import org.apache.spark.sql.functions.{broadcast, coalesce, col, lit, raise_error}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.log.{ContentFile, IndexDefinition, Source}
+import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.FileSource
 
 /**
@@ -101,24 +102,55 @@ object CoveringIndex {
   }
 
   /**
-   * Writes the index data of `definition` over `df` (the source scan) into `dataPath`: one file
-   * per non-empty bucket. With lineage, every row gets its source file's id from `source`; a row
-   * whose file is not in `source` (the source changed during the build) fails the build rather
-   * than being indexed without lineage.
+   * Writes the index data of `definition` over `df` (a scan of the source files `files`) into
+   * `dataPath`: one file per non-empty bucket. With lineage, every row gets its source file's id
+   * from `files`; a row whose file is not among them (the source changed during the build) fails
+   * the build rather than being indexed without lineage. `mode` Append adds to a directory the
+   * same operation already wrote into.
    */
-  def write(df: DataFrame, definition: IndexDefinition, source: Source, dataPath: Path): Unit = {
+  def write(
+      df: DataFrame,
+      definition: IndexDefinition,
+      files: Seq[SourceFile],
+      dataPath: Path,
+      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val columns = (definition.indexedColumns ++ definition.includedColumns).map(quote)
-    val data = if (definition.lineage) withLineage(df, source, columns) else df.select(columns.map(col): _*)
+    val data = if (definition.lineage) withLineage(df, files, columns) else df.select(columns.map(col): _*)
     val bucketed = data.repartition(definition.numBuckets,
       definition.indexedColumns.map(c => col(quote(c))): _*)
     SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets,
-      definition.indexedColumns, definition.indexedColumns)
+      definition.indexedColumns, definition.indexedColumns, mode)
   }
 
-  private def withLineage(df: DataFrame, source: Source, columns: Seq[String]): DataFrame = {
+  /**
+   * Rewrites the rows of the index data files `files` of `entry` into `dataPath`, dropping the
+   * rows of the source files with lineage ids `dropIds` — deletes are applied from the index
+   * itself, never by reading the source again. With `oneFilePerBucket`, the rows are shuffled so
+   * that every bucket ends up in one file (optimize); otherwise each task writes the buckets it
+   * read, avoiding a shuffle of the whole index (refresh).
+   */
+  def rewrite(
+      spark: SparkSession,
+      entry: LogEntry,
+      files: Seq[ContentFile],
+      dataPath: Path,
+      dropIds: Set[Long],
+      oneFilePerBucket: Boolean,
+      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
+    val definition = entry.index
+    val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
+    val all = spark.read.schema(schema).parquet(files.map(entry.content.pathOf): _*)
+    val kept = if (dropIds.isEmpty) all else all.where(!col(LineageColumn).isin(dropIds.toSeq: _*))
+    val data = if (!oneFilePerBucket) kept else kept.repartition(definition.numBuckets,
+      definition.indexedColumns.map(c => col(quote(c))): _*)
+    SparkInternals.writeBucketedParquet(data, dataPath, definition.numBuckets,
+      definition.indexedColumns, definition.indexedColumns, mode)
+  }
+
+  private def withLineage(df: DataFrame, files: Seq[SourceFile], columns: Seq[String]): DataFrame = {
     val spark = df.sparkSession
     import spark.implicits._
-    val ids = source.files.map(f => (f.path, f.id)).toDF("__hs_file_path", "__hs_file_id")
+    val ids = files.map(f => (f.path, f.id)).toDF("__hs_file_path", "__hs_file_id")
     val fileId = coalesce(col("__hs_file_id"),
       raise_error(lit("A source file changed while the index was being built; retry.")).cast(LongType))
     df.select(columns.map(col) :+ col("_metadata.file_path").as("__hs_file_path"): _*)
@@ -128,13 +160,19 @@ object CoveringIndex {
 
   private def quote(name: String): String = s"`${name.replace("`", "``")}`"
 
-  /** The Parquet files of a written data version, relative to `dataPath`. */
+  /** The bucket a data file holds, from its name (Spark's bucketed-file naming). */
+  def bucketOf(file: ContentFile): Option[Int] = BucketingUtils.getBucketId(file.name)
+
+  /**
+   * The Parquet files of a written data version directory, with paths relative to the index
+   * root (`v__=N/part-...`, as [[ContentFile]] records them).
+   */
   def listDataFiles(spark: SparkSession, dataPath: Path): Seq[ContentFile] = {
     val fs = dataPath.getFileSystem(spark.sessionState.newHadoopConf())
     if (!fs.exists(dataPath)) Nil
     else fs.listStatus(dataPath).toSeq
       .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
-      .map(s => ContentFile(s.getPath.getName, s.getLen, s.getModificationTime))
+      .map(s => ContentFile(s"${dataPath.getName}/${s.getPath.getName}", s.getLen, s.getModificationTime))
       .sortBy(_.path)
   }
 }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.datasources.{BucketingUtils, FileIndex, Fi
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.log.LogEntry
+import io.hyperspace.log.{Content, LogEntry}
 
 /**
  * The files of one index version, straight from its log entry: no directory listing when a
@@ -19,15 +19,15 @@ import io.hyperspace.log.LogEntry
  * pruning does not apply.
  */
 class IndexFileIndex(val entry: LogEntry) extends FileIndex {
-  private val dataPath = new Path(entry.content.dataPath)
-
   private lazy val statuses: Seq[FileStatusWithMetadata] = entry.content.files.map { f =>
     FileStatusWithMetadata(
-      new FileStatus(f.size, false, 1, 128L * 1024 * 1024, f.modificationTime, new Path(dataPath, f.path)),
+      new FileStatus(f.size, false, 1, 128L * 1024 * 1024, f.modificationTime,
+        new Path(entry.content.pathOf(f))),
       Map.empty)
   }
 
-  override def rootPaths: Seq[Path] = Seq(dataPath)
+  override def rootPaths: Seq[Path] =
+    entry.content.versionsUsed.toSeq.sorted.map(v => new Path(entry.content.root, Content.versionDirName(v)))
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
     val files = IndexFileIndex.bucketsToRead(entry, dataFilters) match {
       case Some(buckets) => statuses.filter(s =>
@@ -97,9 +97,19 @@ object IndexScan {
   /**
    * A plan reading index `entry` in place of `source`, with the same output attributes (same
    * expression ids), so the plan above it stays valid. Index columns the source does not output
-   * (the lineage column) are dropped by a Project when `keepOnlySourceOutput`.
+   * (the lineage column) are dropped by a Project.
    */
   def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalPlan = {
+    val scan = scanFor(spark, entry, source)
+    val sourceOutput = sourceColumns(scan, source)
+    if (scan.output.size == sourceOutput.size) scan else Project(sourceOutput, scan)
+  }
+
+  /**
+   * The index relation of `entry` standing in for `source`: its columns that the source has
+   * carry the source's attributes; the others (the lineage column) get new ones.
+   */
+  def scanFor(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalRelation = {
     val relation = new IndexHadoopFsRelation(entry, spark)
     val byName = source.output.map(a => a.name.toLowerCase -> a).toMap
     val output = relation.schema.fields.toSeq.map { f =>
@@ -108,8 +118,10 @@ object IndexScan {
         case None => AttributeReference(f.name, f.dataType, f.nullable)()
       }
     }
-    val scan = LogicalRelation(relation, output, None, isStreaming = false, stream = None)
-    val sourceOutput = source.output.filter(a => output.exists(_.exprId == a.exprId))
-    if (output.size == sourceOutput.size) scan else Project(sourceOutput, scan)
+    LogicalRelation(relation, output, None, isStreaming = false, stream = None)
   }
+
+  /** The source's attributes that `scan` (from [[scanFor]]) outputs, in the source's order. */
+  def sourceColumns(scan: LogicalRelation, source: LogicalRelation): Seq[Attribute] =
+    source.output.filter(a => scan.output.exists(_.exprId == a.exprId))
 }

@@ -22,13 +22,15 @@ object SparkInternals {
    * Spark's bucketing hash and sorted within each bucket by `sortColumns` — the layout of a
    * bucketed table (bucket ids in the file names), without a table. The public writer refuses
    * `bucketBy` with `save`, so this runs the command Spark's own bucketed writes use.
+   * `mode` Append adds files to a directory an earlier write of the same operation filled.
    */
   def writeBucketedParquet(
       df: DataFrame,
       path: Path,
       numBuckets: Int,
       bucketColumns: Seq[String],
-      sortColumns: Seq[String]): Unit = {
+      sortColumns: Seq[String],
+      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val query = df.queryExecution.analyzed
     val command = InsertIntoHadoopFsRelationCommand(
       outputPath = path,
@@ -39,7 +41,7 @@ object SparkInternals {
       fileFormat = new ParquetFileFormat,
       options = Map.empty,
       query = query,
-      mode = SaveMode.ErrorIfExists,
+      mode = mode,
       catalogTable = None,
       fileIndex = None,
       outputColumnNames = query.output.map(_.name))

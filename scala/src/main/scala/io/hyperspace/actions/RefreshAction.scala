@@ -1,0 +1,125 @@
+package io.hyperspace.actions
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{SaveMode, SparkSession}
+import org.apache.spark.sql.hyperspace.SparkInternals
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.log.{IndexLogManager, LogEntry, Signature, SourceFile, States}
+import io.hyperspace.sources.{FileSource, SourceChanges}
+
+/**
+ * Brings an ACTIVE index up to date with its source (paper Table 2), with the index's own
+ * stored settings (columns, buckets, lineage, format and read options):
+ *
+ *  - `full`: rebuilds the index from the source as listed now, into a new data version;
+ *  - `incremental`: indexes only the appended files (and the new halves of rewritten ones) into
+ *    a new data version beside the untouched files; rows of deleted files are removed through
+ *    the lineage column, from the index data, without reading the source again;
+ *  - `quick`: records the appended and deleted files in the log only; queries make up for them
+ *    with hybrid scan.
+ *
+ * A source that matches the index already is a no-op: nothing is written (see [[changes]]).
+ */
+class RefreshAction(
+    spark: SparkSession,
+    indexLog: IndexLogManager,
+    indexName: String,
+    val mode: String) extends Action(spark, indexLog, indexName) {
+
+  override def operation: String = Operations.REFRESH
+  override protected def transientState: String = States.REFRESHING
+  override protected def finalState: String = States.ACTIVE
+
+  // A refresh that waited for another one looks at the source again rather than assuming.
+  override protected def alreadyDone(base: Option[LogEntry]): Boolean = false
+
+  // Fixed in validate, while no other operation can change the index: the source as listed then
+  // is exactly what the committed entry will describe.
+  private var source: FileSource = _
+  private var listing: Seq[(String, Long, Long)] = Nil
+  private var found: SourceChanges = SourceChanges(Nil, Nil)
+
+  /** How the source differed from the index data when the run started. */
+  def changes: SourceChanges = found
+
+  override protected def validate(base: Option[LogEntry]): Unit = {
+    Action.requireState(indexName, operation, base, Set(States.ACTIVE),
+      if (base.exists(_.state == States.DELETED)) s"Restore it first with restoreIndex('$indexName')." else "")
+    val entry = base.get
+    if (entry.index.kind != CoveringIndex.Kind) {
+      throw new HyperspaceException(
+        s"Cannot refresh index '$indexName': refresh does not support indexes of kind ${entry.index.kind}.")
+    }
+    source = FileSource.load(spark, entry.source, indexName)
+    listing = source.currentFiles
+    found = SourceChanges.between(entry.source.files, listing)
+    if (mode != Full && found.deleted.nonEmpty && !entry.index.lineage) {
+      throw new HyperspaceException(
+        s"Cannot refresh index '$indexName' in $mode mode: ${found.deleted.size} of its source " +
+          "file(s) were deleted or rewritten, and without lineage the index cannot tell which " +
+          s"rows came from them. Run a full refresh (refreshIndex('$indexName', 'full')), or " +
+          "recreate the index with lineage (IndexConfig lineage=true, or " +
+          "spark.hyperspace.index.lineage.enabled=true).")
+    }
+  }
+
+  override protected def upToDate(base: Option[LogEntry]): Boolean = {
+    val recorded = base.get.source
+    if (mode == Quick) recorded.currentFiles.map(_.key).toSet == listing.toSet
+    else found.isEmpty && !recorded.hasPendingChanges
+  }
+
+  override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry = {
+    val entry = base.get
+    val version = if (mode == Quick) entry.content.dataVersion else DataVersions.next(spark, indexLog)
+    entry.copy(id = id, content = entry.content.copy(dataVersion = version))
+  }
+
+  override protected def op(begin: LogEntry): LogEntry = {
+    val definition = begin.index
+    val dataPath = new Path(begin.content.dataPath)
+    val indexed = begin.source.files
+    lazy val nextId = (indexed.map(_.id) :+ -1L).max + 1
+    val refreshed = mode match {
+      case Full =>
+        val files = SourceChanges(listing, Nil).appendedAsSourceFiles(0L)
+        CoveringIndex.write(scanOf(files), definition, files, dataPath)
+        begin.copy(
+          content = begin.content.copy(files = CoveringIndex.listDataFiles(spark, dataPath)),
+          source = begin.source.copy(files = files, appendedFiles = Nil, deletedFiles = Nil))
+
+      case Incremental =>
+        val appended = found.appendedAsSourceFiles(nextId)
+        val deletedIds = found.deleted.map(_.id).toSet
+        if (deletedIds.nonEmpty) {
+          CoveringIndex.rewrite(spark, begin, begin.content.files, dataPath, deletedIds,
+            oneFilePerBucket = false)
+        }
+        if (appended.nonEmpty) {
+          CoveringIndex.write(scanOf(appended), definition, appended, dataPath,
+            if (deletedIds.nonEmpty) SaveMode.Append else SaveMode.ErrorIfExists)
+        }
+        val untouched = if (deletedIds.isEmpty) begin.content.files else Nil
+        begin.copy(
+          content = begin.content.copy(files = untouched ++ CoveringIndex.listDataFiles(spark, dataPath)),
+          source = begin.source.copy(
+            files = indexed.filterNot(f => deletedIds.contains(f.id)) ++ appended,
+            appendedFiles = Nil, deletedFiles = Nil))
+
+      case Quick =>
+        begin.copy(source = begin.source.copy(
+          appendedFiles = found.appendedAsSourceFiles(nextId), deletedFiles = found.deleted))
+    }
+    refreshed.copy(signature = Signature.of(refreshed.source.currentFiles))
+  }
+
+  override protected def cleanup(begin: LogEntry): Unit =
+    if (mode != Quick) DataVersions.delete(spark, new Path(begin.content.dataPath))
+
+  /** A scan of exactly `files` of the source, partition values and read options kept. */
+  private def scanOf(files: Seq[SourceFile]) =
+    SparkInternals.ofRows(spark, source.restrictedTo(files.map(_.path).toSet))
+}

@@ -1,0 +1,54 @@
+package io.hyperspace.rules
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{In, Literal, Not}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+
+import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
+import io.hyperspace.sources.FileSource
+
+/**
+ * Reads an index in place of a source scan, making up for the source's changes since the index
+ * data was built (hybrid scan): rows of deleted source files are filtered out through the lineage
+ * column; appended files are read from the source and unioned in. Where the plan above relies on
+ * the index's bucketing (joins, aggregations), the appended rows are shuffled into the index's
+ * buckets and merged bucket by bucket ([[BucketUnion]]), so the index side is never shuffled;
+ * for filters a plain union is cheapest.
+ */
+object HybridScan {
+
+  /**
+   * A plan reading `candidate` in place of `source`, with the source's attributes for the
+   * index's columns. `keepBuckets`: whether the result must stay hash-partitioned like the index.
+   */
+  def replace(
+      spark: SparkSession,
+      candidate: IndexCandidate,
+      source: LogicalRelation,
+      keepBuckets: Boolean): LogicalPlan = {
+    val entry = candidate.entry
+    if (!candidate.isHybrid) return IndexScan.replace(spark, entry, source)
+
+    val scan = IndexScan.scanFor(spark, entry, source)
+    val columns = IndexScan.sourceColumns(scan, source)
+    val deletedIds = candidate.changes.deleted.map(_.id)
+    val kept = if (deletedIds.isEmpty) scan else {
+      val lineage = scan.output.find(_.name == CoveringIndex.LineageColumn).getOrElse(
+        throw new IllegalStateException(s"Index '${entry.name}' has no lineage column"))
+      Filter(Not(In(lineage, deletedIds.map(id => Literal(id)))), scan)
+    }
+    val indexSide = Project(columns, kept)
+    if (candidate.changes.appended.isEmpty) return indexSide
+
+    val fs = CandidateIndexes.sourceScan(source).get
+    val appended = FileSource(source, fs).restrictedTo(candidate.changes.appended.map(_._1).toSet)
+    val appendedSide = Project(
+      columns.map(c => appended.output.find(_.name.equalsIgnoreCase(c.name)).get), appended)
+    if (keepBuckets) {
+      BucketUnion(Seq(indexSide, appendedSide), entry.index.indexedColumns, entry.index.numBuckets)
+    } else {
+      Union(indexSide, appendedSide)
+    }
+  }
+}

@@ -1,0 +1,25 @@
+package io.hyperspace.rules
+
+import io.hyperspace.log.LogEntry
+import io.hyperspace.sources.SourceChanges
+
+/**
+ * An index a relation can read, and the changes of the relation's files since the index data
+ * was built, which hybrid scan makes up for (none when the index is up to date).
+ */
+case class IndexCandidate(entry: LogEntry, changes: SourceChanges) {
+
+  /** Whether reading the index needs hybrid scan. */
+  def isHybrid: Boolean = !changes.isEmpty
+
+  /** Bytes a query reads through this candidate: the index data and the appended source files. */
+  def bytesRead: Long = entry.content.sizeInBytes + changes.appendedBytes
+
+  /** The index name (ranking ties go to it). */
+  def name: String = entry.name
+}
+
+object IndexCandidate {
+  /** An up-to-date index: no hybrid scan. */
+  def exact(entry: LogEntry): IndexCandidate = IndexCandidate(entry, SourceChanges(Nil, Nil))
+}

@@ -1,0 +1,43 @@
+package io.hyperspace.sources
+
+import io.hyperspace.log.SourceFile
+
+/**
+ * How a source's files differ from the files an index covers. Identity is (path, size,
+ * modification time): a file rewritten in place is in both lists, deleted and appended.
+ *
+ * @param appended files listed now that the index does not cover, as (path, size, mtime)
+ * @param deleted  files the index covers that are no longer listed (with their lineage ids)
+ */
+case class SourceChanges(appended: Seq[(String, Long, Long)], deleted: Seq[SourceFile]) {
+
+  /** Whether the source is exactly what the index covers. */
+  def isEmpty: Boolean = appended.isEmpty && deleted.isEmpty
+
+  /** Bytes of the appended files. */
+  def appendedBytes: Long = appended.map(_._2).sum
+
+  /** Bytes of the deleted files. */
+  def deletedBytes: Long = deleted.map(_.size).sum
+
+  /** The appended files as log records, numbered from `firstId` in path order. */
+  def appendedAsSourceFiles(firstId: Long): Seq[SourceFile] =
+    appended.sortBy(_._1).zipWithIndex.map { case ((path, size, mtime), i) =>
+      SourceFile(path, size, mtime, firstId + i)
+    }
+
+  /** "3 file(s) appended or rewritten, 1 deleted" (for messages). */
+  def describe: String = s"${appended.size} file(s) appended or rewritten, ${deleted.size} deleted"
+}
+
+object SourceChanges {
+
+  /** The changes from `indexed` (the files an index covers) to `listed` (the source now). */
+  def between(indexed: Seq[SourceFile], listed: Seq[(String, Long, Long)]): SourceChanges = {
+    val indexedKeys = indexed.map(_.key).toSet
+    val listedKeys = listed.toSet
+    SourceChanges(
+      appended = listed.filterNot(indexedKeys.contains).sortBy(_._1),
+      deleted = indexed.filterNot(f => listedKeys.contains(f.key)).sortBy(_.path))
+  }
+}
