@@ -48,4 +48,10 @@ object SparkInternals {
     // Commands run when their DataFrame is created.
     ofRows(df.sparkSession, command)
   }
+
+  /**
+   * Blocks until the events posted so far to `spark`'s listener bus were delivered (at most
+   * 10 s): query execution listeners run asynchronously.
+   */
+  def waitForListenerEvents(spark: SparkSession): Unit = spark.sparkContext.listenerBus.waitUntilEmpty()
 }
