@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import maintenance, overhead, tpch
+from benchmarks.suites import dataskipping, maintenance, overhead, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -15,4 +15,5 @@ SUITES: dict[str, Suite] = {
     "tpch": tpch.run,
     "overhead": overhead.run,
     "maintenance": maintenance.run,
+    "dataskipping": dataskipping.run,
 }

@@ -36,7 +36,7 @@ from hyperspace.exceptions import (
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
 )
-from hyperspace.hyperspace import Hyperspace, MaintenanceResult
+from hyperspace.hyperspace import Hyperspace, IndexSkips, MaintenanceResult, RelationSkippingStats, SketchSkips
 from hyperspace.index_config import IndexConfig
 from hyperspace.session import (
     configure_spark_with_hyperspace,
@@ -56,6 +56,9 @@ except _metadata.PackageNotFoundError:  # imported from a source tree that was n
 __all__ = [
     "Hyperspace",
     "MaintenanceResult",
+    "RelationSkippingStats",
+    "IndexSkips",
+    "SketchSkips",
     "HyperspaceConfig",
     "HyperspaceConflictException",
     "HyperspaceException",

@@ -66,7 +66,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     val applied = indexes.filter(e => serves(e, source, listed)).flatMap { entry =>
       try skippedBy(spark, entry, filter, relation) catch {
         case NonFatal(e) =>
-          logWarning(s"Data skipping index '${entry.name}' is not used for this query: ${e.getMessage}", e)
+          logWarning(s"Data skipping index '${entry.name}' is not used for this query: $e")
           None
       }
     }
