@@ -34,7 +34,7 @@ INDEX = "events_skip"
 
 def _queries(files: int, rows_per_file: int) -> dict[str, str]:
     mid = files * rows_per_file // 2
-    tenant = files // 3
+    tenant = files // 12  # a tenant spans 6 files: one in the middle
     return {
         "point_lookup": f"SELECT * FROM ev WHERE request_id = md5('{mid + 17}')",
         "in_lookup": f"SELECT * FROM ev WHERE request_id IN (md5('{mid // 3}'), md5('{mid}'), md5('{mid + mid // 2}'))",
