@@ -45,9 +45,10 @@ final class SketchTable private[dataskipping] (
 object SketchTableEvaluator extends Logging {
 
   /** Sketch tables up to this many bytes of Parquet are evaluated on the driver. */
-  val MaxDriverBytes: Long = 64L * 1024 * 1024
+  val MaxDriverBytes: Long = 32L * 1024 * 1024
 
-  private val MaxCached = 32
+  // With MaxDriverBytes, bounds what the driver holds (compressed size) to 16 x 32 MB.
+  private val MaxCached = 16
 
   // Log entries are immutable: (index root, entry id) names one sketch table for good.
   private val cache = new java.util.LinkedHashMap[(String, Long), SketchTable](16, 0.75f, true) {
