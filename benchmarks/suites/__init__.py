@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import indexed, maintenance, overhead, tpch
+from benchmarks.suites import dataskipping, indexed, maintenance, overhead, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -16,4 +16,5 @@ SUITES: dict[str, Suite] = {
     "overhead": overhead.run,
     "maintenance": maintenance.run,
     "indexed": indexed.run,
+    "dataskipping": dataskipping.run,
 }

@@ -16,6 +16,18 @@ from importlib import metadata as _metadata
 
 from hyperspace._jvm import jar_path
 from hyperspace.config import HyperspaceConfig
+from hyperspace.dataskipping import (
+    BloomFilterSketch,
+    CustomSketch,
+    DataSkippingIndexConfig,
+    MinMaxSketch,
+    NullCountSketch,
+    PartitionSketch,
+    PrefixSketch,
+    Sketch,
+    SuffixSketch,
+    ValueListSketch,
+)
 from hyperspace.exceptions import (
     HyperspaceConflictException,
     HyperspaceException,
@@ -24,7 +36,7 @@ from hyperspace.exceptions import (
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
 )
-from hyperspace.hyperspace import Hyperspace, MaintenanceResult
+from hyperspace.hyperspace import Hyperspace, IndexSkips, MaintenanceResult, RelationSkippingStats, SketchSkips
 from hyperspace.index_config import IndexConfig
 from hyperspace.indexed import IndexedDataFrame
 from hyperspace.session import (
@@ -45,12 +57,25 @@ except _metadata.PackageNotFoundError:  # imported from a source tree that was n
 __all__ = [
     "Hyperspace",
     "MaintenanceResult",
+    "RelationSkippingStats",
+    "IndexSkips",
+    "SketchSkips",
     "HyperspaceConfig",
     "HyperspaceConflictException",
     "HyperspaceException",
     "HyperspaceIndexNotFoundException",
     "IndexConfig",
     "IndexedDataFrame",
+    "DataSkippingIndexConfig",
+    "Sketch",
+    "MinMaxSketch",
+    "BloomFilterSketch",
+    "ValueListSketch",
+    "PrefixSketch",
+    "SuffixSketch",
+    "NullCountSketch",
+    "PartitionSketch",
+    "CustomSketch",
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",

@@ -11,9 +11,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from hyperspace import exceptions
 from hyperspace._jvm import java_class, java_session, translate_errors
+from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 
-__all__ = ["Hyperspace", "MaintenanceResult"]
+__all__ = ["Hyperspace", "MaintenanceResult", "RelationSkippingStats", "IndexSkips", "SketchSkips"]
 
 RefreshMode = Literal["full", "incremental", "quick"]
 OptimizeMode = Literal["quick", "full"]
@@ -57,6 +58,96 @@ class MaintenanceResult:
 
     def __str__(self) -> str:
         return self.message
+
+
+@dataclass(frozen=True)
+class SketchSkips:
+    """Files one sketch of an index rules out on its own (sketches may overlap).
+
+    Attributes:
+        sketch: the sketch, e.g. ``"MinMax(ts)"``.
+        files_skipped: source files it rules out.
+        bytes_skipped: their bytes.
+    """
+
+    sketch: str
+    files_skipped: int
+    bytes_skipped: int
+
+
+@dataclass(frozen=True)
+class IndexSkips:
+    """What one data skipping index did for one relation.
+
+    Attributes:
+        index: the index name.
+        log_version: the index log entry (version) used.
+        files_skipped: source files it ruled out.
+        bytes_skipped: their bytes.
+        sketches: per sketch, the files it rules out alone (empty for sketch tables too large
+            to evaluate on the driver).
+    """
+
+    index: str
+    log_version: int
+    files_skipped: int
+    bytes_skipped: int
+    sketches: tuple[SketchSkips, ...]
+
+
+@dataclass(frozen=True)
+class RelationSkippingStats:
+    """Data skipping statistics of one scanned relation of a query.
+
+    Attributes:
+        relation: the catalog table, or the relation's root paths.
+        filter: the query filter the sketches were given, as SQL.
+        files_total: files listed (before Spark's own partition pruning).
+        bytes_total: their bytes.
+        files_skipped: files some data skipping index ruled out (each counted once).
+        bytes_skipped: their bytes.
+        files_read: ``files_total - files_skipped``.
+        bytes_read: ``bytes_total - bytes_skipped``.
+        indexes: what each index skipped.
+    """
+
+    relation: str
+    filter: str
+    files_total: int
+    bytes_total: int
+    files_skipped: int
+    bytes_skipped: int
+    files_read: int
+    bytes_read: int
+    indexes: tuple[IndexSkips, ...]
+
+    @classmethod
+    def _list_from_json(cls, text: str) -> list["RelationSkippingStats"]:
+        return [
+            cls(
+                relation=d["relation"], filter=d["filter"],
+                files_total=int(d["filesTotal"]), bytes_total=int(d["bytesTotal"]),
+                files_skipped=int(d["filesSkipped"]), bytes_skipped=int(d["bytesSkipped"]),
+                files_read=int(d["filesRead"]), bytes_read=int(d["bytesRead"]),
+                indexes=tuple(
+                    IndexSkips(
+                        index=i["index"], log_version=int(i["logVersion"]),
+                        files_skipped=int(i["filesSkipped"]), bytes_skipped=int(i["bytesSkipped"]),
+                        sketches=tuple(
+                            SketchSkips(k["sketch"], int(k["filesSkipped"]), int(k["bytesSkipped"]))
+                            for k in i["sketches"]
+                        ),
+                    )
+                    for i in d["indexes"]
+                ),
+            )
+            for d in json.loads(text)
+        ]
+
+    def __str__(self) -> str:
+        by = "; ".join(f"{i.index}: {i.files_skipped}" for i in self.indexes)
+        return (f"{self.relation}: skipped {self.files_skipped} of {self.files_total} files "
+                f"({self.bytes_skipped} of {self.bytes_total} bytes), read {self.files_read}; by {by}")
 
 
 def _spark_line(version: str) -> str:
@@ -133,21 +224,43 @@ class Hyperspace:
         return ClassicDataFrame(jdf, self._spark)
 
     @translate_errors
-    def create_index(self, df: DataFrame, config: IndexConfig) -> None:
-        """Builds a covering index over ``df``, a plain scan of files.
+    def create_index(self, df: DataFrame, config: IndexConfig | DataSkippingIndexConfig) -> None:
+        """Builds an index over ``df``, a plain scan of files.
 
         ``df`` is ``spark.read.<format>(paths)`` (parquet, csv, json, orc, ...; hive-partitioned
         directories included) or ``spark.table(name)`` of a file-based table, untransformed: choose
-        the index's columns in ``config``. Everything is checked before anything is written.
+        the index's columns (or sketches) in ``config``. An :class:`IndexConfig` builds a covering
+        index; a :class:`DataSkippingIndexConfig` a data skipping index (one row of sketches per
+        source file; a hive-partitioned source gets a ``PartitionSketch`` per partition column
+        unless ``spark.hyperspace.index.dataskipping.autoPartitionSketch`` is false). Everything
+        is checked before anything is written.
 
         Raises:
-            HyperspaceException: bad name, columns, types or source, or the name is taken.
+            HyperspaceException: bad name, columns, sketches, types or source, or the name is taken.
             HyperspaceConflictException: another operation holds the index.
         """
-        if not isinstance(config, IndexConfig):
+        if isinstance(config, DataSkippingIndexConfig):
+            self._jhs.createDataSkippingIndexFromJson(self._jdf(df), config.to_json())
+        elif isinstance(config, IndexConfig):
+            self._jhs.createIndexFromJson(self._jdf(df), config.to_json())
+        else:
             raise exceptions.HyperspaceException(
-                f"create_index expects an IndexConfig; got {type(config).__name__}.")
-        self._jhs.createIndexFromJson(self._jdf(df), config.to_json())
+                f"create_index expects an IndexConfig or a DataSkippingIndexConfig; got {type(config).__name__}.")
+
+    @translate_errors
+    def last_query_skipping_stats(self) -> list[RelationSkippingStats]:
+        """Data skipping statistics of the most recent query this session ran.
+
+        One entry per scanned relation a data skipping index pruned: files and bytes in total,
+        skipped and read, and which index and sketch skipped them. Empty when the last query
+        (any action: ``collect``, ``count``, ``show``, ...) skipped nothing by index.
+        """
+        return RelationSkippingStats._list_from_json(str(self._jhs.lastQuerySkippingStatsJson()))
+
+    @translate_errors
+    def skipping_stats(self, df: DataFrame) -> list[RelationSkippingStats]:
+        """Data skipping statistics of ``df``'s query as it is planned (it need not have run)."""
+        return RelationSkippingStats._list_from_json(str(self._jhs.skippingStatsJson(self._jdf(df))))
 
     @translate_errors
     def refresh_index(self, name: str, mode: RefreshMode = "full") -> MaintenanceResult:
@@ -155,7 +268,8 @@ class Hyperspace:
 
         Modes: ``"full"`` rebuilds it from the source as it is now; ``"incremental"`` indexes only
         appended files and drops the rows of deleted ones through the lineage column (deletes need
-        an index created with lineage); ``"quick"`` records the changed files in the log only, and
+        a covering index created with lineage; a data skipping index drops deleted files' sketch
+        rows by file id); ``"quick"`` records the changed files in the log only, and
         queries make up for them with hybrid scan. A file rewritten in place (same path, other
         size or time) counts as deleted and appended. An unchanged source is a no-op
         (``result.changed`` is False).
@@ -169,7 +283,8 @@ class Hyperspace:
 
     @translate_errors
     def optimize_index(self, name: str, mode: OptimizeMode = "quick") -> MaintenanceResult:
-        """Compacts index ``name``'s data files within each bucket; query results never change.
+        """Compacts index ``name``'s data files within each bucket (a data skipping index: its sketch
+        files into one); query results never change.
 
         Modes: ``"quick"`` merges, per bucket, the files smaller than
         ``spark.hyperspace.index.optimize.fileSizeThreshold``; ``"full"`` leaves one file per
@@ -268,6 +383,8 @@ class Hyperspace:
     vacuumIndex = vacuum_index
     refreshIndex = refresh_index
     optimizeIndex = optimize_index
+    lastQuerySkippingStats = last_query_skipping_stats
+    skippingStats = skipping_stats
 
     def __repr__(self) -> str:
         return f"Hyperspace(version={self.version!r}, spark={self.spark_version!r}, pyspark={pyspark.__version__!r})"

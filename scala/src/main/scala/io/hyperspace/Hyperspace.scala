@@ -9,7 +9,8 @@ import io.hyperspace.explain.{Explainer, WhatIf, WhyNot}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexNames}
 import io.hyperspace.index.covering.CoveringIndex
-import io.hyperspace.log.States
+import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, DataSkippingIndexData, DataSkippingStats, RelationSkippingStats}
+import io.hyperspace.log.{IndexDefinition, States}
 import io.hyperspace.sources.FileSource
 
 /**
@@ -55,14 +56,58 @@ class Hyperspace(val spark: SparkSession) {
       config.includedColumns,
       config.numBuckets.getOrElse(HyperspaceConf.numBuckets(spark)),
       config.lineage.getOrElse(HyperspaceConf.lineageEnabled(spark)))
-    val log = catalog.logOf(config.name)
-    val existingName = log.indexPath.getName
-    if (existingName != config.name && log.latestStable.exists(_.state != States.DOESNOTEXIST)) {
-      throw new HyperspaceException(
-        s"Index '${config.name}' already exists as '$existingName' (index names are case-insensitive).")
-    }
-    new CreateAction(spark, log, config.name, df, source, definition).run()
+    create(config.name, df, source, definition)
   }
+
+  /**
+   * Builds a data skipping index over `df` (a plain scan of files, as for covering indexes): one
+   * row of sketches per source file, e.g.
+   * {{{
+   *   hs.createIndex(spark.read.parquet("/data/events"),
+   *     DataSkippingIndexConfig("events_skip", MinMaxSketch("ts"), BloomFilterSketch("user_id")))
+   * }}}
+   * Every sketch expression is resolved against the source before anything is written; a
+   * hive-partitioned source gets a `PartitionSketch` per partition column unless
+   * `spark.hyperspace.index.dataskipping.autoPartitionSketch` is off. Maintained like any index
+   * (refresh in all modes, optimize, delete, restore, vacuum).
+   */
+  def createIndex(df: DataFrame, config: DataSkippingIndexConfig): Unit = {
+    IndexNames.validate(config.name)
+    val source = FileSource.of(df, config.name)
+    val definition = DataSkippingIndexData.define(spark, config, source)
+    create(config.name, df, source, definition)
+  }
+
+  /** [[createIndex]] of a data skipping index with the config as JSON (`DataSkippingIndexConfig.fromJson`), for Python. */
+  def createDataSkippingIndexFromJson(df: DataFrame, configJson: String): Unit =
+    createIndex(df, DataSkippingIndexConfig.fromJson(configJson))
+
+  private def create(name: String, df: DataFrame, source: FileSource, definition: IndexDefinition): Unit = {
+    val log = catalog.logOf(name)
+    val existingName = log.indexPath.getName
+    if (existingName != name && log.latestStable.exists(_.state != States.DOESNOTEXIST)) {
+      throw new HyperspaceException(
+        s"Index '$name' already exists as '$existingName' (index names are case-insensitive).")
+    }
+    new CreateAction(spark, log, name, df, source, definition).run()
+  }
+
+  /**
+   * The data skipping statistics of the most recent query this session ran: per relation a data
+   * skipping index pruned, the files and bytes in total, skipped and read, and which index and
+   * sketch skipped them. Empty when the last query skipped nothing by index. For statistics of
+   * every query, register a [[io.hyperspace.index.dataskipping.DataSkippingListener]].
+   */
+  def lastQuerySkippingStats: Seq[RelationSkippingStats] = DataSkippingStats.last(spark)
+
+  /** [[lastQuerySkippingStats]] as JSON (see `RelationSkippingStats.toJson`), for Python. */
+  def lastQuerySkippingStatsJson: String = RelationSkippingStats.toJson(lastQuerySkippingStats)
+
+  /** The data skipping statistics of `df`'s query as planned now (it need not have run). */
+  def skippingStats(df: DataFrame): Seq[RelationSkippingStats] = DataSkippingStats.of(df.queryExecution)
+
+  /** [[skippingStats]] as JSON, for Python. */
+  def skippingStatsJson(df: DataFrame): String = RelationSkippingStats.toJson(skippingStats(df))
 
   /**
    * Brings index `name` up to date with its source. `mode`: `full` rebuilds it; `incremental`
@@ -122,7 +167,8 @@ class Hyperspace(val spark: SparkSession) {
   def cancel(name: String): Unit = new CancelAction(spark, catalog.logOf(name), name).run()
 
   /**
-   * One row per index: name, kind, indexedColumns, includedColumns, numBuckets, state,
+   * One row per index: name, kind, indexedColumns (a data skipping index: its sketches, e.g.
+   * `MinMax(ts)`), includedColumns, numBuckets (0 for data skipping), state,
    * indexLocation, sizeInBytes, numIndexFiles, numSourceFiles, appendedFiles, deletedFiles
    * (source files changed since the index data was built; null if the source cannot be listed),
    * lastModified.

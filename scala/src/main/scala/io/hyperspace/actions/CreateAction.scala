@@ -3,11 +3,13 @@ package io.hyperspace.actions
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
-import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.log.{Content, IndexDefinition, IndexLogManager, LogEntry, Owner, Signature, States}
 import io.hyperspace.sources.FileSource
 
-/** Builds a covering index over `df` into a new data version and makes it ACTIVE. */
+/**
+ * Builds an index over `df` into a new data version and makes it ACTIVE: a covering index or a
+ * data skipping index (sketch table), by `definition.kind`.
+ */
 class CreateAction(
     spark: SparkSession,
     indexLog: IndexLogManager,
@@ -43,8 +45,8 @@ class CreateAction(
 
   override protected def op(begin: LogEntry): LogEntry = {
     val dataPath = new Path(begin.content.dataPath)
-    CoveringIndex.write(df, definition, begin.source.files, dataPath)
-    begin.copy(content = begin.content.copy(files = CoveringIndex.listDataFiles(spark, dataPath)))
+    IndexData.write(df, definition, indexName, begin.source.files, dataPath)
+    begin.copy(content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)))
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

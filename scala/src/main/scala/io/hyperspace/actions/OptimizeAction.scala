@@ -4,8 +4,6 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
 import io.hyperspace.actions.MaintenanceModes.Quick
-import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.log.{ContentFile, IndexLogManager, LogEntry, States}
 
 /**
@@ -13,7 +11,8 @@ import io.hyperspace.log.{ContentFile, IndexLogManager, LogEntry, States}
  * untouched files stay where they are; the replaced ones stay until vacuum, so readers of the
  * previous version are not disturbed). `quick` merges, per bucket, the files smaller than
  * `spark.hyperspace.index.optimize.fileSizeThreshold` when there are at least two; `full`
- * leaves one file per bucket. Rows, and so query results, never change.
+ * leaves one file per bucket. A data skipping index's sketch files are merged into one file
+ * (quick: those below the threshold). Rows, and so query results, never change.
  */
 class OptimizeAction(
     spark: SparkSession,
@@ -32,14 +31,8 @@ class OptimizeAction(
   def merged: Seq[ContentFile] = selected
 
   override protected def validate(base: Option[LogEntry]): Unit = {
-    val entry = Action.requireActive(indexName, operation, base, Set(CoveringIndex.Kind))
-    val threshold = HyperspaceConf.optimizeFileSizeThreshold(spark)
-    selected = entry.content.files.groupBy(CoveringIndex.bucketOf).toSeq.flatMap {
-      case (None, _) => Nil // not a bucket file: leave it alone
-      case (Some(_), files) =>
-        val candidates = if (mode == Quick) files.filter(_.size < threshold) else files
-        if (candidates.size >= 2) candidates else Nil
-    }.sortBy(_.path)
+    val entry = Action.requireActive(indexName, operation, base, IndexData.knownKinds)
+    selected = IndexData.filesToMerge(spark, entry, quickOnly = mode == Quick)
   }
 
   override protected def upToDate(base: Option[LogEntry]): Boolean = selected.isEmpty
@@ -51,11 +44,11 @@ class OptimizeAction(
 
   override protected def op(begin: LogEntry): LogEntry = {
     val dataPath = new Path(begin.content.dataPath)
-    CoveringIndex.rewrite(spark, begin, selected, dataPath, dropIds = Set.empty, oneFilePerBucket = true)
+    IndexData.merge(spark, begin, selected, dataPath)
     val replaced = selected.map(_.path).toSet
     begin.copy(content = begin.content.copy(files =
       (begin.content.files.filterNot(f => replaced.contains(f.path)) ++
-        CoveringIndex.listDataFiles(spark, dataPath)).sortBy(_.path)))
+        IndexData.listDataFiles(spark, dataPath)).sortBy(_.path)))
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

@@ -6,7 +6,6 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
-import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.log.{IndexLogManager, LogEntry, Signature, SourceFile, States}
 import io.hyperspace.sources.{FileSource, SourceChanges}
 
@@ -17,7 +16,8 @@ import io.hyperspace.sources.{FileSource, SourceChanges}
  *  - `full`: rebuilds the index from the source as listed now, into a new data version;
  *  - `incremental`: indexes only the appended files (and the new halves of rewritten ones) into
  *    a new data version beside the untouched files; rows of deleted files are removed through
- *    the lineage column, from the index data, without reading the source again;
+ *    the lineage column (a data skipping index: by the sketch table's file id), from the index
+ *    data, without reading the source again;
  *  - `quick`: records the appended and deleted files in the log only; queries make up for them
  *    with hybrid scan.
  *
@@ -46,11 +46,11 @@ class RefreshAction(
   def changes: SourceChanges = found
 
   override protected def validate(base: Option[LogEntry]): Unit = {
-    val entry = Action.requireActive(indexName, operation, base, Set(CoveringIndex.Kind))
+    val entry = Action.requireActive(indexName, operation, base, IndexData.knownKinds)
     source = FileSource.load(spark, entry.source, indexName)
     listing = source.currentFiles
     found = SourceChanges.between(entry.source.files, listing)
-    if (mode != Full && found.deleted.nonEmpty && !entry.index.lineage) {
+    if (mode != Full && found.deleted.nonEmpty && !IndexData.canDropDeletedFiles(entry.index)) {
       throw new HyperspaceException(
         s"Cannot refresh index '$indexName' in $mode mode: ${found.deleted.size} of its source " +
           "file(s) were deleted or rewritten, and without lineage the index cannot tell which " +
@@ -80,25 +80,24 @@ class RefreshAction(
     val refreshed = mode match {
       case Full =>
         val files = SourceChanges(listing, Nil).appendedAsSourceFiles(0L)
-        CoveringIndex.write(scanOf(files), definition, files, dataPath)
+        IndexData.write(scanOf(files), definition, indexName, files, dataPath)
         begin.copy(
-          content = begin.content.copy(files = CoveringIndex.listDataFiles(spark, dataPath)),
+          content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)),
           source = begin.source.copy(files = files, appendedFiles = Nil, deletedFiles = Nil))
 
       case Incremental =>
         val appended = found.appendedAsSourceFiles(nextId)
         val deletedIds = found.deleted.map(_.id).toSet
         if (deletedIds.nonEmpty) {
-          CoveringIndex.rewrite(spark, begin, begin.content.files, dataPath, deletedIds,
-            oneFilePerBucket = false)
+          IndexData.dropRows(spark, begin, begin.content.files, dataPath, deletedIds)
         }
         if (appended.nonEmpty) {
-          CoveringIndex.write(scanOf(appended), definition, appended, dataPath,
+          IndexData.write(scanOf(appended), definition, indexName, appended, dataPath,
             if (deletedIds.nonEmpty) SaveMode.Append else SaveMode.ErrorIfExists)
         }
         val untouched = if (deletedIds.isEmpty) begin.content.files else Nil
         begin.copy(
-          content = begin.content.copy(files = untouched ++ CoveringIndex.listDataFiles(spark, dataPath)),
+          content = begin.content.copy(files = untouched ++ IndexData.listDataFiles(spark, dataPath)),
           source = begin.source.copy(
             files = indexed.filterNot(f => deletedIds.contains(f.id)) ++ appended,
             appendedFiles = Nil, deletedFiles = Nil))

@@ -30,6 +30,7 @@ object Explainer {
     used.sortBy(_.name).foreach { e =>
       out ++= s"${e.name}: ${e.content.root} (LogVersion: ${e.id})\n"
     }
+    Plans.skippingIn(withIdx).foreach(s => out ++= s"Data skipping: ${s.describe}\n")
     val (appended, deleted) = Plans.hybridScanFiles(withIdx)
     if (appended > 0 || deleted > 0) {
       out ++= s"Hybrid scan: $appended appended source file(s) read beside the index data; " +

@@ -6,10 +6,11 @@ import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStag
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
 import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 
 /**
  * Facts about a query that has run: files and bytes its scans read, its shuffles and the indexes
- * it used — what benchmarks report beside the timings.
+ * it used (read, or used to skip source files) — what benchmarks report beside the timings.
  */
 case class PlanFacts(filesRead: Long, bytesRead: Long, exchanges: Int, indexes: Seq[String]) {
   /** The facts as a JSON object (for the Python benchmark harness). */
@@ -28,7 +29,13 @@ object PlanFacts {
       filesRead = scans.flatMap(_.metrics.get("numFiles")).map(_.value).sum,
       bytesRead = scans.flatMap(_.metrics.get("filesSize")).map(_.value).sum,
       exchanges = plan.collect { case e: ShuffleExchangeExec => e }.size,
-      indexes = scans.map(_.relation).collect { case r: IndexHadoopFsRelation => r.entry.name }.distinct.sorted)
+      indexes = scans.map(_.relation).flatMap {
+        case r: IndexHadoopFsRelation => Seq(r.entry.name)
+        case r => r.location match {
+          case d: DataSkippingFileIndex => d.entries.map(_.name) // pruned the source scan
+          case _ => Nil
+        }
+      }.distinct.sorted)
   }
 
   /** [[of]] as JSON. */

@@ -9,6 +9,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.{CoveringIndex, IndexHadoopFsRelation}
+import io.hyperspace.index.dataskipping.{DataSkippingFileIndex, RelationSkippingStats}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.ApplyHyperspace
 import io.hyperspace.sources.SelectedFilesIndex
@@ -51,11 +52,19 @@ object Plans {
     withRewriting(spark, on = false)(physical(spark, rewritten))
   }
 
-  /** The index entries a physical plan reads. */
+  /** The index entries a physical plan reads, or used to skip source files. */
   def indexesIn(plan: SparkPlan): Seq[LogEntry] = plan.collect {
     case s: FileSourceScanExec if s.relation.isInstanceOf[IndexHadoopFsRelation] =>
-      s.relation.asInstanceOf[IndexHadoopFsRelation].entry
-  }.distinctBy(e => (e.name, e.id))
+      Seq(s.relation.asInstanceOf[IndexHadoopFsRelation].entry)
+    case s: FileSourceScanExec if s.relation.location.isInstanceOf[DataSkippingFileIndex] =>
+      s.relation.location.asInstanceOf[DataSkippingFileIndex].entries
+  }.flatten.distinctBy(e => (e.name, e.id))
+
+  /** The data skipping statistics of the scans of a physical plan whose files an index pruned. */
+  def skippingIn(plan: SparkPlan): Seq[RelationSkippingStats] = plan.collect {
+    case s: FileSourceScanExec if s.relation.location.isInstanceOf[DataSkippingFileIndex] =>
+      s.relation.location.asInstanceOf[DataSkippingFileIndex].stats
+  }
 
   /**
    * How many of each operator a plan has, by node name; whole-stage codegen wrappers are counted

@@ -8,7 +8,8 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.index.IndexCatalog
 import io.hyperspace.log.{LogEntry, States}
-import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.index.dataskipping.DataSkippingIndex
+import io.hyperspace.rules.{CandidateIndexes, DataSkippingRule}
 import io.hyperspace.sources.FileSource
 
 /** `whyNot(df)`: for each index a query does not use, the reasons in words. */
@@ -43,6 +44,7 @@ object WhyNot extends PredicateHelper {
       case r: LogicalRelation if CandidateIndexes.sourceScan(r).exists(_.location.rootPaths.map(_.toString).toSet == rootPaths) => r
     }
     if (relations.isEmpty) return Seq("the query does not read the data the index was built from")
+    if (entry.index.kind == DataSkippingIndex.Kind) return skippingReasons(spark, entry, relations, plan)
     relations.flatMap { r =>
       val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
       val now = source.listedFiles.toSet
@@ -80,4 +82,25 @@ object WhyNot extends PredicateHelper {
       }
     }.distinct
   }
+
+  /** Why a data skipping index prunes none of `relations` (the scans of its source's paths). */
+  private def skippingReasons(
+      spark: SparkSession,
+      entry: LogEntry,
+      relations: Seq[LogicalRelation],
+      plan: LogicalPlan): Seq[String] =
+    relations.flatMap { r =>
+      val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
+      if (!DataSkippingRule.serves(entry, source, source.listedFiles)) {
+        Seq("the query reads the data with another format, options or schema, or none of the files " +
+          "the index summarized")
+      } else {
+        val filtered = plan.exists {
+          case Filter(_, child) => child eq r
+          case _ => false
+        }
+        if (!filtered) Seq("the query has no filter directly over the scan")
+        else Seq(s"no sketch (${entry.index.indexedColumns.mkString(", ")}) can evaluate the query's filter")
+      }
+    }.distinct
 }

@@ -62,11 +62,14 @@ trait IndexRewrite {
 
 object ApplyHyperspace {
   /**
-   * The rewrites, in the order they are tried: joins first, so a join side gets the index
-   * bucketed on its join keys rather than one chosen for a filter below it; then aggregations
-   * (bucketed on their grouping keys); then filters.
+   * The rewrites, in the order they are tried. Data skipping first: it only prunes the file list
+   * of a filtered scan, which stays a source scan the covering rules can still replace (they
+   * look at the full listing). Then joins, so a join side gets the index bucketed on its join
+   * keys rather than one chosen for a filter below it (avoiding shuffles wins over skipping);
+   * then aggregations (bucketed on their grouping keys); then filters, where a covering index
+   * replaces a pruned scan only when it reads fewer bytes.
    */
-  val rewrites: Seq[IndexRewrite] = Seq(JoinIndexRule, AggregateIndexRule, FilterIndexRule)
+  val rewrites: Seq[IndexRewrite] = Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule)
 
   /** `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf). */
   def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =

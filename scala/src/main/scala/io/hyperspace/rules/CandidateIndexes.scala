@@ -14,11 +14,15 @@ import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.index.{CatalogVersion, IndexCatalog}
 import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
+import io.hyperspace.index.dataskipping.DataSkippingIndex
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges}
 
-/** The ACTIVE covering indexes of a session, and which of them can serve a relation. */
+/**
+ * The ACTIVE indexes of a session (covering and data skipping), and which covering indexes can
+ * serve a relation ([[DataSkippingRule]] picks data skipping indexes itself).
+ */
 object CandidateIndexes extends Logging {
 
   // Entries are immutable, so (index path, entry id) identifies one for good and never needs
@@ -29,7 +33,7 @@ object CandidateIndexes extends Logging {
   private val schemaCache = new ConcurrentHashMap[String, StructType]()
   private val indexedFilesCache = new ConcurrentHashMap[(String, Long), Set[(String, Long, Long)]]()
 
-  /** The ACTIVE covering indexes under the session's system path (unreadable ones skipped). */
+  /** The ACTIVE indexes under the session's system path, of kinds this version can use (unreadable ones skipped). */
   def active(spark: SparkSession): Seq[LogEntry] = {
     val catalog = new IndexCatalog(spark)
     val conf = spark.sessionState.newHadoopConf()
@@ -45,6 +49,8 @@ object CandidateIndexes extends Logging {
     }
   }
 
+  private val usableKinds = Set(CoveringIndex.Kind, DataSkippingIndex.Kind)
+
   private def loadActive(catalog: IndexCatalog, conf: org.apache.hadoop.conf.Configuration): Seq[LogEntry] =
     catalog.directoryNames.flatMap { dir =>
       try {
@@ -56,7 +62,7 @@ object CandidateIndexes extends Logging {
             loaded.foreach(e => entryCache.put((log.indexPath.toString, e.id), e))
             loaded
           }
-        }.filter(e => e.state == States.ACTIVE && e.enabled && e.index.kind == CoveringIndex.Kind)
+        }.filter(e => e.state == States.ACTIVE && e.enabled && usableKinds.contains(e.index.kind))
       } catch {
         case NonFatal(e) =>
           logWarning(s"Hyperspace ignores index '$dir' for this query: ${e.getMessage}")
@@ -161,8 +167,9 @@ object CandidateIndexes extends Logging {
       entry.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
 
   /**
-   * The usable indexes for `relation`: ACTIVE, covering `needed`, built from its data read the
-   * same way, and either up to date or servable with hybrid scan.
+   * The usable covering indexes for `relation`: ACTIVE, covering `needed`, built from its data
+   * read the same way, and either up to date or servable with hybrid scan. A relation whose
+   * file list data skipping pruned is compared by its full listing.
    */
   def forRelation(
       spark: SparkSession,
@@ -174,7 +181,8 @@ object CandidateIndexes extends Logging {
       val resolver = spark.sessionState.conf.resolver
       val source = FileSource(relation, fs)
       lazy val listed = source.listedFiles.toSet
-      indexes.filter(e => coversColumns(e, needed, resolver) && sameReader(e, source))
+      indexes.filter(e => e.index.kind == CoveringIndex.Kind && coversColumns(e, needed, resolver) &&
+          sameReader(e, source))
         .flatMap(e => changesToServe(spark, e, listed).toOption.map(IndexCandidate(e, _)))
         .filter(c => dataPresent(spark, c.entry))
   }

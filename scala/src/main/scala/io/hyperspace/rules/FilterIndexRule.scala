@@ -3,7 +3,10 @@ package io.hyperspace.rules
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+
+import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex}
+import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 
 import io.hyperspace.log.LogEntry
 
@@ -12,6 +15,10 @@ import io.hyperspace.log.LogEntry
  * indexed column is referenced by the filter and the index covers every column the query needs.
  * The index is a bucketed relation, so Spark prunes buckets for `=` / `IN` on a single indexed
  * column, and its sorted files let Parquet row-group statistics skip data for ranges.
+ *
+ * When a data skipping index already pruned the scan's files, the covering index replaces the
+ * scan only if it reads fewer bytes: its data files (those of the buckets an equality filter
+ * selects, when one does) plus hybrid scan's appended files, against the files left to read.
  */
 object FilterIndexRule extends IndexRewrite with PredicateHelper {
 
@@ -43,7 +50,25 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
     // The IS NOT NULL filters Spark infers for joins are no reason to read an index.
     val filtered = splitConjunctivePredicates(condition)
       .filterNot(_.isInstanceOf[IsNotNull]).flatMap(_.references).map(_.name)
+    // A scan data skipping already pruned keeps its pruning unless the index reads fewer bytes.
+    val prunedBytes = relation.relation match {
+      case fs: HadoopFsRelation => fs.location match {
+        case d: DataSkippingFileIndex => Some(d.stats.bytesRead)
+        case _ => None
+      }
+      case _ => None
+    }
     IndexRanking.best(CandidateIndexes.forRelation(spark, indexes, relation, needed)
-      .filter(c => filtered.exists(resolver(_, c.entry.index.indexedColumns.head))))
+      .filter(c => filtered.exists(resolver(_, c.entry.index.indexedColumns.head)))
+      .filter(c => prunedBytes.forall(bytesRead(c, condition) < _)))
+  }
+
+  /** Bytes a filter query reads through `c`: bucket pruning counted, as IndexFileIndex does it. */
+  private def bytesRead(c: IndexCandidate, condition: Expression): Long = {
+    val files = IndexFileIndex.bucketsToRead(c.entry, splitConjunctivePredicates(condition)) match {
+      case Some(buckets) => c.entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
+      case None => c.entry.content.files
+    }
+    files.map(_.size).sum + c.changes.appendedBytes
   }
 }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.{Source, SourceFile}
 
 /** A DataFrame that is a plain scan of files: what an index can be built over. */
@@ -27,10 +28,11 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
 
   /**
    * The files the scan reads as this DataFrame sees them (its listing, not refreshed), with
-   * size and modification time, sorted by path: what a query over it will read.
+   * size and modification time, sorted by path: what a query over it will read, before any data
+   * skipping (a pruned relation is still the same source).
    */
   def listedFiles: Seq[(String, Long, Long)] =
-    fsRelation.location.listFiles(Nil, Nil)
+    DataSkippingFileIndex.unwrap(fsRelation.location).listFiles(Nil, Nil)
       .flatMap(_.files.map(f => f.fileStatus))
       .map(s => (s.getPath.toString, s.getLen, s.getModificationTime))
       .sortBy(_._1)

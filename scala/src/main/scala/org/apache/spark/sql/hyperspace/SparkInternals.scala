@@ -50,6 +50,12 @@ object SparkInternals {
   }
 
   /**
+   * Blocks until the events posted so far to `spark`'s listener bus were delivered (at most
+   * 10 s): query execution listeners run asynchronously.
+   */
+  def waitForListenerEvents(spark: SparkSession): Unit = spark.sparkContext.listenerBus.waitUntilEmpty()
+
+  /**
    * For each partition of the cached `rdd`, the ids of the executors whose block manager holds
    * it (empty when it is not cached anywhere). The block manager master is `private[spark]`.
    */

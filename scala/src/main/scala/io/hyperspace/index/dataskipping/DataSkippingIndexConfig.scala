@@ -1,0 +1,69 @@
+package io.hyperspace.index.dataskipping
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.node.ArrayNode
+
+import io.hyperspace.HyperspaceException
+
+/**
+ * What a data skipping index holds: one row per source file with the given sketches, e.g.
+ * {{{
+ *   DataSkippingIndexConfig("events_skip", MinMaxSketch("ts"), BloomFilterSketch("user_id"),
+ *     ValueListSketch("lower(country)"))
+ * }}}
+ * The same sketch may not appear twice. Column names and expressions are checked against the
+ * source when the index is created.
+ */
+case class DataSkippingIndexConfig(name: String, sketches: Seq[Sketch]) {
+  if (name == null || name.trim.isEmpty) {
+    throw new HyperspaceException("DataSkippingIndexConfig needs a non-empty index name.")
+  }
+  if (sketches.isEmpty) {
+    throw new HyperspaceException(s"Data skipping index '$name' needs at least one sketch.")
+  }
+  sketches.groupBy(identity).collect { case (s, ss) if ss.size > 1 => s }.headOption.foreach { s =>
+    throw new HyperspaceException(s"Sketch ${s.describe} appears more than once in data skipping index '$name'.")
+  }
+
+  /** The JSON form [[DataSkippingIndexConfig.fromJson]] reads. */
+  def toJson: String = {
+    val mapper = new ObjectMapper()
+    val node = mapper.createObjectNode()
+    node.put("name", name)
+    val arr = node.putArray("sketches")
+    sketches.foreach(s => arr.add(SketchSerde.toJsonNode(s)))
+    mapper.writeValueAsString(node)
+  }
+}
+
+object DataSkippingIndexConfig {
+
+  /** `DataSkippingIndexConfig("idx", MinMaxSketch("a"), BloomFilterSketch("b"))`. */
+  def apply(name: String, sketch: Sketch, moreSketches: Sketch*): DataSkippingIndexConfig =
+    DataSkippingIndexConfig(name, sketch +: moreSketches)
+
+  /** Java-friendly constructor. */
+  def create(name: String, sketches: java.util.List[Sketch]): DataSkippingIndexConfig =
+    DataSkippingIndexConfig(name, sketches.asScala.toSeq)
+
+  /**
+   * Parses `{"name": "idx", "sketches": [{"kind": ..., "expr": ..., "params": {...}}, ...]}`
+   * (sketches as in [[SketchSerde]]) — how the Python bindings pass a config.
+   */
+  def fromJson(json: String): DataSkippingIndexConfig = {
+    val node = try new ObjectMapper().readTree(json) catch {
+      case e: Exception => throw new HyperspaceException(s"Invalid DataSkippingIndexConfig JSON: ${e.getMessage}", e)
+    }
+    val name = Option(node.get("name")).filter(_.isTextual).map(_.asText()).getOrElse {
+      throw new HyperspaceException(s"DataSkippingIndexConfig.name must be a string; got ${node.get("name")}.")
+    }
+    val sketches = node.get("sketches") match {
+      case arr: ArrayNode => arr.elements().asScala.map(SketchSerde.fromJsonNode).toSeq
+      case other => throw new HyperspaceException(
+        s"DataSkippingIndexConfig '$name': sketches must be a list; got $other.")
+    }
+    DataSkippingIndexConfig(name, sketches)
+  }
+}

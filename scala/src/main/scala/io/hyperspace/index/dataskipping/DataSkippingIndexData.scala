@@ -1,0 +1,117 @@
+package io.hyperspace.index.dataskipping
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.types.{DataType, StructType}
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
+import io.hyperspace.sources.FileSource
+
+/**
+ * How a data skipping index is defined, written and rewritten on disk: the sketch table as
+ * Parquet files in the index's data version directories, one row per non-empty source file.
+ * The lifecycle (create, refresh, optimize, ...) is the covering index's (see `actions/`);
+ * only the data written differs.
+ */
+object DataSkippingIndexData {
+
+  /**
+   * The index definition for `config` over `source`, after resolving every sketch against the
+   * source (errors name the index, sketch and expression). For a hive-partitioned source, a
+   * [[PartitionSketch]] is added per partition column that has none, unless
+   * `spark.hyperspace.index.dataskipping.autoPartitionSketch` is off.
+   *
+   * The definition records the sketches in `properties`, the sketch table's schema in `schema`,
+   * and for listings (`indexes()`) the sketches' descriptions as `indexedColumns`; it has no
+   * included columns, buckets or lineage (file ids are the sketch table's key).
+   */
+  def define(spark: SparkSession, config: DataSkippingIndexConfig, source: FileSource): IndexDefinition = {
+    val sketches = withPartitionSketches(spark, config.sketches, source)
+    val sourceDf = org.apache.spark.sql.hyperspace.SparkInternals.ofRows(spark, source.relation)
+    val resolved = DataSkippingIndex.resolveSketches(spark, config.name, sketches, source.relation)
+    // Only analyzed, never run: the schema of the table the build will write.
+    val schema = DataSkippingIndex.buildSketchTable(sourceDf, resolved, Map.empty).schema
+    IndexDefinition(DataSkippingIndex.Kind, DataSkippingIndex.KindVersion,
+      indexedColumns = sketches.map(_.describe), includedColumns = Nil, numBuckets = 0,
+      lineage = false, schema = schema.json, properties = DataSkippingIndex.properties(sketches))
+  }
+
+  private def withPartitionSketches(spark: SparkSession, sketches: Seq[Sketch], source: FileSource): Seq[Sketch] =
+    if (!HyperspaceConf.autoPartitionSketch(spark)) sketches
+    else {
+      val resolver = spark.sessionState.conf.resolver
+      val missing = source.fsRelation.partitionSchema.fieldNames.filterNot { p =>
+        sketches.exists {
+          case PartitionSketch(expr) => resolver(expr, p)
+          case _ => false
+        }
+      }
+      sketches ++ missing.map(p => PartitionSketch(quote(p)))
+    }
+
+  private def quote(name: String): String =
+    if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) name else s"`${name.replace("`", "``")}`"
+
+  /** The sketches of a data skipping index definition. */
+  def sketchesOf(definition: IndexDefinition): Seq[Sketch] = DataSkippingIndex.sketchesOf(definition.properties)
+
+  /** The sketch table's schema recorded in the definition. */
+  def schemaOf(definition: IndexDefinition): StructType =
+    DataType.fromJson(definition.schema).asInstanceOf[StructType]
+
+  /**
+   * Writes the sketch rows of `files` (the source files `df`, a scan of exactly those files,
+   * reads) into `dataPath` as Parquet. `mode` Append adds to a directory the same operation
+   * already wrote into (incremental refresh: rewritten old rows, then new ones).
+   */
+  def write(
+      df: DataFrame,
+      definition: IndexDefinition,
+      indexName: String,
+      files: Seq[SourceFile],
+      dataPath: Path,
+      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
+    val spark = df.sparkSession
+    val plan = df.queryExecution.analyzed
+    val resolved = DataSkippingIndex.resolveSketches(spark, indexName, sketchesOf(definition), plan)
+    val table = DataSkippingIndex.buildSketchTable(df, resolved, files.map(f => f.path -> f.id).toMap)
+    val expected = schemaOf(definition)
+    if (!DataType.equalsIgnoreNullability(table.schema, expected)) {
+      throw new HyperspaceException(
+        s"The sketch table of index '$indexName' would have the schema ${table.schema.simpleString}, " +
+          s"but the index was created with ${expected.simpleString}: the source's types changed. " +
+          "Recreate the index.")
+    }
+    // One row per file makes a small table: one output file keeps queries to one footer read.
+    table.coalesce(1).write.mode(mode).parquet(dataPath.toString)
+  }
+
+  /**
+   * Rewrites the sketch rows held in `files` (of `entry`) into `dataPath` as one file, without
+   * the rows of the source files with ids `dropIds`: deletes are applied from the index itself,
+   * the source is never read again.
+   */
+  def rewrite(
+      spark: SparkSession,
+      entry: LogEntry,
+      files: Seq[ContentFile],
+      dataPath: Path,
+      dropIds: Set[Long],
+      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
+    val all = read(spark, entry, files)
+    val kept = if (dropIds.isEmpty) all
+      else all.where(!col(DataSkippingIndex.FileIdColumn).isin(dropIds.toSeq: _*))
+    kept.coalesce(1).write.mode(mode).parquet(dataPath.toString)
+  }
+
+  /** The sketch rows held in `files` of `entry` (all of its content files by default). */
+  def read(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile] = null): DataFrame = {
+    val which = Option(files).getOrElse(entry.content.files)
+    val schema = schemaOf(entry.index)
+    if (which.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
+    else spark.read.schema(schema).parquet(which.map(entry.content.pathOf): _*)
+  }
+}

@@ -1,0 +1,79 @@
+package io.hyperspace.index.dataskipping
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.execution.QueryExecution
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.util.QueryExecutionListener
+
+/**
+ * Data skipping statistics of queries: per scanned relation, the files and bytes listed, skipped
+ * and read, and which index and sketch skipped them ([[RelationSkippingStats]]).
+ *
+ * Three ways to get them:
+ *  - [[of]] a query's `QueryExecution` (e.g. `df.queryExecution` after running `df`);
+ *  - a [[DataSkippingListener]] registered with `spark.listenerManager`, called per query;
+ *  - [[last]]: the most recent query the session ran (what `Hyperspace.lastQuerySkippingStats`
+ *    returns).
+ */
+object DataSkippingStats {
+
+  /** The statistics of the relations data skipping pruned in `qe`'s optimized plan. */
+  def of(qe: QueryExecution): Seq[RelationSkippingStats] = of(qe.optimizedPlan)
+
+  /** The statistics of the relations data skipping pruned in an optimized `plan` (subqueries included). */
+  def of(plan: LogicalPlan): Seq[RelationSkippingStats] = plan.collectWithSubqueries {
+    case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
+      fs.location.asInstanceOf[DataSkippingFileIndex].stats
+  }
+
+  private val listeners = new java.util.WeakHashMap[SparkSession, LastQueryListener]()
+
+  /** Registers the listener behind [[last]] with `spark`, once per session. */
+  def ensureListener(spark: SparkSession): Unit = listeners.synchronized {
+    if (!listeners.containsKey(spark)) {
+      val listener = new LastQueryListener
+      spark.listenerManager.register(listener)
+      listeners.put(spark, listener)
+    }
+  }
+
+  /**
+   * The statistics of the most recent query `spark` ran successfully (empty when no data
+   * skipping index pruned it). Query events are delivered asynchronously: this waits until the
+   * ones already posted have been handled.
+   */
+  def last(spark: SparkSession): Seq[RelationSkippingStats] = {
+    ensureListener(spark)
+    SparkInternals.waitForListenerEvents(spark)
+    listeners.synchronized(Option(listeners.get(spark))).map(_.last).getOrElse(Nil)
+  }
+
+  private class LastQueryListener extends DataSkippingListener {
+    @volatile var last: Seq[RelationSkippingStats] = Nil
+    override def onQuery(funcName: String, qe: QueryExecution, stats: Seq[RelationSkippingStats]): Unit =
+      last = stats
+  }
+}
+
+/**
+ * A query execution listener told each successful query's data skipping statistics, e.g.
+ * {{{
+ *   spark.listenerManager.register(new DataSkippingListener {
+ *     def onQuery(funcName: String, qe: QueryExecution, stats: Seq[RelationSkippingStats]): Unit =
+ *       stats.foreach(s => println(s.describe))
+ *   })
+ * }}}
+ * Spark calls it on its listener thread after the query finished.
+ */
+abstract class DataSkippingListener extends QueryExecutionListener {
+
+  /** Called after each successful query with its statistics (empty when nothing was pruned). */
+  def onQuery(funcName: String, qe: QueryExecution, stats: Seq[RelationSkippingStats]): Unit
+
+  override final def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit =
+    onQuery(funcName, qe, DataSkippingStats.of(qe))
+
+  override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit = ()
+}

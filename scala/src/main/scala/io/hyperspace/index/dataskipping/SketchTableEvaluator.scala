@@ -1,0 +1,76 @@
+package io.hyperspace.index.dataskipping
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+
+import io.hyperspace.log.LogEntry
+
+/**
+ * The sketch table of one index version, ready to evaluate query conditions on.
+ *
+ * Sketch tables are small (one row per source file), so up to [[SketchTableEvaluator.MaxDriverBytes]]
+ * of sketch files are collected once per index version and evaluated on the driver with an
+ * interpreted predicate: planning a query then costs no Spark job. Larger tables are evaluated
+ * with a Spark job per query.
+ *
+ * @param attributes the sketch table's columns, to translate filters against
+ */
+final class SketchTable private[dataskipping] (
+    val entry: LogEntry,
+    val attributes: Seq[Attribute],
+    rows: Option[Array[InternalRow]],
+    table: => DataFrame) {
+
+  /** Whether conditions are evaluated on the driver (the table is held in memory). */
+  def onDriver: Boolean = rows.isDefined
+
+  /**
+   * The ids of the files `condition` (over [[attributes]]) rules out: those whose row makes it
+   * FALSE. A NULL result keeps the file; files without a row are never returned.
+   */
+  def skippedIds(condition: Expression): Set[Long] = rows match {
+    case None => DataSkippingIndex.skippedFileIds(table, condition)
+    case Some(all) =>
+      val skip = Not(Coalesce(Seq(condition, Literal.TrueLiteral)))
+      val predicate = Predicate.createInterpreted(BindReferences.bindReference(skip, attributes))
+      predicate.initialize(0)
+      val id = attributes.indexWhere(_.name == DataSkippingIndex.FileIdColumn)
+      all.iterator.filter(predicate.eval).map(_.getLong(id)).toSet
+  }
+}
+
+/** Loads [[SketchTable]]s, keeping the last few collected ones per index version. */
+object SketchTableEvaluator extends Logging {
+
+  /** Sketch tables up to this many bytes of Parquet are evaluated on the driver. */
+  val MaxDriverBytes: Long = 32L * 1024 * 1024
+
+  // With MaxDriverBytes, bounds what the driver holds (compressed size) to 16 x 32 MB.
+  private val MaxCached = 16
+
+  // Log entries are immutable: (index root, entry id) names one sketch table for good.
+  private val cache = new java.util.LinkedHashMap[(String, Long), SketchTable](16, 0.75f, true) {
+    override def removeEldestEntry(e: java.util.Map.Entry[(String, Long), SketchTable]): Boolean =
+      size() > MaxCached
+  }
+
+  /** The sketch table of `entry`, from the cache when it was collected before. */
+  def load(spark: SparkSession, entry: LogEntry): SketchTable = {
+    val key = (entry.content.root, entry.id)
+    cache.synchronized(Option(cache.get(key))).getOrElse {
+      val df = DataSkippingIndexData.read(spark, entry)
+      val attributes = df.queryExecution.analyzed.output
+      if (entry.content.sizeInBytes > MaxDriverBytes) {
+        new SketchTable(entry, attributes, None, df)
+      } else {
+        val rows = df.queryExecution.executedPlan.executeCollect()
+        logDebug(s"Collected ${rows.length} sketch rows of index '${entry.name}' (log version ${entry.id}).")
+        val loaded = new SketchTable(entry, attributes, Some(rows), df)
+        cache.synchronized(cache.put(key, loaded))
+        loaded
+      }
+    }
+  }
+}
