@@ -57,6 +57,7 @@ def test_refresh_modes_follow_appends_and_deletes(spark: SparkSession, hs: Hyper
     make_lake(spark, lake)
     hs.create_index(spark.read.parquet(str(lake)), IndexConfig("py_maint", ["id"], ["name", "day"], lineage=True))
     query = lambda: spark.read.parquet(str(lake)).where("id IN (5, 1005, 299)").select("id", "name", "day")
+    indexed_files = sorted(lake.rglob("*.parquet"))
 
     assert hs.refresh_index("py_maint", "incremental").changed is False
 
@@ -76,8 +77,7 @@ def test_refresh_modes_follow_appends_and_deletes(spark: SparkSession, hs: Hyper
         hs.disable()
     assert same_with_and_without(spark, hs, query)
 
-    victim = sorted(lake.rglob("*.parquet"))[0]
-    victim.unlink()
+    indexed_files[0].unlink()  # a file the index covers, not one of the appended ones
     result = hs.refreshIndex("py_maint", "incremental")  # the original camelCase name
     assert result.changed and result.deleted_files == 1 and result.appended_files == 3
     hs.enable()
