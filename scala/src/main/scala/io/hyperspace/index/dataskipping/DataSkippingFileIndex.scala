@@ -1,11 +1,9 @@
 package io.hyperspace.index.dataskipping
 
-import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.execution.datasources.FileIndex
 
 import io.hyperspace.log.LogEntry
+import io.hyperspace.sources.FilteredFileIndex
 
 /**
  * A source's own file listing (`delegate`) without the files data skipping indexes ruled out
@@ -18,29 +16,12 @@ import io.hyperspace.log.LogEntry
  * @param stats   the statistics reported for the query
  */
 class DataSkippingFileIndex(
-    val delegate: FileIndex,
+    delegate: FileIndex,
     val skipped: Set[String],
     val entries: Seq[LogEntry],
-    val stats: RelationSkippingStats) extends FileIndex {
+    val stats: RelationSkippingStats) extends FilteredFileIndex(delegate) {
 
-  override def rootPaths: Seq[Path] = delegate.rootPaths
-
-  override def listFiles(
-      partitionFilters: Seq[Expression],
-      dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
-    delegate.listFiles(partitionFilters, dataFilters)
-      .map(dir => dir.copy(files = dir.files.filterNot(f => skipped.contains(f.getPath.toString))))
-      .filter(_.files.nonEmpty)
-
-  override def inputFiles: Array[String] =
-    listFiles(Nil, Nil).flatMap(_.files).map(_.getPath.toUri.toString).toArray
-
-  override def refresh(): Unit = delegate.refresh()
-
-  // What the scan reads, so Spark's size estimates (e.g. broadcast decisions) see the pruning.
-  override def sizeInBytes: Long = listFiles(Nil, Nil).flatMap(_.files).map(_.getLen).sum
-
-  override def partitionSchema: StructType = delegate.partitionSchema
+  override protected def keeps(path: String): Boolean = !skipped.contains(path)
 
   override def equals(other: Any): Boolean = other match {
     case o: DataSkippingFileIndex => o.delegate == delegate && o.skipped == skipped
