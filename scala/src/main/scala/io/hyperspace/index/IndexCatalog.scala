@@ -83,9 +83,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   private def liveNames: Seq[String] = summaries().map(_.name)
 
-  /** One summary per index that exists, by name; unreadable logs are skipped with a warning. */
-  def summaries(): Seq[IndexSummary] = directoryNames.flatMap { dir =>
-    try summaryOf(new IndexLogManager(new Path(systemPath, dir), hadoopConf))
+  /**
+   * One summary per index that exists, by name; unreadable logs are skipped with a warning.
+   * `withPending` lists every index's source for the appended/deleted counts (null otherwise).
+   */
+  def summaries(withPending: Boolean = false): Seq[IndexSummary] = directoryNames.flatMap { dir =>
+    try summaryOf(new IndexLogManager(new Path(systemPath, dir), hadoopConf), withPending)
     catch {
       case NonFatal(e) =>
         logWarning(s"Skipping index directory '$dir' in the index list: ${e.getMessage}")
@@ -95,37 +98,39 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   /**
    * The summary of one index's log: the state of its newest entry, data of its newest stable one,
-   * and how many source files were appended and deleted since the index data was built (null
-   * when the source cannot be listed).
+   * and, `withPending`, how many source files were appended and deleted since the index data was
+   * built (null when not asked for or the source cannot be listed). Listing the source is the
+   * costly part, so only what users see (`indexes()`, `index(name)`) asks for it.
    */
-  def summaryOf(log: IndexLogManager): Option[IndexSummary] = log.latest.flatMap { latest =>
-    val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
-    lazy val pending = pendingChanges(shown)
-    if (latest.state == States.DOESNOTEXIST) None
-    else Some(IndexSummary(
-      name = latest.name,
-      kind = shown.index.kind,
-      indexedColumns = shown.index.indexedColumns,
-      includedColumns = shown.index.includedColumns,
-      numBuckets = shown.index.numBuckets,
-      state = latest.state,
-      indexLocation = shown.content.root,
-      sizeInBytes = shown.content.sizeInBytes,
-      numIndexFiles = shown.content.files.size,
-      numSourceFiles = shown.source.files.size,
-      appendedFiles = pending.map(c => Integer.valueOf(c.appended.size)).orNull,
-      deletedFiles = pending.map(c => Integer.valueOf(c.deleted.size)).orNull,
-      lastModified = new java.sql.Timestamp(latest.timestamp),
-      lineage = shown.index.lineage,
-      dataVersion = shown.content.dataVersion,
-      logVersion = latest.id,
-      sourceFormat = shown.source.format,
-      sourceRootPaths = shown.source.rootPaths,
-      sourceTable = shown.source.table.orNull,
-      sourceSizeInBytes = shown.source.sizeInBytes,
-      schema = shown.index.schema,
-      signature = shown.signature.value))
-  }
+  def summaryOf(log: IndexLogManager, withPending: Boolean = false): Option[IndexSummary] =
+    log.latest.flatMap { latest =>
+      val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
+      lazy val pending = if (withPending) pendingChanges(shown) else None
+      if (latest.state == States.DOESNOTEXIST) None
+      else Some(IndexSummary(
+        name = latest.name,
+        kind = shown.index.kind,
+        indexedColumns = shown.index.indexedColumns,
+        includedColumns = shown.index.includedColumns,
+        numBuckets = shown.index.numBuckets,
+        state = latest.state,
+        indexLocation = shown.content.root,
+        sizeInBytes = shown.content.sizeInBytes,
+        numIndexFiles = shown.content.files.size,
+        numSourceFiles = shown.source.files.size,
+        appendedFiles = pending.map(c => Integer.valueOf(c.appended.size)).orNull,
+        deletedFiles = pending.map(c => Integer.valueOf(c.deleted.size)).orNull,
+        lastModified = new java.sql.Timestamp(latest.timestamp),
+        lineage = shown.index.lineage,
+        dataVersion = shown.content.dataVersion,
+        logVersion = latest.id,
+        sourceFormat = shown.source.format,
+        sourceRootPaths = shown.source.rootPaths,
+        sourceTable = shown.source.table.orNull,
+        sourceSizeInBytes = shown.source.sizeInBytes,
+        schema = shown.index.schema,
+        signature = shown.signature.value))
+    }
 
   private def pendingChanges(entry: LogEntry): Option[SourceChanges] =
     if (entry.state == States.CREATING) None
@@ -139,11 +144,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
 
   /** `indexes()`: one row per index. */
-  def indexesDataFrame(): DataFrame = toDataFrame(summaries(), IndexCatalog.listColumns)
+  def indexesDataFrame(): DataFrame = toDataFrame(summaries(withPending = true), IndexCatalog.listColumns)
 
   /** `index(name)`: one row with the extended statistics. */
   def indexDataFrame(name: String): DataFrame =
-    toDataFrame(summaryOf(existingLogOf(name)).toSeq, IndexCatalog.allColumns)
+    toDataFrame(summaryOf(existingLogOf(name), withPending = true).toSeq, IndexCatalog.allColumns)
 
   private def toDataFrame(rows: Seq[IndexSummary], columns: Seq[StructField]): DataFrame = {
     val data = rows.map { s =>
