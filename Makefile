@@ -39,13 +39,14 @@ JAR       := target/scala-2.13/$(JAR_NAME)
 PKG_JAR   := python/hyperspace/jars/$(JAR_NAME)
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
-.PHONY: help setup build jar wheel test test-scala test-python fuzz demo bench bench-quick clean
+.PHONY: help setup build jar wheel test test-scala test-python sbt fuzz demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
 	@echo "make test   - build everything and run all tests (sbt, then pytest)"
 	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
 	@echo "make build  - build the jar and the wheel (dist/)"
+	@echo "make sbt CMD='testOnly <suite>' - one sbt command (e.g. a single suite)"
 	@echo "make fuzz   - long differential runs (FUZZ_QUERIES=2000, FUZZ_SEED=<now>)"
 	@echo "make bench  - TPC-H benchmarks at SF1 (BENCH_ARGS='--sf 2 --suite tpch' ...)"
 	@echo "make bench-quick - a tiny smoke run of every benchmark suite"
@@ -100,6 +101,11 @@ test-scala: setup
 
 test-python: setup jar
 	$(VPY) -m pytest tests -q -ra
+
+# One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
+CMD ?= compile
+sbt: | $(SBT_LAUNCHER)
+	$(SBT) "$(CMD)"
 
 # Long differential runs with fresh seeds (CI runs the same suites with a fixed seed).
 FUZZ_QUERIES ?= 2000
