@@ -82,7 +82,7 @@ def test_create_list_delete_restore_vacuum(spark: SparkSession, hs: Hyperspace, 
     assert hs.indexes().columns == [
         "name", "kind", "indexedColumns", "includedColumns", "numBuckets", "state",
         "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "appendedFiles",
-        "deletedFiles", "lastModified",
+        "deletedFiles", "lastModified", "stateReason",
     ]
     extended = hs.index("py_idx").first()
     assert extended["dataVersion"] == 0 and extended["sourceFormat"] == "parquet"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "HyperspaceConflictException",
+    "HyperspaceCorruptedLogException",
     "HyperspaceException",
     "HyperspaceIndexNotFoundException",
     "HyperspaceExtensionNotInstalledException",
@@ -47,3 +48,11 @@ class HyperspaceConflictException(HyperspaceException):
 
 class HyperspaceIndexNotFoundException(HyperspaceException):
     """No index of that name exists."""
+
+
+class HyperspaceCorruptedLogException(HyperspaceException, ValueError):
+    """An index log entry cannot be read: not valid JSON, hostile JSON (NaN, huge numbers, deep
+    nesting), a field missing, of the wrong type or out of range, or an unknown state or spec
+    version. The message names the entry's file. Also a :class:`ValueError`, so code that treats
+    malformed input generically catches it. An index whose newest entry is damaged is listed as
+    ``CORRUPT`` by ``indexes()``."""

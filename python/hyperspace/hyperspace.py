@@ -150,6 +150,13 @@ class RelationSkippingStats:
                 f"({self.bytes_skipped} of {self.bytes_total} bytes), read {self.files_read}; by {by}")
 
 
+def _index_name(name: object) -> str:
+    """``name`` if it is a string (the JVM validates its content); a HyperspaceException otherwise."""
+    if not isinstance(name, str):
+        raise exceptions.HyperspaceException(f"Invalid index name {name!r}: an index name is a non-empty string.")
+    return name
+
+
 def _spark_line(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
@@ -279,7 +286,7 @@ class Hyperspace:
             HyperspaceException: bad mode, the index is not ACTIVE, or deletes without lineage.
             HyperspaceConflictException: an incompatible operation holds the index.
         """
-        return MaintenanceResult._from_json(str(self._jhs.refreshIndex(name, mode).toJson()))
+        return MaintenanceResult._from_json(str(self._jhs.refreshIndex(_index_name(name), mode).toJson()))
 
     @translate_errors
     def optimize_index(self, name: str, mode: OptimizeMode = "quick") -> MaintenanceResult:
@@ -294,27 +301,38 @@ class Hyperspace:
             HyperspaceIndexNotFoundException: no such index.
             HyperspaceException: bad mode or the index is not ACTIVE.
         """
-        return MaintenanceResult._from_json(str(self._jhs.optimizeIndex(name, mode).toJson()))
+        return MaintenanceResult._from_json(str(self._jhs.optimizeIndex(_index_name(name), mode).toJson()))
 
     @translate_errors
     def delete_index(self, name: str) -> None:
         """Soft-deletes an ACTIVE index: queries stop using it; ``restore_index`` undoes it."""
-        self._jhs.deleteIndex(name)
+        self._jhs.deleteIndex(_index_name(name))
 
     @translate_errors
     def restore_index(self, name: str) -> None:
         """Brings a DELETED index back to ACTIVE."""
-        self._jhs.restoreIndex(name)
+        self._jhs.restoreIndex(_index_name(name))
 
     @translate_errors
     def vacuum_index(self, name: str) -> None:
         """Removes a DELETED index for good (freeing the name), or an ACTIVE index's unused data versions."""
-        self._jhs.vacuumIndex(name)
+        self._jhs.vacuumIndex(_index_name(name))
 
     @translate_errors
-    def cancel(self, name: str) -> None:
-        """Rolls an index whose operation crashed or was killed back to its last stable state."""
-        self._jhs.cancel(name)
+    def cancel(self, name: str, force: bool = False) -> None:
+        """Rolls an index whose operation crashed or was killed back to its last stable state.
+
+        Refused while the operation's process is still running on this host (its work would be
+        deleted under it), unless ``force=True``.
+
+        Raises:
+            HyperspaceIndexNotFoundException: no such index.
+            HyperspaceException: the index has no unfinished operation.
+            HyperspaceConflictException: the operation's process is still running (and not ``force``).
+        """
+        if not isinstance(force, bool):
+            raise exceptions.HyperspaceException(f"cancel's force must be True or False; got {force!r}.")
+        self._jhs.cancel(_index_name(name), force)
 
     @translate_errors
     def indexes(self) -> DataFrame:
@@ -330,7 +348,7 @@ class Hyperspace:
         """One row for ``name``: the columns of :meth:`indexes` plus ``lineage``, ``dataVersion``,
         ``logVersion``, ``sourceFormat``, ``sourceRootPaths``, ``sourceTable``,
         ``sourceSizeInBytes``, ``schema`` and ``signature``."""
-        return self._data_frame(self._jhs.index(name))
+        return self._data_frame(self._jhs.index(_index_name(name)))
 
     @translate_errors
     def explain(self, df: DataFrame, verbose: bool = False, display: bool = True) -> str:

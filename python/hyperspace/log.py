@@ -30,7 +30,7 @@ from urllib.parse import unquote
 
 import pyarrow.fs as pafs
 
-from hyperspace.exceptions import HyperspaceException
+from hyperspace.exceptions import HyperspaceCorruptedLogException, HyperspaceException
 
 if TYPE_CHECKING:
     import pandas
@@ -350,9 +350,17 @@ class _Obj:
         if not ok:
             raise _Invalid(f"field '{self._loc(key)}' must be {expected}, got {_type_name(value)}")
 
-    def integer(self, key: str) -> int:
+    def integer(self, key: str, bits: int = 64, minimum: int | None = None) -> int:
+        """A JSON integer that fits the JVM's type of the field (``bits``: 32 for an Int, 64 for a
+        Long), and is at least ``minimum`` when given."""
         v = self._get(key, optional=False)
         self._check(key, v, isinstance(v, int) and not isinstance(v, bool), "an integer")
+        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        if minimum is not None:
+            low = max(low, minimum)
+        if not low <= v <= high:
+            shown = str(v) if len(str(v)) <= 40 else f"a {len(str(v))}-digit number"
+            raise _Invalid(f"field '{self._loc(key)}' must be an integer from {low} to {high}, got {shown}")
         return int(v)
 
     def boolean(self, key: str) -> bool:
@@ -414,9 +422,9 @@ def _reject_constant(name: str) -> Any:
 def _source_file(f: _Obj) -> SourceFile:
     return SourceFile(
         path=f.string("path"),
-        size=f.integer("size"),
+        size=f.integer("size", minimum=0),
         modification_time=f.integer("modificationTime"),
-        id=f.integer("id"),
+        id=f.integer("id", minimum=0),
     )
 
 
@@ -430,8 +438,8 @@ def _build_entry(root: _Obj) -> LogEntry:
     source = root.obj("source")
     signature = root.obj("signature")
     return LogEntry(
-        spec_version=root.integer("specVersion"),
-        id=root.integer("id"),
+        spec_version=root.integer("specVersion", bits=32),
+        id=root.integer("id", minimum=0),
         name=root.string("name"),
         state=state,
         operation=root.string("operation"),
@@ -442,22 +450,22 @@ def _build_entry(root: _Obj) -> LogEntry:
         ),
         index=IndexDefinition(
             kind=index.string("kind"),
-            kind_version=index.integer("kindVersion"),
+            kind_version=index.integer("kindVersion", bits=32),
             indexed_columns=index.str_list("indexedColumns"),
             included_columns=index.str_list("includedColumns"),
-            num_buckets=index.integer("numBuckets"),
+            num_buckets=index.integer("numBuckets", bits=32, minimum=0),
             lineage=index.boolean("lineage"),
             schema=index.string("schema"),
             properties=index.str_map("properties", optional=True),
         ),
         content=Content(
             root=content.string("root"),
-            data_version=content.integer("dataVersion"),
+            data_version=content.integer("dataVersion", bits=32, minimum=0),
             files=content.objs(
                 "files",
                 lambda f: ContentFile(
                     path=f.string("path"),
-                    size=f.integer("size"),
+                    size=f.integer("size", minimum=0),
                     modification_time=f.integer("modificationTime"),
                 ),
             ),
@@ -493,31 +501,33 @@ def parse_entry(text: str, where: str) -> LogEntry:
         The entry.
 
     Raises:
-        HyperspaceException: the text is not valid JSON, misses a required field, has a field of
-            the wrong type or an unknown state, or has a ``specVersion`` other than
-            :data:`SPEC_VERSION`. The message names ``where``.
+        HyperspaceCorruptedLogException: (a :class:`HyperspaceException` and a :class:`ValueError`)
+            the text is not valid JSON (NaN and Infinity included, or nested too deeply), misses a
+            required field, has a field of the wrong type, an integer out of the range of its JVM
+            type (or negative where it cannot be), an unknown state, or a ``specVersion`` other
+            than :data:`SPEC_VERSION`. The message names ``where``.
     """
     try:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
-        raise HyperspaceException(
+        raise HyperspaceCorruptedLogException(
             f"Corrupted index log entry {where}: not valid JSON "
             f"({e.msg} at line {e.lineno} column {e.colno})."
         ) from None
     except (ValueError, RecursionError) as e:
-        raise HyperspaceException(f"Corrupted index log entry {where}: not valid JSON ({e}).") from None
+        raise HyperspaceCorruptedLogException(f"Corrupted index log entry {where}: not valid JSON ({e}).") from None
     try:
         root = _Obj(data, "")
         # Check the version first: an entry of another version may have other fields.
-        version = root.integer("specVersion")
+        version = root.integer("specVersion", bits=32)
         if version != SPEC_VERSION:
-            raise HyperspaceException(
+            raise HyperspaceCorruptedLogException(
                 f"Index log entry {where} has specVersion {version}; this reader knows version "
                 f"{SPEC_VERSION} only. Upgrade Hyperspace to read this index."
             )
         return _build_entry(root)
     except _Invalid as e:
-        raise HyperspaceException(f"Corrupted index log entry {where}: {e}.") from None
+        raise HyperspaceCorruptedLogException(f"Corrupted index log entry {where}: {e}.") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -597,13 +607,13 @@ class _Log:
         try:
             return bytes(raw).decode("utf-8")
         except UnicodeDecodeError as e:
-            raise HyperspaceException(f"Corrupted index log entry {where}: not UTF-8 text ({e}).") from None
+            raise HyperspaceCorruptedLogException(f"Corrupted index log entry {where}: not UTF-8 text ({e}).") from None
 
     def entry(self, entry_id: int) -> LogEntry:
         where = f"{self.display_dir}/{entry_id}"
         entry = parse_entry(self._read_text(str(entry_id)), where)
         if entry.id != entry_id:
-            raise HyperspaceException(
+            raise HyperspaceCorruptedLogException(
                 f"Corrupted index log entry {where}: its id is {entry.id} but its file name is "
                 f"{entry_id}; the id of an entry must equal its file name."
             )

@@ -48,7 +48,7 @@ class Hyperspace(val spark: SparkSession) {
    * written; the bucket count and lineage flag, when not given, come from the session's
    * settings and are stored in the index.
    */
-  def createIndex(df: DataFrame, config: IndexConfig): Unit = {
+  def createIndex(df: DataFrame, config: IndexConfig): Unit = failingAs("create", config.name) {
     IndexNames.validate(config.name)
     config.numBuckets.foreach(n => HyperspaceConf.NUM_BUCKETS.parseAndCheck(n.toString))
     val source = FileSource.of(df, config.name)
@@ -71,7 +71,7 @@ class Hyperspace(val spark: SparkSession) {
    * `spark.hyperspace.index.dataskipping.autoPartitionSketch` is off. Maintained like any index
    * (refresh in all modes, optimize, delete, restore, vacuum).
    */
-  def createIndex(df: DataFrame, config: DataSkippingIndexConfig): Unit = {
+  def createIndex(df: DataFrame, config: DataSkippingIndexConfig): Unit = failingAs("create", config.name) {
     IndexNames.validate(config.name)
     val source = FileSource.of(df, config.name)
     val definition = DataSkippingIndexData.define(spark, config, source)
@@ -80,14 +80,13 @@ class Hyperspace(val spark: SparkSession) {
 
   /** [[createIndex]] of a data skipping index with the config as JSON (`DataSkippingIndexConfig.fromJson`), for Python. */
   def createDataSkippingIndexFromJson(df: DataFrame, configJson: String): Unit =
-    createIndex(df, DataSkippingIndexConfig.fromJson(configJson))
+    createIndex(df, failingAs("create", "(from JSON)")(DataSkippingIndexConfig.fromJson(configJson)))
 
   private def create(name: String, df: DataFrame, source: FileSource, definition: IndexDefinition): Unit = {
-    val log = catalog.logOf(name)
-    val existingName = log.indexPath.getName
-    if (existingName != name && log.latestStable.exists(_.state != States.DOESNOTEXIST)) {
+    val log = catalog.logForCreate(name)
+    log.latestStable.filter(e => e.state != States.DOESNOTEXIST && e.name != name).foreach { existing =>
       throw new HyperspaceException(
-        s"Index '$name' already exists as '$existingName' (index names are case-insensitive).")
+        s"Index '$name' already exists as '${existing.name}' (index names are case-insensitive).")
     }
     new CreateAction(spark, log, name, df, source, definition).run()
   }
@@ -115,7 +114,7 @@ class Hyperspace(val spark: SparkSession) {
    * `quick` records the changes in the log only, and queries make up for them with hybrid scan.
    * An unchanged source is a no-op, said so in the result.
    */
-  def refreshIndex(name: String, mode: String): MaintenanceResult = {
+  def refreshIndex(name: String, mode: String): MaintenanceResult = failingAs("refresh", name) {
     val log = catalog.existingLogOf(name)
     val action = new RefreshAction(spark, log, name, MaintenanceModes.refreshMode(name, mode))
     MaintenanceResult.of(action, action.run().id)
@@ -129,7 +128,7 @@ class Hyperspace(val spark: SparkSession) {
    * than `spark.hyperspace.index.optimize.fileSizeThreshold`; `full` leaves one file per bucket.
    * Results of queries never change; replaced files stay until `vacuumIndex`.
    */
-  def optimizeIndex(name: String, mode: String): MaintenanceResult = {
+  def optimizeIndex(name: String, mode: String): MaintenanceResult = failingAs("optimize", name) {
     val log = catalog.existingLogOf(name)
     val action = new OptimizeAction(spark, log, name, MaintenanceModes.optimizeMode(name, mode))
     MaintenanceResult.of(action, action.run().id)
@@ -139,20 +138,22 @@ class Hyperspace(val spark: SparkSession) {
   def optimizeIndex(name: String): MaintenanceResult = optimizeIndex(name, MaintenanceModes.Quick)
 
   /** Soft-deletes an ACTIVE index: queries stop using it; `restoreIndex` undoes it. */
-  def deleteIndex(name: String): Unit =
+  def deleteIndex(name: String): Unit = failingAs("delete", name) {
     new DeleteAction(spark, catalog.existingLogOf(name), name).run()
+  }
 
   /** Brings a DELETED index back to ACTIVE. */
-  def restoreIndex(name: String): Unit =
+  def restoreIndex(name: String): Unit = failingAs("restore", name) {
     new RestoreAction(spark, catalog.existingLogOf(name), name).run()
+  }
 
   /**
    * A DELETED index: removes it for good, freeing the name. An ACTIVE index: removes the data
    * versions it no longer uses (and what crashed operations left behind).
    */
-  def vacuumIndex(name: String): Unit = {
+  def vacuumIndex(name: String): Unit = failingAs("vacuum", name) {
     val log = catalog.logOf(name)
-    if (log.latest.exists(_.state == States.DOESNOTEXIST)) {
+    if (log.damage.isEmpty && log.latest.exists(_.state == States.DOESNOTEXIST)) {
       // A vacuum that committed but died before removing the directory: finish it.
       VacuumAction.removeIndexDirectory(spark, log)
     } else {
@@ -162,9 +163,15 @@ class Hyperspace(val spark: SparkSession) {
 
   /**
    * Rolls an index whose operation crashed or was killed back to its last stable state and
-   * removes the data that operation was writing.
+   * removes the data that operation was writing. Refused while the operation's process is still
+   * running on this host, unless `force` (which discards the work of a live operation).
    */
-  def cancel(name: String): Unit = new CancelAction(spark, catalog.logOf(name), name).run()
+  def cancel(name: String, force: Boolean): Unit = failingAs("cancel", name) {
+    new CancelAction(spark, catalog.logOf(name), name, force).run()
+  }
+
+  /** [[cancel]] without `force`. */
+  def cancel(name: String): Unit = cancel(name, force = false)
 
   /**
    * One row per index: name, kind, indexedColumns (a data skipping index: its sketches, e.g.
@@ -173,10 +180,23 @@ class Hyperspace(val spark: SparkSession) {
    * (source files changed since the index data was built; null if the source cannot be listed),
    * lastModified.
    */
-  def indexes: DataFrame = catalog.indexesDataFrame()
+  def indexes: DataFrame = failingAs("list", "*")(catalog.indexesDataFrame())
 
   /** One row for index `name`: the columns of [[indexes]] plus extended statistics. */
-  def index(name: String): DataFrame = catalog.indexDataFrame(name)
+  def index(name: String): DataFrame = failingAs("describe", name)(catalog.indexDataFrame(name))
+
+  /**
+   * Runs `body`, turning any failure that is not yet a [[HyperspaceException]] (an I/O error of
+   * the system path, a Spark job failing inside a build) into one naming the operation, the
+   * index and the system path, the original as its cause.
+   */
+  private def failingAs[T](operation: String, name: String)(body: => T): T =
+    try body catch {
+      case scala.util.control.NonFatal(e) if !e.isInstanceOf[HyperspaceException] =>
+        val what = if (name == "*") s"Cannot $operation the indexes" else s"Cannot $operation index '$name'"
+        throw Action.asHyperspaceException(e,
+          s"$what (system path ${HyperspaceConf.systemPath(spark)})")
+    }
 
   /**
    * The plan of `df` with and without indexes, the differing lines marked, and the indexes used;
@@ -202,7 +222,7 @@ class Hyperspace(val spark: SparkSession) {
 
   /** [[createIndex]] with the config as JSON (see `IndexConfig.fromJson`), for the Python bindings. */
   def createIndexFromJson(df: DataFrame, configJson: String): Unit =
-    createIndex(df, IndexConfig.fromJson(configJson))
+    createIndex(df, failingAs("create", "(from JSON)")(IndexConfig.fromJson(configJson)))
 }
 
 object Hyperspace {

@@ -28,3 +28,11 @@ class HyperspaceConflictException(message: String) extends HyperspaceException(m
 
 /** No index of that name exists (or it was vacuumed). */
 class HyperspaceIndexNotFoundException(message: String) extends HyperspaceException(message)
+
+/**
+ * An index log entry cannot be read: not valid JSON, a field missing or of the wrong type, an
+ * unknown state or spec version, or an unreadable file. The message names the entry's file.
+ * An index whose newest entry is damaged is listed as CORRUPT (docs/log-format.md).
+ */
+class HyperspaceCorruptedLogException(message: String, cause: Throwable = null)
+  extends HyperspaceException(message, cause)

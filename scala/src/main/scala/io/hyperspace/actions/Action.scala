@@ -7,7 +7,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 
-import io.hyperspace.{HyperspaceConflictException, HyperspaceException}
+import io.hyperspace.{HyperspaceConflictException, HyperspaceCorruptedLogException, HyperspaceException}
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.CatalogVersion
 import io.hyperspace.log.{IndexLogManager, LogEntry, Owner, States}
@@ -54,6 +54,20 @@ abstract class Action(
   /** Work that must follow the commit (e.g. removing a vacuumed index's directory). */
   protected def afterCommit(committed: LogEntry): Unit = ()
 
+  /**
+   * Whether the operation may start from the newest readable stable entry when the newest entry
+   * is damaged (the index is CORRUPT): delete and vacuum, so a CORRUPT index can be removed.
+   */
+  protected def startsFromDamagedLog: Boolean =
+    operation == Operations.DELETE || operation == Operations.VACUUM
+
+  /**
+   * The name written in this operation's entries: the name the index was created with (names
+   * are case-insensitive, so `delete("INDEX2")` must not rename index `index2`).
+   */
+  protected def entryName(base: Option[LogEntry]): String =
+    base.filter(_.state != States.DOESNOTEXIST).map(_.name).getOrElse(indexName)
+
   /** Whether `base`, reached while waiting for a concurrent run of the same operation, means
    * this run has nothing left to do. */
   protected def alreadyDone(base: Option[LogEntry]): Boolean =
@@ -78,10 +92,12 @@ abstract class Action(
         val finished = try op(begin) catch {
           case NonFatal(e) =>
             rollBack(base, begin, e)
-            throw e
+            throw Action.asHyperspaceException(e,
+              s"The $operation of index '$indexName' failed and was rolled back (index directory " +
+                s"${indexLog.indexPath})")
         }
         val committed = finished.copy(
-          id = begin.id + 1, name = indexName, state = finalState, operation = operation,
+          id = begin.id + 1, name = begin.name, state = finalState, operation = operation,
           timestamp = System.currentTimeMillis(), owner = Owner.current,
           enabled = finalState == States.ACTIVE)
         if (!indexLog.tryAppend(committed)) {
@@ -105,7 +121,14 @@ abstract class Action(
     val deadline = System.currentTimeMillis() + timeoutMs
     var waited = false
     while (true) {
-      indexLog.latest match {
+      // Every way round this loop waits for another writer; none may spin forever.
+      if (waited && System.currentTimeMillis() > deadline) {
+        throw new HyperspaceConflictException(
+          s"Cannot ${operation.toLowerCase} index '$indexName': other writers kept taking its next " +
+            s"log entry (under ${indexLog.logPath}) for ${timeoutMs / 1000.0}s. Retry later.")
+      }
+      val nextId = indexLog.nextId
+      currentEntry() match {
         case Some(running) if !running.isStable =>
           if (!Operations.compatible(running.operation, operation)) {
             throw new HyperspaceConflictException(
@@ -131,16 +154,38 @@ abstract class Action(
           }
           validate(base)
           if (upToDate(base)) return Left(base.get)
-          val begin = beginEntry(base, latest.map(_.id + 1).getOrElse(0L)).copy(
-            name = indexName, state = transientState, operation = operation,
+          // The id after every name in the log directory, but never before the entry validated.
+          val id = math.max(nextId, latest.map(_.id + 1).getOrElse(0L))
+          val begin = beginEntry(base, id).copy(
+            name = entryName(base), state = transientState, operation = operation,
             timestamp = System.currentTimeMillis(), owner = Owner.current, enabled = false)
           if (indexLog.tryAppend(begin)) return Right((base, begin))
           // Lost the race for this id: look again at who won.
           waited = true
+          Thread.sleep(10)
       }
     }
     throw new IllegalStateException("unreachable")
   }
+
+  /**
+   * The newest entry. When it is damaged, operations that may (delete, vacuum) start from the
+   * newest readable stable entry; the others fail naming the damaged file.
+   */
+  private def currentEntry(): Option[LogEntry] =
+    try indexLog.latest catch {
+      case e: HyperspaceCorruptedLogException =>
+        if (startsFromDamagedLog) {
+          logWarning(s"Index '$indexName' is CORRUPT (${e.getMessage}); the $operation starts " +
+            "from its newest readable stable entry.")
+          indexLog.newestReadableStable
+        } else {
+          throw new HyperspaceCorruptedLogException(
+            s"Cannot ${operation.toLowerCase} index '$indexName': it is CORRUPT, its newest log entry is " +
+              s"damaged: ${e.getMessage} Delete and vacuum it (they start from its newest readable " +
+              "stable entry), then create it again; or restore the entry from a backup.", e)
+        }
+    }
 
   private def rollBack(base: Option[LogEntry], begin: LogEntry, cause: Throwable): Unit = {
     val restored = Action.rollbackEntry(base, begin, operation)
@@ -169,6 +214,17 @@ abstract class Action(
 }
 
 object Action {
+  /**
+   * `e` as a [[HyperspaceException]]: itself when it is one, else one saying `what` failed with
+   * the original message (Spark's and Hadoop's errors name the file concerned), `e` as cause.
+   */
+  def asHyperspaceException(e: Throwable, what: String): HyperspaceException = e match {
+    case h: HyperspaceException => h
+    case other =>
+      val message = Option(other.getMessage).map(_.linesIterator.take(3).mkString(" ")).getOrElse("")
+      new HyperspaceException(s"$what: ${other.getClass.getSimpleName}: $message", other)
+  }
+
   /**
    * The stable entry that undoes the transient entry `begin`: the starting entry again, or, for
    * an index that did not exist, a DOESNOTEXIST entry.

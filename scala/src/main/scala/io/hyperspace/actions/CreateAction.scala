@@ -1,6 +1,5 @@
 package io.hyperspace.actions
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 import io.hyperspace.log.{Content, IndexDefinition, IndexLogManager, LogEntry, Owner, Signature, States}
@@ -44,11 +43,11 @@ class CreateAction(
   }
 
   override protected def op(begin: LogEntry): LogEntry = {
-    val dataPath = new Path(begin.content.dataPath)
+    val dataPath = indexLog.versionPath(begin.content.dataVersion)
     IndexData.write(df, definition, indexName, begin.source.files, dataPath)
     begin.copy(content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)))
   }
 
   override protected def cleanup(begin: LogEntry): Unit =
-    DataVersions.delete(spark, new Path(begin.content.dataPath))
+    DataVersions.delete(spark, indexLog.versionPath(begin.content.dataVersion))
 }

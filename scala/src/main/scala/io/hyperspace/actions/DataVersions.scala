@@ -21,7 +21,7 @@ object DataVersions {
    * what a crashed one left behind.
    */
   def next(spark: SparkSession, indexLog: IndexLogManager): Int = {
-    val used = present(spark, indexLog) ++ indexLog.entries.map(_.content.dataVersion)
+    val used = present(spark, indexLog) ++ indexLog.readableEntries.map(_.content.dataVersion)
     if (used.isEmpty) 0 else used.max + 1
   }
 

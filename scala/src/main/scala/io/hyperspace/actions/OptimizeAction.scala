@@ -1,6 +1,5 @@
 package io.hyperspace.actions
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
 import io.hyperspace.actions.MaintenanceModes.Quick
@@ -43,7 +42,7 @@ class OptimizeAction(
   }
 
   override protected def op(begin: LogEntry): LogEntry = {
-    val dataPath = new Path(begin.content.dataPath)
+    val dataPath = indexLog.versionPath(begin.content.dataVersion)
     IndexData.merge(spark, begin, selected, dataPath)
     val replaced = selected.map(_.path).toSet
     begin.copy(content = begin.content.copy(files =
@@ -52,5 +51,5 @@ class OptimizeAction(
   }
 
   override protected def cleanup(begin: LogEntry): Unit =
-    DataVersions.delete(spark, new Path(begin.content.dataPath))
+    DataVersions.delete(spark, indexLog.versionPath(begin.content.dataVersion))
 }

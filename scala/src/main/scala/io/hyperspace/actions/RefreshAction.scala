@@ -1,6 +1,5 @@
 package io.hyperspace.actions
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{SaveMode, SparkSession}
 import org.apache.spark.sql.hyperspace.SparkInternals
 
@@ -74,7 +73,7 @@ class RefreshAction(
 
   override protected def op(begin: LogEntry): LogEntry = {
     val definition = begin.index
-    val dataPath = new Path(begin.content.dataPath)
+    val dataPath = indexLog.versionPath(begin.content.dataVersion)
     val indexed = begin.source.files
     lazy val nextId = (indexed.map(_.id) :+ -1L).max + 1
     val refreshed = mode match {
@@ -110,7 +109,7 @@ class RefreshAction(
   }
 
   override protected def cleanup(begin: LogEntry): Unit =
-    if (mode != Quick) DataVersions.delete(spark, new Path(begin.content.dataPath))
+    if (mode != Quick) DataVersions.delete(spark, indexLog.versionPath(begin.content.dataVersion))
 
   /** A scan of exactly `files` of the source, partition values and read options kept. */
   private def scanOf(files: Seq[SourceFile]) =

@@ -7,9 +7,9 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.types._
 
-import io.hyperspace.HyperspaceIndexNotFoundException
+import io.hyperspace.{HyperspaceException, HyperspaceIndexNotFoundException}
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+import io.hyperspace.log.{Content, IndexLogManager, LogEntry, NameClaims, States}
 import io.hyperspace.sources.{FileSource, SourceChanges}
 
 /** What `indexes()` and `index(name)` report about one index. */
@@ -27,6 +27,7 @@ case class IndexSummary(
     appendedFiles: Integer,
     deletedFiles: Integer,
     lastModified: java.sql.Timestamp,
+    stateReason: String,
     // Extended statistics (index(name) only).
     lineage: Boolean,
     dataVersion: Int,
@@ -43,10 +44,26 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 
   private def hadoopConf = spark.sessionState.newHadoopConf()
 
-  /** The qualified system path. */
+  /**
+   * The qualified system path. Fails with a [[HyperspaceException]] naming it when it cannot be
+   * used: an unknown filesystem scheme, or a file where the directory should be.
+   */
   def systemPath: Path = {
-    val p = new Path(HyperspaceConf.systemPath(spark))
-    p.getFileSystem(hadoopConf).makeQualified(p)
+    val configured = HyperspaceConf.systemPath(spark)
+    val qualified = try {
+      val p = new Path(configured)
+      p.getFileSystem(hadoopConf).makeQualified(p)
+    } catch {
+      case NonFatal(e) =>
+        throw new HyperspaceException(s"Cannot use the system path '$configured' " +
+          s"(spark.hyperspace.system.path): ${e.getClass.getSimpleName}: ${e.getMessage}", e)
+    }
+    val fs = qualified.getFileSystem(hadoopConf)
+    if (scala.util.Try(fs.getFileStatus(qualified)).toOption.exists(!_.isDirectory)) {
+      throw new HyperspaceException(s"The system path $qualified (spark.hyperspace.system.path) is a " +
+        "file, not a directory: set spark.hyperspace.system.path to a directory for the indexes.")
+    }
+    qualified
   }
 
   /** The names of the index directories present (including deleted or half-created ones). */
@@ -59,21 +76,69 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   }
 
   /**
-   * The log of index `name`: its own directory, or — index names being case-insensitive — the
-   * directory whose name differs only in case. A new index gets a directory of its own name.
+   * The log of index `name` (validated first: a name is one directory under the system path):
+   * the directory its claim names (see [[NameClaims]]), else — for indexes created before claims
+   * — its own directory or one whose name differs only in case. A new name gets its own.
    */
   def logOf(name: String): IndexLogManager = {
-    val dir = directoryNames.find(_ == name)
-      .orElse(directoryNames.find(_.equalsIgnoreCase(name)))
+    IndexNames.validate(name)
+    val root = systemPath
+    val dir = NameClaims.read(root, name, hadoopConf)
+      .orElse(existingDirectory(name))
       .getOrElse(name)
-    new IndexLogManager(new Path(systemPath, dir), hadoopConf)
+    new IndexLogManager(new Path(root, dir), hadoopConf)
   }
 
-  /** The log of an index that must exist (any state but DOESNOTEXIST, or stuck transient). */
+  private def existingDirectory(name: String): Option[String] = {
+    val names = directoryNames
+    names.find(_ == name).orElse(names.find(n => IndexNames.key(n) == IndexNames.key(name)))
+  }
+
+  /**
+   * The log a create of `name` writes: the name is claimed first (so `X` and `x` created at once
+   * end up in one directory, where entry 0 decides), and the directory must be empty or an index
+   * directory — Hyperspace never writes into a directory it does not own.
+   */
+  def logForCreate(name: String): IndexLogManager = {
+    IndexNames.validate(name)
+    val root = systemPath
+    val dir = NameClaims.read(root, name, hadoopConf).getOrElse(
+      NameClaims.claim(root, existingDirectory(name).getOrElse(name), hadoopConf))
+    val log = new IndexLogManager(new Path(root, dir), hadoopConf)
+    requireOwnDirectory(name, log)
+    log
+  }
+
+  /** Fails unless the index directory of `log` is absent, empty, or holds only a Hyperspace index. */
+  private def requireOwnDirectory(name: String, log: IndexLogManager): Unit = {
+    val dir = log.indexPath
+    val fs = dir.getFileSystem(hadoopConf)
+    def notOurs(why: String): Nothing =
+      throw new HyperspaceException(s"Cannot create index '$name': $dir exists and is not a Hyperspace " +
+        s"index ($why). Hyperspace never writes into a directory it does not own: choose another " +
+        "index name, or set spark.hyperspace.system.path to a directory that holds only indexes.")
+    val status = scala.util.Try(fs.getFileStatus(dir)).toOption
+    if (status.exists(!_.isDirectory)) notOurs("it is a file")
+    if (status.nonEmpty) {
+      val children = fs.listStatus(dir).toSeq
+      if (children.nonEmpty) {
+        val logDir = children.find(_.getPath.getName == IndexLogManager.LogDirName)
+        if (!logDir.exists(_.isDirectory)) notOurs(s"it has no ${IndexLogManager.LogDirName} directory")
+        val foreign = children.map(_.getPath.getName).filterNot(n =>
+          n == IndexLogManager.LogDirName || Content.versionOf(n).isDefined || n.startsWith("."))
+        if (foreign.nonEmpty) notOurs(s"it holds ${foreign.take(3).mkString(", ")}")
+        log.damage.foreach(e => notOurs(s"its log cannot be read: ${e.getMessage}"))
+        log.latest.map(_.name).filter(n => IndexNames.key(n) != IndexNames.key(name))
+          .foreach(other => notOurs(s"its log is the log of index '$other'"))
+      }
+    }
+  }
+
+  /** The log of an index that must exist (any state but DOESNOTEXIST, or stuck transient, or CORRUPT). */
   def existingLogOf(name: String): IndexLogManager = {
     val log = logOf(name)
-    val latest = log.latest
-    if (latest.isEmpty || latest.exists(_.state == States.DOESNOTEXIST)) {
+    val latest = if (log.damage.isDefined) None else log.latest
+    if (log.damage.isEmpty && (latest.isEmpty || latest.exists(_.state == States.DOESNOTEXIST))) {
       throw new HyperspaceIndexNotFoundException(
         s"Index '$name' does not exist under ${systemPath}." +
           (if (directoryNames.nonEmpty) s" Existing indexes: ${liveNames.mkString(", ")}." else ""))
@@ -87,8 +152,13 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * One summary per index that exists, by name; unreadable logs are skipped with a warning.
    * `withPending` lists every index's source for the appended/deleted counts (null otherwise).
    */
-  def summaries(withPending: Boolean = false): Seq[IndexSummary] = directoryNames.flatMap { dir =>
-    try summaryOf(new IndexLogManager(new Path(systemPath, dir), hadoopConf), withPending)
+  def summaries(withPending: Boolean = false): Seq[IndexSummary] = {
+    val root = systemPath
+    directoryNames.flatMap(dir => summaryIn(root, dir, withPending))
+  }
+
+  private def summaryIn(root: Path, dir: String, withPending: Boolean): Option[IndexSummary] = {
+    try summaryOf(new IndexLogManager(new Path(root, dir), hadoopConf), withPending)
     catch {
       case NonFatal(e) =>
         logWarning(s"Skipping index directory '$dir' in the index list: ${e.getMessage}")
@@ -103,34 +173,59 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    * costly part, so only what users see (`indexes()`, `index(name)`) asks for it.
    */
   def summaryOf(log: IndexLogManager, withPending: Boolean = false): Option[IndexSummary] =
-    log.latest.flatMap { latest =>
-      val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
-      lazy val pending = if (withPending) pendingChanges(shown) else None
-      if (latest.state == States.DOESNOTEXIST) None
-      else Some(IndexSummary(
-        name = latest.name,
-        kind = shown.index.kind,
-        indexedColumns = shown.index.indexedColumns,
-        includedColumns = shown.index.includedColumns,
-        numBuckets = shown.index.numBuckets,
-        state = latest.state,
-        indexLocation = shown.content.root,
-        sizeInBytes = shown.content.sizeInBytes,
-        numIndexFiles = shown.content.files.size,
-        numSourceFiles = shown.source.files.size,
-        appendedFiles = pending.map(c => Integer.valueOf(c.appended.size)).orNull,
-        deletedFiles = pending.map(c => Integer.valueOf(c.deleted.size)).orNull,
-        lastModified = new java.sql.Timestamp(latest.timestamp),
-        lineage = shown.index.lineage,
-        dataVersion = shown.content.dataVersion,
-        logVersion = latest.id,
-        sourceFormat = shown.source.format,
-        sourceRootPaths = shown.source.rootPaths,
-        sourceTable = shown.source.table.orNull,
-        sourceSizeInBytes = shown.source.sizeInBytes,
-        schema = shown.index.schema,
-        signature = shown.signature.value))
+    log.damage match {
+      case Some(damage) => Some(corruptSummary(log, damage))
+      case None => log.latest.flatMap { latest =>
+        val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
+        lazy val pending = if (withPending) pendingChanges(shown) else None
+        if (latest.state == States.DOESNOTEXIST) None
+        else Some(summary(latest.name, latest.state, null, latest.id, latest.timestamp, shown, pending))
+      }
     }
+
+  /**
+   * A CORRUPT index (its newest entry cannot be read): shown with the reason and, where one
+   * exists, the data of its newest readable stable entry, so users see what delete + vacuum
+   * would start from.
+   */
+  private def corruptSummary(log: IndexLogManager, damage: Exception): IndexSummary = {
+    val base = log.newestReadableStable
+    val reason = damage.getMessage
+    val lastId = log.entryIds.lastOption.getOrElse(-1L)
+    base match {
+      case Some(entry) => summary(entry.name, IndexCatalog.Corrupt, reason, lastId, entry.timestamp, entry, None)
+      case None =>
+        IndexSummary(log.indexPath.getName, "", Nil, Nil, 0, IndexCatalog.Corrupt, log.indexPath.toString,
+          0L, 0, 0, null, null, new java.sql.Timestamp(0L), reason, false, 0, lastId, "", Nil, null, 0L, "", "")
+    }
+  }
+
+  private def summary(name: String, state: String, reason: String, logVersion: Long, timestamp: Long,
+      shown: LogEntry, pending: => Option[SourceChanges]): IndexSummary =
+    IndexSummary(
+      name = name,
+      kind = shown.index.kind,
+      indexedColumns = shown.index.indexedColumns,
+      includedColumns = shown.index.includedColumns,
+      numBuckets = shown.index.numBuckets,
+      state = state,
+      indexLocation = shown.content.root,
+      sizeInBytes = shown.content.sizeInBytes,
+      numIndexFiles = shown.content.files.size,
+      numSourceFiles = shown.source.files.size,
+      appendedFiles = pending.map(c => Integer.valueOf(c.appended.size)).orNull,
+      deletedFiles = pending.map(c => Integer.valueOf(c.deleted.size)).orNull,
+      lastModified = new java.sql.Timestamp(timestamp),
+      stateReason = reason,
+      lineage = shown.index.lineage,
+      dataVersion = shown.content.dataVersion,
+      logVersion = logVersion,
+      sourceFormat = shown.source.format,
+      sourceRootPaths = shown.source.rootPaths,
+      sourceTable = shown.source.table.orNull,
+      sourceSizeInBytes = shown.source.sizeInBytes,
+      schema = shown.index.schema,
+      signature = shown.signature.value)
 
   private def pendingChanges(entry: LogEntry): Option[SourceChanges] =
     if (entry.state == States.CREATING) None
@@ -160,6 +255,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
 }
 
 object IndexCatalog {
+  /** The state `indexes()` shows for an index whose newest log entry cannot be read. */
+  val Corrupt = "CORRUPT"
+
   private val strings = ArrayType(StringType, containsNull = false)
 
   /** The columns of `indexes()`. */
@@ -176,7 +274,8 @@ object IndexCatalog {
     StructField("numSourceFiles", IntegerType, nullable = false),
     StructField("appendedFiles", IntegerType, nullable = true),
     StructField("deletedFiles", IntegerType, nullable = true),
-    StructField("lastModified", TimestampType, nullable = false))
+    StructField("lastModified", TimestampType, nullable = false),
+    StructField("stateReason", StringType, nullable = true))
 
   /** The columns of `index(name)`: those of `indexes()` and the extended statistics. */
   val allColumns: Seq[StructField] = listColumns ++ Seq(

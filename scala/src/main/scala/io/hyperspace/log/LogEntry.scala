@@ -4,7 +4,7 @@ import com.fasterxml.jackson.annotation.{JsonIgnore, JsonInclude}
 import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper, SerializationFeature}
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
-import io.hyperspace.HyperspaceException
+import io.hyperspace.HyperspaceCorruptedLogException
 
 /** Index states (docs/log-format.md, "States"). */
 object States {
@@ -35,9 +35,25 @@ object Owner {
     ProcessHandle.current().pid(),
     ProcessHandle.current().info().startInstant().map[Long](_.toEpochMilli).orElse(0L))
 
+  /**
+   * Whether `owner` is a process running on this host now: its pid is alive and, when both
+   * start times are known, started when the owner did (a reused pid is another process).
+   */
+  def isAliveOnThisHost(owner: Owner): Boolean =
+    owner.host == current.host && {
+      val handle = ProcessHandle.of(owner.pid).filter(_.isAlive)
+      handle.isPresent && {
+        val started = handle.get.info().startInstant().map[Long](_.toEpochMilli).orElse(0L)
+        owner.startedAt == 0L || started == 0L || math.abs(started - owner.startedAt) <= StartTimeSlackMs
+      }
+    }
+
+  // Start times are read from the OS with a resolution of a clock tick; allow for rounding.
+  private val StartTimeSlackMs = 2000L
+
   /** Whether `owner` is a process on this host that is no longer running. */
   def isDeadOnThisHost(owner: Owner): Boolean =
-    owner.host == current.host && !ProcessHandle.of(owner.pid).filter(_.isAlive).isPresent
+    owner.host == current.host && !isAliveOnThisHost(owner)
 }
 
 /** What the index is (kind and kind-specific definition). */
@@ -199,19 +215,19 @@ object LogEntry {
   def fromJson(json: String, where: String): LogEntry = {
     val entry = try mapper.readValue(json, classOf[LogEntry]) catch {
       case e: Exception =>
-        throw new HyperspaceException(
+        throw new HyperspaceCorruptedLogException(
           s"Corrupted index log entry $where: ${firstLine(e.getMessage)}", e)
     }
     missingField(entry, "").foreach { field =>
-      throw new HyperspaceException(s"Corrupted index log entry $where: field '$field' is missing.")
+      throw new HyperspaceCorruptedLogException(s"Corrupted index log entry $where: field '$field' is missing.")
     }
     if (entry.specVersion != SpecVersion) {
-      throw new HyperspaceException(
+      throw new HyperspaceCorruptedLogException(
         s"Index log entry $where has specVersion ${entry.specVersion}; this Hyperspace reads " +
           s"version $SpecVersion. Upgrade Hyperspace to read this index.")
     }
     if (!States.stable.contains(entry.state) && !States.transient.contains(entry.state)) {
-      throw new HyperspaceException(
+      throw new HyperspaceCorruptedLogException(
         s"Corrupted index log entry $where: unknown state '${entry.state}'.")
     }
     entry

@@ -47,8 +47,12 @@ object LogStore {
    */
   val AtomicRenameSchemes: Set[String] = Set("hdfs", "viewfs", "abfs", "abfss", "ofs", "o3fs")
 
-  private[log] def tempSibling(path: Path): Path =
-    new Path(path.getParent, s".${path.getName}.${UUID.randomUUID()}.tmp")
+  /** A new temporary file beside `path`: hidden, and short enough for any target name. */
+  private[log] def tempSibling(path: Path): Path = {
+    val name = path.getName
+    val hint = if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 64) s"$name." else ""
+    new Path(path.getParent, s".$hint${UUID.randomUUID()}.tmp")
+  }
 }
 
 /**

@@ -71,18 +71,54 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
 object FileSource {
 
   /**
+   * The formats a log entry may name: file formats only, read through Spark's file source
+   * (`HadoopFsRelation`). A log entry is data in the lake that anyone with write access there can
+   * edit; it must never make this library open a JDBC connection or any other non-file source.
+   */
+  val LoadableFormats: Set[String] = Set("parquet", "csv", "json", "orc", "text", "avro", "delta")
+
+  // Options that would make the read go elsewhere than the recorded root paths.
+  private val RedirectingOptions = Set("path", "paths")
+
+  // Catalog table providers whose scans are file scans (`hive`: Hive serde tables Spark reads as files).
+  private val LoadableProviders = LoadableFormats + "hive"
+
+  /**
    * The source an index was built from, read again now: its catalog table, or its format,
    * read options and paths with the schema recorded at creation (so types do not drift with
-   * schema inference). The error names the index when the source can no longer be read.
+   * schema inference). The error names the index when the source can no longer be read. Only
+   * file formats ([[LoadableFormats]]) are read, and the stored options may not redirect the read.
    */
   def load(spark: SparkSession, stored: Source, indexName: String): FileSource = {
+    def refuse(why: String): Nothing =
+      throw new HyperspaceException(s"Cannot read the source of index '$indexName': $why " +
+        s"Hyperspace reads only file sources (${LoadableFormats.toSeq.sorted.mkString(", ")}) " +
+        "from an index log; the log entry may have been edited. Recreate the index.")
+    val format = Option(stored.format).getOrElse("").toLowerCase(java.util.Locale.ROOT)
+    stored.table match {
+      case Some(t) =>
+        val provider = scala.util.Try {
+          val ident = spark.sessionState.sqlParser.parseTableIdentifier(t)
+          spark.sessionState.catalog.getTableMetadata(ident).provider.map(_.toLowerCase(java.util.Locale.ROOT))
+        }
+        provider.toOption.flatten.foreach { p =>
+          if (!LoadableProviders.contains(p)) refuse(s"its table $t has provider '$p', not a file format.")
+        }
+      case None =>
+        if (!LoadableFormats.contains(format)) {
+          refuse(s"its log entry names format '${stored.format}', which is not a file format.")
+        }
+    }
+    stored.options.keys.find(k => RedirectingOptions.contains(k.toLowerCase(java.util.Locale.ROOT)))
+      .foreach(k => refuse(s"its log entry has read option '$k', which would read other paths than " +
+        s"its root paths (${stored.rootPaths.mkString(", ")})."))
     val df = try {
       stored.table match {
         case Some(t) => spark.table(t)
         case None =>
           val data = DataType.fromJson(stored.schema).asInstanceOf[StructType]
           val partitions = DataType.fromJson(stored.partitionSchema).asInstanceOf[StructType]
-          spark.read.format(stored.format).options(stored.options)
+          spark.read.format(format).options(stored.options)
             .schema(StructType(data.fields ++ partitions.fields))
             .load(stored.rootPaths: _*)
       }
@@ -91,6 +127,11 @@ object FileSource {
         throw new HyperspaceException(
           s"Cannot read the source of index '$indexName' " +
             s"(${stored.table.getOrElse(stored.rootPaths.mkString(", "))}): ${e.getMessage}", e)
+      case scala.util.control.NonFatal(e) =>
+        throw new HyperspaceException(
+          s"Cannot read the source of index '$indexName' " +
+            s"(${stored.table.getOrElse(stored.rootPaths.mkString(", "))}): ${e.getClass.getSimpleName}: " +
+            s"${e.getMessage}", e)
     }
     of(df, indexName)
   }

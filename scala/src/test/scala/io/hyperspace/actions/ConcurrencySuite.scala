@@ -179,7 +179,7 @@ class ConcurrencySuite extends HyperspaceSuite {
     implicit val ec: ExecutionContext = ExecutionContext.global
     val running = Future(slowDelete.run())
     assert(inOp.await(30, TimeUnit.SECONDS))
-    hs.cancel(name)
+    hs.cancel(name, force = true) // the delete runs in this very process: only a forced cancel overtakes it
     proceed.countDown()
     val e = intercept[HyperspaceConflictException](Await.result(running, 30.seconds))
     assert(e.getMessage.contains("was overtaken by CANCEL"), e.getMessage)

@@ -50,7 +50,7 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     val row = hs.indexes.where("name = 'reported'").collect().head
     assert(hs.indexes.columns.toSeq == Seq("name", "kind", "indexedColumns", "includedColumns",
       "numBuckets", "state", "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles",
-      "appendedFiles", "deletedFiles", "lastModified"))
+      "appendedFiles", "deletedFiles", "lastModified", "stateReason"))
     assert(row.getAs[String]("kind") == "CoveringIndex")
     assert(row.getSeq[String](row.fieldIndex("indexedColumns")) == Seq("id"))
     assert(row.getSeq[String](row.fieldIndex("includedColumns")) == Seq("name"))

@@ -24,7 +24,7 @@ class StateTransitionSuite extends HyperspaceSuite {
 
   private val operations: Seq[(String, String => Unit)] = Seq(
     "create" -> create, "delete" -> hs.deleteIndex, "restore" -> hs.restoreIndex,
-    "vacuum" -> hs.vacuumIndex, "cancel" -> hs.cancel)
+    "vacuum" -> hs.vacuumIndex, "cancel" -> ((n: String) => hs.cancel(n)))
 
   // (starting state, operation) -> resulting stable state, or None when it must be refused.
   private val expected: Map[(String, String), Option[String]] = Map(
