@@ -340,7 +340,8 @@ class Hyperspace:
         ``numBuckets``, ``state``, ``indexLocation``, ``sizeInBytes``, ``numIndexFiles``,
         ``numSourceFiles``, ``appendedFiles`` and ``deletedFiles`` (source files changed since the
         index data was built — pending for a refresh; null if the source cannot be listed),
-        ``lastModified``."""
+        ``lastModified`` and ``stateReason`` (why the state is ``CORRUPT``: the damaged log entry
+        and what is wrong with it; null otherwise)."""
         return self._data_frame(self._jhs.indexes())
 
     @translate_errors

@@ -178,7 +178,7 @@ class Hyperspace(val spark: SparkSession) {
    * `MinMax(ts)`), includedColumns, numBuckets (0 for data skipping), state,
    * indexLocation, sizeInBytes, numIndexFiles, numSourceFiles, appendedFiles, deletedFiles
    * (source files changed since the index data was built; null if the source cannot be listed),
-   * lastModified.
+   * lastModified, stateReason (why the state is CORRUPT — the damaged log entry — null otherwise).
    */
   def indexes: DataFrame = failingAs("list", "*")(catalog.indexesDataFrame())
 

@@ -175,15 +175,19 @@ abstract class Action(
   private def currentEntry(): Option[LogEntry] =
     try indexLog.latest catch {
       case e: HyperspaceCorruptedLogException =>
-        if (startsFromDamagedLog) {
+        val base = if (startsFromDamagedLog) indexLog.newestReadableStable else None
+        if (base.isDefined) {
           logWarning(s"Index '$indexName' is CORRUPT (${e.getMessage}); the $operation starts " +
-            "from its newest readable stable entry.")
-          indexLog.newestReadableStable
+            s"from its newest readable stable entry, ${base.get.id}.")
+          base
         } else {
+          val remedy =
+            if (startsFromDamagedLog) s"It has no readable stable entry to start from: restore the " +
+              s"damaged entry from a backup, or remove ${indexLog.indexPath} by hand."
+            else "Delete and vacuum it (they start from its newest readable stable entry), then " +
+              "create it again; or restore the damaged entry from a backup."
           throw new HyperspaceCorruptedLogException(
-            s"Cannot ${operation.toLowerCase} index '$indexName': it is CORRUPT, its newest log entry is " +
-              s"damaged: ${e.getMessage} Delete and vacuum it (they start from its newest readable " +
-              "stable entry), then create it again; or restore the entry from a backup.", e)
+            s"Cannot ${operation.toLowerCase} index '$indexName': it is CORRUPT. ${e.getMessage} $remedy", e)
         }
     }
 

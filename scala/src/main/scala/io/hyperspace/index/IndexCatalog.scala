@@ -127,7 +127,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         val foreign = children.map(_.getPath.getName).filterNot(n =>
           n == IndexLogManager.LogDirName || Content.versionOf(n).isDefined || n.startsWith("."))
         if (foreign.nonEmpty) notOurs(s"it holds ${foreign.take(3).mkString(", ")}")
-        log.damage.foreach(e => notOurs(s"its log cannot be read: ${e.getMessage}"))
+        log.damage.foreach { e =>
+          throw new HyperspaceException(s"Cannot create index '$name': $dir holds an index log whose " +
+            s"newest entry cannot be read (${e.getMessage}); indexes() lists it as CORRUPT. If it is " +
+            s"an index, delete and vacuum it first; if not, choose another index name.")
+        }
         log.latest.map(_.name).filter(n => IndexNames.key(n) != IndexNames.key(name))
           .foreach(other => notOurs(s"its log is the log of index '$other'"))
       }
