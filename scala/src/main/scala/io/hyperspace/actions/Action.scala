@@ -121,12 +121,6 @@ abstract class Action(
     val deadline = System.currentTimeMillis() + timeoutMs
     var waited = false
     while (true) {
-      // Every way round this loop waits for another writer; none may spin forever.
-      if (waited && System.currentTimeMillis() > deadline) {
-        throw new HyperspaceConflictException(
-          s"Cannot ${operation.toLowerCase} index '$indexName': other writers kept taking its next " +
-            s"log entry (under ${indexLog.logPath}) for ${timeoutMs / 1000.0}s. Retry later.")
-      }
       val nextId = indexLog.nextId
       currentEntry() match {
         case Some(running) if !running.isStable =>
@@ -160,7 +154,13 @@ abstract class Action(
             name = entryName(base), state = transientState, operation = operation,
             timestamp = System.currentTimeMillis(), owner = Owner.current, enabled = false)
           if (indexLog.tryAppend(begin)) return Right((base, begin))
-          // Lost the race for this id: look again at who won.
+          // Lost the race for this id: look again at who won — but not forever (every way
+          // round this loop waits for another writer, and each has a deadline).
+          if (System.currentTimeMillis() > deadline) {
+            throw new HyperspaceConflictException(
+              s"Cannot ${operation.toLowerCase} index '$indexName': other writers kept taking its " +
+                s"next log entry (under ${indexLog.logPath}) for ${timeoutMs / 1000.0}s. Retry later.")
+          }
           waited = true
           Thread.sleep(10)
       }
