@@ -152,25 +152,26 @@ def test_item10_refresh_refuses_a_jdbc_log_entry(
 
 
 def test_item11_threads_creating_two_spellings_one_wins(spark: SparkSession, hs: Hyperspace, source: str) -> None:
-    outcomes: dict[str, BaseException | None] = {}
-    barrier = threading.Barrier(2)
+    for round_ in range(3):
+        outcomes: dict[str, BaseException | None] = {}
+        barrier = threading.Barrier(2)
 
-    def create(name: str) -> None:
-        barrier.wait(timeout=60)
-        try:
-            _create(spark, hs, name, source)
-            outcomes[name] = None
-        except BaseException as e:  # noqa: BLE001 - recorded and asserted below
-            outcomes[name] = e
+        def create(name: str) -> None:
+            barrier.wait(timeout=60)
+            try:
+                _create(spark, hs, name, source)
+                outcomes[name] = None
+            except BaseException as e:  # noqa: BLE001 - recorded and asserted below
+                outcomes[name] = e
 
-    threads = [threading.Thread(target=create, args=(n,)) for n in ("PyRace", "pyrace")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert sum(1 for e in outcomes.values() if e is None) == 1, outcomes
-    assert all(isinstance(e, HyperspaceException) for e in outcomes.values() if e is not None), outcomes
-    assert len(_rows(hs, "pyrace")) == 1
+        threads = [threading.Thread(target=create, args=(n,)) for n in (f"PyRace{round_}", f"pyrace{round_}")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        assert sum(1 for e in outcomes.values() if e is None) == 1, outcomes
+        assert all(isinstance(e, HyperspaceException) for e in outcomes.values() if e is not None), outcomes
+        assert len(_rows(hs, f"pyrace{round_}")) == 1
 
 
 def test_item13_stray_files_and_a_corrupt_newest_entry(
