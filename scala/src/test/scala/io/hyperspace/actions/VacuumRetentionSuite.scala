@@ -67,7 +67,7 @@ class VacuumRetentionSuite extends MaintenanceTestSupport {
 
   test("vacuum removes a replaced version once it has been unused for the retention") {
     val dir = newSource("expiring", partitioned = false)
-    hs.createIndex(read(dir), IndexConfig("expiring", Seq("id")))
+    hs.createIndex(read(dir), IndexConfig("expiring", Seq("id"), Seq("name")))
     append(dir, partitioned = false, 5000, 10)
     hs.refreshIndex("expiring", "full")
     assert(!hs.vacuumIndex("expiring").changed, "v__=0 is within the default retention")
