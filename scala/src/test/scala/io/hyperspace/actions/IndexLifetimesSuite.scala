@@ -19,13 +19,27 @@ class IndexLifetimesSuite extends DataSkippingTestSupport {
 
   private def lookup(dir: File) = read(dir).where("id IN (3, 150, 405, 5003)").select("id", "name")
 
+  /**
+   * Appends ids `from until from + n` as a file moved into `dir`, as another process or tool
+   * would: Spark's own writes to a path re-cache the DataFrames over it, this does not.
+   */
+  private def appendFromOutside(dir: File, from: Long, n: Int): Unit = {
+    val scratch = newDir("outside")
+    spark.range(from, from + n, 1, 1).selectExpr(
+      "id", "CONCAT('name-', id % 13) AS name", "CAST(id * 1.5 AS DOUBLE) AS amount",
+      "DATE_ADD(DATE'2024-01-01', CAST(id % 3 AS INT)) AS day")
+      .write.parquet(new File(scratch, "out").getAbsolutePath)
+    val file = dataFiles(new File(scratch, "out")).head
+    Files.move(file.toPath, new File(dir, s"outside-$from.parquet").toPath)
+  }
+
   test("create over a cached DataFrame builds from a fresh scan of the files it records") {
     val dir = newSource("cached", partitioned = false)
     val df = read(dir)
     df.cache()
     try {
       assert(df.count() == 400)
-      append(dir, partitioned = false, 5000, 10)
+      appendFromOutside(dir, 5000, 10)
       hs.createIndex(df, IndexConfig("cached_ci", Seq("id"), Seq("name")))
       val entry = logOf("cached_ci").latestStable.get
       assert(entry.source.files.size == 5, "the appended file is recorded")
@@ -42,7 +56,7 @@ class IndexLifetimesSuite extends DataSkippingTestSupport {
     df.cache()
     try {
       assert(df.count() == 400)
-      append(dir, partitioned = false, 5000, 10)
+      appendFromOutside(dir, 5000, 10)
       hs.createIndex(df, DataSkippingIndexConfig("cached_ds", MinMaxSketch("id")))
       val sketches = readIndexData("cached_ds")
       assert(sketches.count() == 5 && sketches.selectExpr("SUM(_num_rows)").head().getLong(0) == 410)
