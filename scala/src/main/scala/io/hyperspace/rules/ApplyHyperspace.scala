@@ -50,9 +50,9 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
    * already in the plan and do not check it again.
    */
   private def rewriteWithReadableIndexes(plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan = {
-    val before = ApplyHyperspace.indexesIn(plan).map(_.identity).toSet
-    val checked = scala.collection.mutable.Map[(String, String, Long), Boolean]()
-    def unreadable(e: LogEntry): Boolean = !checked.getOrElseUpdate(e.identity,
+    val inPlanAlready = ApplyHyperspace.indexesIn(plan).map(_.identity).toSet
+    val readable = scala.collection.mutable.Map[(String, String, Long), Boolean]()
+    def isReadable(e: LogEntry): Boolean = readable.getOrElseUpdate(e.identity,
       CandidateIndexes.missingData(spark, e) match {
         case None => true
         case Some(reason) =>
@@ -60,16 +60,17 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
           CandidateIndexes.forget(e)
           false
       })
-    var usable = indexes
-    var rewritten = ApplyHyperspace.rewriteWith(spark, plan, usable)
-    var broken = ApplyHyperspace.indexesIn(rewritten).filterNot(e => before.contains(e.identity)).filter(unreadable)
-    while (broken.nonEmpty) {
-      val excluded = broken.map(_.identity).toSet
-      usable = usable.filterNot(e => excluded.contains(e.identity))
-      rewritten = ApplyHyperspace.rewriteWith(spark, plan, usable)
-      broken = ApplyHyperspace.indexesIn(rewritten).filterNot(e => before.contains(e.identity)).filter(unreadable)
+    @scala.annotation.tailrec
+    def attempt(usable: Seq[LogEntry]): LogicalPlan = {
+      val rewritten = ApplyHyperspace.rewriteWith(spark, plan, usable)
+      val broken = ApplyHyperspace.indexesIn(rewritten)
+        .filterNot(e => inPlanAlready.contains(e.identity) || isReadable(e)).map(_.identity).toSet
+      val remaining = usable.filterNot(e => broken.contains(e.identity))
+      if (broken.isEmpty) rewritten
+      else if (remaining.size == usable.size) plan // cannot happen: rewrites only use `usable`
+      else attempt(remaining)
     }
-    rewritten
+    attempt(indexes)
   }
 
   private def isSourceScan(p: LogicalPlan): Boolean = p match {
