@@ -92,8 +92,28 @@ def test_create_list_delete_restore_vacuum(spark: SparkSession, hs: Hyperspace, 
     hs.restore_index("py_idx")
     assert hs.index("py_idx").first()["state"] == "ACTIVE"
     hs.delete_index("py_idx")
-    hs.vacuum_index("py_idx")
+    kept = hs.vacuum_index("py_idx")
+    assert not kept.changed and "until" in kept.message  # within the retention: still DELETED
+    assert hs.index("py_idx").first()["state"] == "DELETED"
+    with HyperspaceConfig(spark).override(vacuum_retention=0):
+        freed = hs.vacuum_index("py_idx")
+    assert freed.changed and freed.operation == "vacuum" and "name is free" in freed.message
     assert "py_idx" not in {r["name"] for r in hs.indexes().collect()}
+
+
+def test_vacuum_retain_hours_below_the_retention_is_refused_unless_the_check_is_off(
+    spark: SparkSession, hs: Hyperspace, source: str
+) -> None:
+    hs.create_index(spark.read.parquet(source), IndexConfig("py_retained", ["id"]))
+    hs.delete_index("py_retained")
+    with pytest.raises(HyperspaceException, match="retentionCheck.enabled=false"):
+        hs.vacuum_index("py_retained", retain_hours=0)
+    assert hs.index("py_retained").first()["state"] == "DELETED"
+    with HyperspaceConfig(spark).override(vacuum_retention_check_enabled=False):
+        assert hs.vacuum_index("py_retained", retain_hours=0).changed
+    assert "py_retained" not in {r["name"] for r in hs.indexes().collect()}
+    hs.create_index(spark.read.parquet(source), IndexConfig("py_retained", ["name"]))
+    assert hs.index("py_retained").first()["indexedColumns"] == ["name"]
 
 
 def test_camel_case_aliases(spark: SparkSession, hs: Hyperspace, source: str) -> None:

@@ -524,6 +524,15 @@ def test_optional_fields_may_be_absent() -> None:
     del doc["extra"], doc["source"]["table"], doc["index"]["properties"]
     e = parse_entry(json.dumps(doc), "0")
     assert e.extra == {} and e.source.table is None and e.index.properties == {}
+    assert e.incarnation is None  # logs written before incarnations existed
+
+
+def test_incarnation_is_read() -> None:
+    doc = entry_json(0)
+    doc["incarnation"] = "3f0c8a52-8d0e-4c1b-9a59-7d2f2b0d6e11"
+    assert parse_entry(json.dumps(doc), "0").incarnation == "3f0c8a52-8d0e-4c1b-9a59-7d2f2b0d6e11"
+    doc["incarnation"] = 7
+    assert "incarnation" in error_of(parse_entry, json.dumps(doc), "0")
 
 
 @pytest.mark.parametrize(

@@ -138,6 +138,12 @@ class HyperspaceConfig:
     concurrency_wait_timeout = _Setting(
         "spark.hyperspace.concurrency.waitTimeout", _ms, _from_duration,
         "Milliseconds an operation waits for a compatible running one (set e.g. '60s', '2min').")
+    vacuum_retention = _Setting(
+        "spark.hyperspace.index.vacuum.retention", _ms, _from_duration,
+        "Milliseconds vacuum keeps a data version the index no longer uses (set e.g. '168h').")
+    vacuum_retention_check_enabled = _Setting(
+        "spark.hyperspace.index.vacuum.retentionCheck.enabled", _to_bool, _from_bool,
+        "Whether vacuum refuses a retain_hours below the retention. Default True.")
 
     indexed_num_partitions = _Setting(
         "spark.hyperspace.indexed.numPartitions", int, _from_int,

@@ -22,12 +22,12 @@ OptimizeMode = Literal["quick", "full"]
 
 @dataclass(frozen=True)
 class MaintenanceResult:
-    """What a refresh or optimize did.
+    """What a refresh, optimize or vacuum did.
 
     Attributes:
         index_name: the index.
-        operation: ``"refresh"`` or ``"optimize"``.
-        mode: the mode it ran in.
+        operation: ``"refresh"``, ``"optimize"`` or ``"vacuum"``.
+        mode: the mode it ran in (empty for vacuum).
         changed: False when the index was already up to date and nothing was written.
         log_version: the id of the index's newest stable log entry afterwards.
         appended_files: source files appended (or rewritten) since the index data was built.
@@ -314,9 +314,25 @@ class Hyperspace:
         self._jhs.restoreIndex(_index_name(name))
 
     @translate_errors
-    def vacuum_index(self, name: str) -> None:
-        """Removes a DELETED index for good (freeing the name), or an ACTIVE index's unused data versions."""
-        self._jhs.vacuumIndex(_index_name(name))
+    def vacuum_index(self, name: str, retain_hours: float | None = None) -> MaintenanceResult:
+        """Removes the data versions index ``name`` has not used for the retention period
+        (``spark.hyperspace.index.vacuum.retention``, default 168 hours, like Delta's VACUUM), so
+        queries planned or running on an earlier version keep working. A DELETED index is removed
+        for good, freeing the name, once its data is past the retention (counted from the
+        delete); until then it stays DELETED. The result's ``message`` says what was kept.
+
+        Args:
+            retain_hours: keep unused versions this many hours instead of the configured
+                retention. Shorter than configured is refused unless
+                ``spark.hyperspace.index.vacuum.retentionCheck.enabled`` is false.
+
+        Raises:
+            HyperspaceIndexNotFoundException: no such index.
+            HyperspaceException: the index is not ACTIVE or DELETED, or ``retain_hours`` is refused.
+        """
+        if retain_hours is None:
+            return MaintenanceResult._from_json(str(self._jhs.vacuumIndex(_index_name(name)).toJson()))
+        return MaintenanceResult._from_json(str(self._jhs.vacuumIndex(_index_name(name), float(retain_hours)).toJson()))
 
     @translate_errors
     def cancel(self, name: str, force: bool = False) -> None:

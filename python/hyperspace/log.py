@@ -271,6 +271,9 @@ class LogEntry:
         source: the data the index was built from.
         signature: the fingerprint of the source files.
         extra: free string pairs for extensions.
+        incarnation: the random id the create of this index chose, kept by every later entry: an
+            index deleted, vacuumed and created again under the same name has another one
+            (None in logs written before it existed).
     """
 
     spec_version: int
@@ -286,6 +289,7 @@ class LogEntry:
     source: Source
     signature: Signature
     extra: dict[str, str] = field(default_factory=dict, hash=False)
+    incarnation: str | None = None
 
     @property
     def is_stable(self) -> bool:
@@ -483,6 +487,7 @@ def _build_entry(root: _Obj) -> LogEntry:
         ),
         signature=Signature(provider=signature.string("provider"), value=signature.string("value")),
         extra=root.str_map("extra", optional=True),
+        incarnation=root.opt_str("incarnation"),
     )
 
 

@@ -56,7 +56,7 @@ class Hyperspace(val spark: SparkSession) {
       config.includedColumns,
       config.numBuckets.getOrElse(HyperspaceConf.numBuckets(spark)),
       config.lineage.getOrElse(HyperspaceConf.lineageEnabled(spark)))
-    create(config.name, df, source, definition)
+    create(config.name, source, definition)
   }
 
   /**
@@ -75,20 +75,20 @@ class Hyperspace(val spark: SparkSession) {
     IndexNames.validate(config.name)
     val source = FileSource.of(df, config.name)
     val definition = DataSkippingIndexData.define(spark, config, source)
-    create(config.name, df, source, definition)
+    create(config.name, source, definition)
   }
 
   /** [[createIndex]] of a data skipping index with the config as JSON (`DataSkippingIndexConfig.fromJson`), for Python. */
   def createDataSkippingIndexFromJson(df: DataFrame, configJson: String): Unit =
     createIndex(df, failingAs("create", "(from JSON)")(DataSkippingIndexConfig.fromJson(configJson)))
 
-  private def create(name: String, df: DataFrame, source: FileSource, definition: IndexDefinition): Unit = {
+  private def create(name: String, source: FileSource, definition: IndexDefinition): Unit = {
     val log = catalog.logForCreate(name)
     log.latestStable.filter(e => e.state != States.DOESNOTEXIST && e.name != name).foreach { existing =>
       throw new HyperspaceException(
         s"Index '$name' already exists as '${existing.name}' (index names are case-insensitive).")
     }
-    new CreateAction(spark, log, name, df, source, definition).run()
+    new CreateAction(spark, log, name, source, definition).run()
   }
 
   /**
@@ -148,16 +148,35 @@ class Hyperspace(val spark: SparkSession) {
   }
 
   /**
-   * A DELETED index: removes it for good, freeing the name. An ACTIVE index: removes the data
-   * versions it no longer uses (and what crashed operations left behind).
+   * Removes the data versions index `name` no longer uses once they have been unused for the
+   * retention `spark.hyperspace.index.vacuum.retention` (default 168 hours, as Delta's VACUUM):
+   * queries planned or still running on an earlier version keep working. A DELETED index's data
+   * was in use until the delete: once it is all past the retention, the index is removed for good
+   * and the name is free; until then it stays DELETED (and restorable). The result says what was
+   * removed and what is kept until when.
    */
-  def vacuumIndex(name: String): Unit = failingAs("vacuum", name) {
+  def vacuumIndex(name: String): MaintenanceResult = vacuum(name, None)
+
+  /**
+   * [[vacuumIndex]] keeping unused data versions for `retainHours` hours instead of the configured
+   * retention. A shorter retention than configured is refused unless
+   * `spark.hyperspace.index.vacuum.retentionCheck.enabled` is false (as Delta's
+   * `retentionDurationCheck`): it could remove data queries elsewhere are still reading.
+   */
+  def vacuumIndex(name: String, retainHours: Double): MaintenanceResult = vacuum(name, Some(retainHours))
+
+  private def vacuum(name: String, retainHours: Option[Double]): MaintenanceResult = failingAs("vacuum", name) {
+    val retention = VacuumAction.retentionMs(spark, name, retainHours)
     val log = catalog.logOf(name)
-    if (log.damage.isEmpty && log.latest.exists(_.state == States.DOESNOTEXIST)) {
-      // A vacuum that committed but died before removing the directory: finish it.
+    val latest = log.latest
+    if (log.damage.isEmpty && latest.exists(_.state == States.DOESNOTEXIST)) {
+      // A vacuum that committed but died before removing the log: finish it.
       VacuumAction.removeIndexDirectory(spark, log)
+      MaintenanceResult(name, "vacuum", "", changed = true, latest.get.id, 0, 0, 0,
+        s"Vacuumed index '$name': finished removing it; the name is free.")
     } else {
-      new VacuumAction(spark, catalog.existingLogOf(name), name).run()
+      val action = new VacuumAction(spark, catalog.existingLogOf(name), name, retention)
+      MaintenanceResult.of(action, action.run().id)
     }
   }
 

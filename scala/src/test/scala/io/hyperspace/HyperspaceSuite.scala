@@ -49,4 +49,18 @@ trait HyperspaceSuite extends SparkSessionSuite {
     val entry = logOf(name).latestStable.get
     spark.read.parquet(entry.content.files.map(entry.content.pathOf): _*)
   }
+
+  /**
+   * Vacuums `name` with a retention of 0, as if every version it no longer uses had been unused
+   * for long: what the original Hyperspace's delete + vacuum + create flows expect.
+   */
+  protected def vacuumNow(name: String): Unit = {
+    val key = "spark.hyperspace.index.vacuum.retention"
+    val previous = spark.conf.getOption(key)
+    spark.conf.set(key, "0")
+    try hs.vacuumIndex(name) finally previous match {
+      case Some(v) => spark.conf.set(key, v)
+      case None => spark.conf.unset(key)
+    }
+  }
 }

@@ -1,19 +1,25 @@
 package io.hyperspace.actions
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.hyperspace.SparkInternals
 
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.log.{Content, IndexDefinition, IndexLogManager, LogEntry, Owner, Signature, States}
 import io.hyperspace.sources.FileSource
 
 /**
- * Builds an index over `df` into a new data version and makes it ACTIVE: a covering index or a
- * data skipping index (sketch table), by `definition.kind`.
+ * Builds an index over `source` into a new data version and makes it ACTIVE: a covering index or
+ * a data skipping index (sketch table), by `definition.kind`.
+ *
+ * The data is read by a fresh scan of exactly the files the entry records, never through the
+ * user's DataFrame: that one may be cached (`df.cache()` before files were appended), and
+ * building from its cached rows while recording the current listing would make the index miss
+ * rows.
  */
 class CreateAction(
     spark: SparkSession,
     indexLog: IndexLogManager,
     indexName: String,
-    df: DataFrame,
     source: FileSource,
     definition: IndexDefinition) extends Action(spark, indexLog, indexName) {
 
@@ -27,7 +33,10 @@ class CreateAction(
     case Some(States.DELETED) =>
       throw new io.hyperspace.HyperspaceException(
         s"Index '$indexName' already exists and is DELETED: restore it with " +
-          s"restoreIndex('$indexName'), or vacuum it with vacuumIndex('$indexName') to free the name.")
+          s"restoreIndex('$indexName'), or vacuum it with vacuumIndex('$indexName') to free the name: " +
+          s"vacuum removes it once its data has been unused for ${HyperspaceConf.VACUUM_RETENTION.key}, " +
+          s"or at once with vacuumIndex('$indexName', 0) when " +
+          s"${HyperspaceConf.VACUUM_RETENTION_CHECK_ENABLED.key}=false and no query still reads it.")
     case Some(state) =>
       throw new io.hyperspace.HyperspaceException(s"Index '$indexName' already exists (state $state).")
   }
@@ -37,14 +46,16 @@ class CreateAction(
     LogEntry(
       specVersion = LogEntry.SpecVersion, id = id, name = indexName, state = transientState,
       operation = operation, timestamp = System.currentTimeMillis(), enabled = false,
-      owner = Owner.current, index = definition,
+      owner = Owner.current, index = definition, incarnation = Some(LogEntry.newIncarnation()),
       content = Content(indexLog.indexPath.toString, DataVersions.next(spark, indexLog), Nil),
       source = described, signature = Signature.of(described.files))
   }
 
   override protected def op(begin: LogEntry): LogEntry = {
     val dataPath = indexLog.versionPath(begin.content.dataVersion)
-    IndexData.write(df, definition, indexName, begin.source.files, dataPath)
+    val files = begin.source.files
+    val scan = SparkInternals.ofRows(spark, source.restrictedTo(files.map(_.path).toSet))
+    IndexData.write(scan, definition, indexName, files, dataPath)
     begin.copy(content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)))
   }
 

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 /**
- * What a refresh or optimize did, for the caller to show or check.
+ * What a refresh, optimize or vacuum did, for the caller to show or check.
  *
  * @param changed       false when the index was already up to date and nothing was written
  * @param logVersion    the id of the index's newest stable log entry afterwards
@@ -47,6 +47,12 @@ object MaintenanceResult {
         s"${c.deleted.size} deleted source file(s) $what; log version $after."
     MaintenanceResult(action.indexName, "refresh", action.mode, changed, after,
       c.appended.size, c.deleted.size, 0, message)
+  }
+
+  /** The result of a vacuum run that ended at log entry `after`. */
+  def of(action: VacuumAction, after: Long): MaintenanceResult = {
+    val changed = action.committedChanges
+    MaintenanceResult(action.indexName, "vacuum", "", changed, after, 0, 0, 0, action.describe(changed))
   }
 
   /** The result of an optimize run. */

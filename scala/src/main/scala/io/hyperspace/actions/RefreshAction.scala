@@ -5,6 +5,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
+import io.hyperspace.index.IndexDataFiles
 import io.hyperspace.log.{IndexLogManager, LogEntry, Signature, SourceFile, States}
 import io.hyperspace.sources.{FileSource, SourceChanges}
 
@@ -104,6 +105,15 @@ class RefreshAction(
       case Quick =>
         begin.copy(source = begin.source.copy(
           appendedFiles = found.appendedAsSourceFiles(nextId), deletedFiles = found.deleted))
+    }
+    // Incremental refresh keeps files of earlier versions it did not write: if any of them was
+    // removed behind the log's back, committing would list data that is not there.
+    val missing = if (mode == Quick) Nil else IndexDataFiles.missing(spark, refreshed)
+    if (missing.nonEmpty) {
+      throw new HyperspaceException(
+        s"Cannot refresh index '$indexName' in $mode mode: ${missing.size} of the index data files " +
+          s"it would keep are missing or were changed (e.g. ${refreshed.content.pathOf(missing.head)}). " +
+          s"Run a full refresh (refreshIndex('$indexName', 'full')) to rebuild the index from its source.")
     }
     refreshed.copy(signature = Signature.of(refreshed.source.currentFiles))
   }

@@ -1,27 +1,50 @@
 package io.hyperspace.actions
 
-import org.apache.hadoop.fs.Path
+import java.time.Instant
+
+import org.apache.hadoop.fs.{FileSystem, Path}
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 
+import io.hyperspace.HyperspaceException
+import io.hyperspace.actions.DataVersions.Use
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.log.{Content, IndexLogManager, LogEntry, States}
 
 /**
- * Vacuum. A DELETED index: every data version and then the whole directory are removed and the
- * name becomes free. An ACTIVE index: every data directory its current entry does not use
- * (versions replaced by refresh or optimize, leftovers of crashed or cancelled operations) is
- * removed; an incrementally refreshed index keeps using files of several versions.
+ * Vacuum removes the data versions an index no longer uses, once they have been unused for
+ * `retentionMs` (`spark.hyperspace.index.vacuum.retention`, 7 days by default, as Delta keeps
+ * the files a table no longer references): queries planned on an earlier version, and queries
+ * still running on it, in any session or process, keep working. "Unused since" comes from the
+ * log: the time of the first stable entry that stopped reading the version (see
+ * [[DataVersions.uses]]). Versions only a failed or cancelled operation wrote were never read and
+ * go at once.
+ *
+ * An ACTIVE index stays ACTIVE. A DELETED index's data was in use until the delete, so the same
+ * retention counts from the delete: once every version is gone, the index ends DOESNOTEXIST and
+ * its log is removed, freeing the name; before that, vacuum removes what has expired and the index
+ * stays DELETED (restorable). Nothing but `v__=N` directories the log names and the log's own
+ * files is ever removed: a file someone else put in the index directory stays, and so does the
+ * directory then.
  */
-class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: String)
-  extends Action(spark, indexLog, indexName) {
+class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: String, retentionMs: Long)
+  extends Action(spark, indexLog, indexName) with Logging {
 
   override def operation: String = Operations.VACUUM
   override protected def transientState: String = States.VACUUMING
 
-  // Decided when the run starts: the base state does not change while we hold the index.
+  // Decided in validate, while no other operation can change the index.
   private var startedFrom: String = States.DELETED
+  private var removable: Seq[Int] = Nil
+  private var retainedUntil: Seq[(Int, Long)] = Nil
+
+  /** The data versions the run removes. */
+  def removedVersions: Seq[Int] = removable
 
   override protected def finalState: String =
-    if (startedFrom == States.ACTIVE) States.ACTIVE else States.DOESNOTEXIST
+    if (startedFrom == States.ACTIVE) States.ACTIVE
+    else if (retainedUntil.isEmpty) States.DOESNOTEXIST
+    else States.DELETED
 
   override protected def alreadyDone(base: Option[LogEntry]): Boolean =
     base.forall(_.state == States.DOESNOTEXIST)
@@ -29,29 +52,117 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
   override protected def validate(base: Option[LogEntry]): Unit = {
     Action.requireState(indexName, operation, base, Set(States.ACTIVE, States.DELETED), "")
     startedFrom = base.get.state
+    val now = System.currentTimeMillis()
+    val uses = DataVersions.uses(indexLog.entries)
+    val present = DataVersions.present(spark, indexLog).sorted
+    present.filterNot(uses.contains).foreach { v =>
+      logWarning(s"Vacuum of index '$indexName' keeps ${Content.versionDirName(v)}: no log entry names it.")
+    }
+    val decided = present.flatMap(v => uses.get(v).map(v -> _))
+    removable = decided.collect {
+      case (v, Use.NeverRead) => v
+      case (v, Use.UnusedSince(t)) if now - t >= retentionMs => v
+    }
+    retainedUntil = decided.collect {
+      case (v, Use.Current) => v -> -1L
+      case (v, Use.UnusedSince(t)) if now - t < retentionMs => v -> (t + retentionMs)
+    }
   }
+
+  override protected def upToDate(base: Option[LogEntry]): Boolean =
+    removable.isEmpty && finalState == startedFrom
 
   override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry =
     base.get.copy(id = id)
 
   override protected def op(begin: LogEntry): LogEntry = {
-    val keep = if (startedFrom == States.ACTIVE) begin.content.versionsUsed else Set.empty[Int]
-    DataVersions.present(spark, indexLog).filterNot(keep.contains).foreach { v =>
-      DataVersions.delete(spark, new Path(indexLog.indexPath, Content.versionDirName(v)))
-    }
-    if (startedFrom == States.ACTIVE) begin
-    else begin.copy(content = begin.content.copy(files = Nil))
+    removable.foreach(v => DataVersions.delete(spark, new Path(indexLog.indexPath, Content.versionDirName(v))))
+    if (finalState == States.DOESNOTEXIST) begin.copy(content = begin.content.copy(files = Nil))
+    else begin
   }
 
   override protected def afterCommit(committed: LogEntry): Unit = {
     if (committed.state == States.DOESNOTEXIST) VacuumAction.removeIndexDirectory(spark, indexLog)
   }
+
+  /** One sentence on what the run did and what it kept. */
+  def describe(committed: Boolean): String = {
+    val removed =
+      if (!committed || removable.isEmpty) "removed no data version"
+      else s"removed data version(s) ${removable.mkString(", ")}"
+    val waiting = retainedUntil.filter(_._2 >= 0)
+    val kept =
+      if (waiting.isEmpty) ""
+      else s"; kept ${waiting.map(_._1).mkString(", ")} until ${Instant.ofEpochMilli(waiting.map(_._2).max)} " +
+        s"(unused for less than the retention ${VacuumAction.hours(retentionMs)} h, " +
+        s"${HyperspaceConf.VACUUM_RETENTION.key})"
+    val outcome = finalState match {
+      case States.DOESNOTEXIST if committed => s"Vacuumed index '$indexName': it is removed and the name is free"
+      case States.DELETED => s"Vacuumed index '$indexName': it stays DELETED (restorable) until its data may go"
+      case _ => s"Vacuumed index '$indexName'"
+    }
+    s"$outcome; $removed$kept."
+  }
 }
 
 object VacuumAction {
-  /** Removes an index's whole directory, log included: its name is free again. */
+
+  private[actions] def hours(ms: Long): String = f"${ms / 3600000.0}%.2f".stripSuffix("0").stripSuffix("0").stripSuffix(".")
+
+  /**
+   * The retention a vacuum runs with: `retainHours` if given, else the configured one. A shorter
+   * one than configured could remove data still read by queries planned or running elsewhere,
+   * so it is refused unless `spark.hyperspace.index.vacuum.retentionCheck.enabled` is false.
+   */
+  def retentionMs(spark: SparkSession, indexName: String, retainHours: Option[Double]): Long = {
+    val configured = HyperspaceConf.vacuumRetentionMs(spark)
+    retainHours match {
+      case None => configured
+      case Some(h) =>
+        if (h.isNaN || h < 0 || h.isInfinite) {
+          throw new HyperspaceException(
+            s"Cannot vacuum index '$indexName': retain_hours must be a non-negative number of hours, not $h.")
+        }
+        val ms = math.round(h * 3600000.0)
+        if (ms < configured && HyperspaceConf.vacuumRetentionCheckEnabled(spark)) {
+          throw new HyperspaceException(
+            s"Cannot vacuum index '$indexName' with retain_hours=$h: that is shorter than the " +
+              s"retention of ${hours(configured)} hours (${HyperspaceConf.VACUUM_RETENTION.key}), " +
+              "and would remove data versions that queries planned or still running, in this or " +
+              "other sessions, may be reading, failing them. If you are sure none are, set " +
+              s"${HyperspaceConf.VACUUM_RETENTION_CHECK_ENABLED.key}=false first (or lower the retention).")
+        }
+        ms
+    }
+  }
+
+  /**
+   * Removes a vacuumed index's log, freeing its name: the `latestStable` pointer first (readers
+   * then find the DOESNOTEXIST entry by scanning), then the entries from the oldest, so a crash
+   * midway still leaves DOESNOTEXIST as the newest entry and the next vacuum finishes the job.
+   * Only the log's own files are deleted, then the log directory and the index directory if
+   * they are empty: anything else someone put there stays.
+   */
   def removeIndexDirectory(spark: SparkSession, indexLog: IndexLogManager): Unit = {
     val fs = indexLog.indexPath.getFileSystem(spark.sessionState.newHadoopConf())
-    if (fs.exists(indexLog.indexPath)) fs.delete(indexLog.indexPath, true)
+    if (fs.exists(indexLog.logPath)) {
+      val pointer = new Path(indexLog.logPath, IndexLogManager.LatestStableName)
+      if (fs.exists(pointer)) fs.delete(pointer, false)
+      indexLog.entryIds.foreach(id => fs.delete(new Path(indexLog.logPath, id.toString), false))
+      fs.listStatus(indexLog.logPath).filter(s => s.isFile && isLogStoreLeftover(s.getPath.getName))
+        .foreach(s => fs.delete(s.getPath, false))
+      deleteIfEmpty(fs, indexLog.logPath)
+    }
+    deleteIfEmpty(fs, indexLog.indexPath)
   }
+
+  // Temporary files of the log store (`.<name>.<uuid>.tmp`) and Hadoop checksum files of log
+  // files and of those (`.<name>.crc`, `..<name>.<uuid>.tmp.crc`).
+  private val LeftoverName = """\.\.?(\d+|latestStable)(\.[0-9a-fA-F-]{36}\.tmp)?(\.crc)?""".r
+
+  private def isLogStoreLeftover(name: String): Boolean =
+    LeftoverName.matches(name) && (name.endsWith(".tmp") || name.endsWith(".crc"))
+
+  private def deleteIfEmpty(fs: FileSystem, dir: Path): Unit =
+    if (fs.exists(dir) && fs.listStatus(dir).isEmpty) fs.delete(dir, false)
 }

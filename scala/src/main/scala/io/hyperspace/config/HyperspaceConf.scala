@@ -84,6 +84,23 @@ object HyperspaceConf {
       .checkValue(_ >= 0, "must not be negative")
       .createWithDefault(60000L)
 
+  val VACUUM_RETENTION: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.index.vacuum.retention")
+      .doc("How long vacuum keeps a data version after the index stopped using it (replaced by a " +
+        "refresh or optimize, or its index deleted), so queries planned or still running on it, " +
+        "in any session or process, keep working. Like Delta's 7-day file retention.")
+      .timeConf
+      .checkValue(_ >= 0, "must not be negative")
+      .createWithDefault(168L * 60 * 60 * 1000)
+
+  val VACUUM_RETENTION_CHECK_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.vacuum.retentionCheck.enabled")
+      .doc("Whether vacuum refuses a retention (retain_hours) shorter than " +
+        "spark.hyperspace.index.vacuum.retention; turn off only when no query can still read " +
+        "the versions it would remove.")
+      .booleanConf
+      .createWithDefault(true)
+
   val INDEXED_NUM_PARTITIONS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.indexed.numPartitions")
       .doc("Partitions of a new Indexed DataFrame (rows are hash-partitioned on the key); " +
@@ -105,7 +122,8 @@ object HyperspaceConf {
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
     HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
     OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, AUTO_PARTITION_SKETCH,
-    CONCURRENCY_WAIT_TIMEOUT, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE)
+    CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
+    INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -173,6 +191,11 @@ object HyperspaceConf {
   def autoPartitionSketch(spark: SparkSession): Boolean = AUTO_PARTITION_SKETCH.readFrom(spark)
   /** How long an operation waits for a compatible running one, in milliseconds. */
   def concurrencyWaitTimeoutMs(spark: SparkSession): Long = CONCURRENCY_WAIT_TIMEOUT.readFrom(spark)
+  /** How long vacuum keeps an unused data version, in milliseconds. */
+  def vacuumRetentionMs(spark: SparkSession): Long = VACUUM_RETENTION.readFrom(spark)
+  /** Whether vacuum refuses a retention below [[vacuumRetentionMs]]. */
+  def vacuumRetentionCheckEnabled(spark: SparkSession): Boolean =
+    VACUUM_RETENTION_CHECK_ENABLED.readFrom(spark)
   /** Partitions of a new Indexed DataFrame. */
   def indexedNumPartitions(spark: SparkSession): Int = INDEXED_NUM_PARTITIONS.readFrom(spark)
   /** Largest row batch of an Indexed DataFrame partition, in bytes. */

@@ -30,7 +30,10 @@ object WhyNot extends PredicateHelper {
       val reasons =
         if (used.contains(s.name)) Seq("used by this query")
         else if (s.state != States.ACTIVE) Seq(s"the index is ${s.state}")
-        else active.get(s.name).map(e => reasonsFor(spark, e, plan)).getOrElse(Seq("the index is not enabled"))
+        else active.get(s.name).map { e =>
+          CandidateIndexes.missingData(spark, e).map(m => Seq(s"its data cannot be read: $m"))
+            .getOrElse(reasonsFor(spark, e, plan))
+        }.getOrElse(Seq("the index is not enabled"))
       s"${s.name}: ${reasons.mkString("; ")}"
     }
     if (lines.isEmpty) "No indexes exist." else lines.mkString("\n")

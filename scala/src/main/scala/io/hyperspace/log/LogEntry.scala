@@ -174,7 +174,19 @@ case class LogEntry(
     content: Content,
     source: Source,
     signature: Signature,
-    extra: Map[String, String] = Map.empty) {
+    extra: Map[String, String] = Map.empty,
+    incarnation: Option[String] = None) {
+
+  /**
+   * What names this entry for good, across every index ever created at this place: the index
+   * root, the incarnation (a random id chosen by the create and kept by every later entry, so
+   * an index deleted, vacuumed and created again under the same name is another index although
+   * its ids restart at 0) and the id. Entries written before incarnations existed fall back to
+   * their own timestamp. Caches of anything derived from an entry are keyed by this.
+   */
+  @JsonIgnore
+  def identity: (String, String, Long) =
+    (content.root, incarnation.getOrElse(s"legacy@$timestamp"), id)
 
   /** Whether readers may use this entry. */
   @JsonIgnore
@@ -197,6 +209,9 @@ case class LogEntry(
 object LogEntry {
   /** The spec version this code writes and reads. */
   val SpecVersion = 1
+
+  /** A fresh incarnation id, for the first entry of a newly created index. */
+  def newIncarnation(): String = java.util.UUID.randomUUID().toString
 
   /** The operation of whatIf's in-memory entries; never written to a log. */
   val HypotheticalOperation = "WHATIF"

@@ -6,9 +6,11 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.LogEntry
 
 /**
@@ -30,7 +32,7 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
         if (!plan.exists(isSourceScan)) plan
         else {
           val indexes = CandidateIndexes.active(spark)
-          ApplyHyperspace.rewriteWith(spark, plan, indexes)
+          rewriteWithReadableIndexes(plan, indexes)
         }
       } catch {
         case NonFatal(e) =>
@@ -38,6 +40,37 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
           plan
       }
     }
+  }
+
+  /**
+   * `plan` rewritten with `indexes`, none of whose data files is missing: each index the rewrite
+   * newly puts into the plan has its files checked once (a listing per data version), and if
+   * any is gone the rewrite is redone without it — a query never fails, nor returns fewer rows,
+   * because index data was removed behind the log's back. Later optimizer passes find the index
+   * already in the plan and do not check it again.
+   */
+  private def rewriteWithReadableIndexes(plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan = {
+    val inPlanAlready = ApplyHyperspace.indexesIn(plan).map(_.identity).toSet
+    val readable = scala.collection.mutable.Map[(String, String, Long), Boolean]()
+    def isReadable(e: LogEntry): Boolean = readable.getOrElseUpdate(e.identity,
+      CandidateIndexes.missingData(spark, e) match {
+        case None => true
+        case Some(reason) =>
+          logWarning(s"Hyperspace does not use index '${e.name}': $reason")
+          CandidateIndexes.forget(e)
+          false
+      })
+    @scala.annotation.tailrec
+    def attempt(usable: Seq[LogEntry]): LogicalPlan = {
+      val rewritten = ApplyHyperspace.rewriteWith(spark, plan, usable)
+      val broken = ApplyHyperspace.indexesIn(rewritten)
+        .filterNot(e => inPlanAlready.contains(e.identity) || isReadable(e)).map(_.identity).toSet
+      val remaining = usable.filterNot(e => broken.contains(e.identity))
+      if (broken.isEmpty) rewritten
+      else if (remaining.size == usable.size) plan // cannot happen: rewrites only use `usable`
+      else attempt(remaining)
+    }
+    attempt(indexes)
   }
 
   private def isSourceScan(p: LogicalPlan): Boolean = p match {
@@ -75,4 +108,11 @@ object ApplyHyperspace {
   def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     if (indexes.isEmpty) plan
     else rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
+
+  /** The index entries a logical plan reads (covering indexes) or prunes files with (data skipping). */
+  def indexesIn(plan: LogicalPlan): Seq[LogEntry] = plan.collect {
+    case LogicalRelation(r: IndexHadoopFsRelation, _, _, _, _) => Seq(r.entry)
+    case LogicalRelation(r: HadoopFsRelation, _, _, _, _) if r.location.isInstanceOf[DataSkippingFileIndex] =>
+      r.location.asInstanceOf[DataSkippingFileIndex].entries
+  }.flatten
 }

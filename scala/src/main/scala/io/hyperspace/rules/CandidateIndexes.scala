@@ -1,7 +1,5 @@
 package io.hyperspace.rules
 
-import java.util.concurrent.ConcurrentHashMap
-
 import scala.util.control.NonFatal
 
 import org.apache.hadoop.fs.Path
@@ -12,7 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.{CatalogVersion, IndexCatalog}
+import io.hyperspace.index.{BoundedCache, CatalogVersion, IndexCatalog, IndexDataFiles}
 import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
 import io.hyperspace.index.dataskipping.DataSkippingIndex
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
@@ -25,13 +23,17 @@ import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges}
  */
 object CandidateIndexes extends Logging {
 
-  // Entries are immutable, so (index path, entry id) identifies one for good and never needs
-  // invalidating. The list of active entries per system path is reused while the path's catalog
-  // version token is unchanged (every committed operation, in any process, replaces it).
-  private val entryCache = new ConcurrentHashMap[(String, Long), LogEntry]()
-  private val activeCache = new ConcurrentHashMap[String, (String, Seq[LogEntry])]()
-  private val schemaCache = new ConcurrentHashMap[String, StructType]()
-  private val indexedFilesCache = new ConcurrentHashMap[(String, Long), Set[(String, Long, Long)]]()
+  // An entry is immutable, but its id is not unique for good: an index deleted, vacuumed and
+  // created again under the same name starts again at id 0. So a cached entry is reused only
+  // while the entry file has the same length and modification time as when it was read, and is
+  // dropped when its data turns out to be gone (see [[forget]]); caches of what derives from an
+  // entry are keyed by its identity (root, incarnation, id). The list of active entries per system
+  // path is reused while the path's catalog version token is unchanged (every committed
+  // operation, in any process, replaces it). Every cache is bounded.
+  private val entryCache = new BoundedCache[(String, Long, Long, Long), LogEntry](256)
+  private val activeCache = new BoundedCache[String, (String, Seq[LogEntry])](16)
+  private val schemaCache = new BoundedCache[String, StructType](1024)
+  private val indexedFilesCache = new BoundedCache[(String, String, Long), Set[(String, Long, Long)]](256)
 
   /** The ACTIVE indexes under the session's system path, of kinds this version can use (unreadable ones skipped). */
   def active(spark: SparkSession): Seq[LogEntry] = {
@@ -41,7 +43,7 @@ object CandidateIndexes extends Logging {
     CatalogVersion.read(root, conf) match {
       case None => Nil // no operation has ever run here: there are no indexes
       case Some(version) =>
-        Option(activeCache.get(root.toString)).filter(_._1 == version).map(_._2).getOrElse {
+        activeCache.get(root.toString).filter(_._1 == version).map(_._2).getOrElse {
           val loaded = loadActive(catalog, conf)
           activeCache.put(root.toString, (version, loaded))
           loaded
@@ -49,18 +51,31 @@ object CandidateIndexes extends Logging {
     }
   }
 
+  /**
+   * Drops what is cached of `entry`'s index: its data turned out to be missing, so the cached
+   * entry may be one of an earlier incarnation. The next query reads the log again.
+   */
+  def forget(entry: LogEntry): Unit = {
+    // By directory name: the log's path and the entry's recorded root may be spelled differently.
+    val dirName = new Path(entry.content.root).getName
+    entryCache.removeIf(k => new Path(k._1).getName == dirName)
+    activeCache.clear()
+  }
+
   private val usableKinds = Set(CoveringIndex.Kind, DataSkippingIndex.Kind)
 
-  private def loadActive(catalog: IndexCatalog, conf: org.apache.hadoop.conf.Configuration): Seq[LogEntry] =
+  private def loadActive(catalog: IndexCatalog, conf: org.apache.hadoop.conf.Configuration): Seq[LogEntry] = {
+    val fs = catalog.systemPath.getFileSystem(conf)
     catalog.directoryNames.flatMap { dir =>
       try {
         val log = new IndexLogManager(new Path(catalog.systemPath, dir), conf)
         log.latestStableId.flatMap { id =>
-          val key = (log.indexPath.toString, id)
-          Option(entryCache.get(key)).orElse {
-            val loaded = log.latestStable
-            loaded.foreach(e => entryCache.put((log.indexPath.toString, e.id), e))
-            loaded
+          val file = fs.getFileStatus(new Path(log.logPath, id.toString))
+          val key = (log.indexPath.toString, id, file.getLen, file.getModificationTime)
+          entryCache.get(key).orElse {
+            val loaded = log.entry(id).filter(_.isStable)
+            loaded.foreach(e => entryCache.put(key, e))
+            loaded.orElse(log.latestStable)
           }
         }.filter(e => e.state == States.ACTIVE && e.enabled && usableKinds.contains(e.index.kind))
       } catch {
@@ -69,6 +84,7 @@ object CandidateIndexes extends Logging {
           None
       }
     }
+  }
 
   /**
    * The file scan under a relation node, unless it already reads an index, or is the appended
@@ -83,8 +99,8 @@ object CandidateIndexes extends Logging {
   /** The (path, size, modification time) set an entry was built from; entries are immutable. */
   def indexedFiles(entry: LogEntry): Set[(String, Long, Long)] =
     if (entry.isHypothetical) entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
-    else indexedFilesCache.computeIfAbsent((entry.content.root, entry.id),
-      _ => entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet)
+    else indexedFilesCache.getOrElseUpdate(entry.identity,
+      entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet)
 
   /** Whether `source` reads its files as `entry`'s source was read: same format and options. */
   def sameReader(entry: LogEntry, source: FileSource): Boolean =
@@ -140,20 +156,24 @@ object CandidateIndexes extends Logging {
   }
 
   /**
-   * Whether the index's data directory is still there: the cached view of the indexes cannot
-   * know of files removed by hand, and a query must never fail because of that.
+   * Why `entry`'s data cannot be read, if it cannot: a data file it lists is missing or has
+   * another size (removed or overwritten by hand, by a storage lifecycle rule, or vacuumed by
+   * another process). One listing per data version directory the entry uses, so callers check
+   * an index once per query that would read it, not per optimizer pass or per file.
    */
-  private def dataPresent(spark: SparkSession, entry: LogEntry): Boolean = entry.isHypothetical || {
-    val dir = new Path(entry.content.dataPath)
-    val present = dir.getFileSystem(spark.sessionState.newHadoopConf()).exists(dir)
-    if (!present) logWarning(s"Hyperspace ignores index '${entry.name}': its data $dir is gone")
-    present
-  }
+  def missingData(spark: SparkSession, entry: LogEntry): Option[String] =
+    if (entry.isHypothetical) None
+    else IndexDataFiles.missing(spark, entry) match {
+      case Seq() => None
+      case missing =>
+        Some(s"${missing.size} of its ${entry.content.files.size} data file(s) are missing or were " +
+          s"changed (e.g. ${entry.content.pathOf(missing.head)}); refresh it in full mode or recreate it")
+    }
 
   /** The index columns (indexed, then included) with their types. */
   private def indexSchema(entry: LogEntry): StructType =
-    schemaCache.computeIfAbsent(entry.index.schema,
-      json => DataType.fromJson(json).asInstanceOf[StructType])
+    schemaCache.getOrElseUpdate(entry.index.schema,
+      DataType.fromJson(entry.index.schema).asInstanceOf[StructType])
 
   /** Whether every attribute in `needed` is an index column of the same type. */
   def coversColumns(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Boolean = {
@@ -184,6 +204,5 @@ object CandidateIndexes extends Logging {
       indexes.filter(e => e.index.kind == CoveringIndex.Kind && coversColumns(e, needed, resolver) &&
           sameReader(e, source))
         .flatMap(e => changesToServe(spark, e, listed).toOption.map(IndexCandidate(e, _)))
-        .filter(c => dataPresent(spark, c.entry))
   }
 }

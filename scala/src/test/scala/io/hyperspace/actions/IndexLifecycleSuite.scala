@@ -84,7 +84,7 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     assert(logOf("walk").latestStable.get.enabled)
 
     hs.deleteIndex("walk")
-    hs.vacuumIndex("walk")
+    vacuumNow("walk")
     assert(!indexDir("walk").exists(), "vacuuming a deleted index removes it entirely")
     assert(hs.indexes.where("name = 'walk'").count() == 0)
     // The name is free again.
@@ -95,12 +95,23 @@ class IndexLifecycleSuite extends HyperspaceSuite {
   test("vacuum of an ACTIVE index removes data versions it does not use") {
     val path = writeSource("vacuum-active")
     hs.createIndex(spark.read.parquet(path), IndexConfig("va", Seq("id")))
-    // What a crashed build leaves behind: a data directory no stable entry uses.
+    // What a killed refresh that was cancelled may leave behind: a data directory only its
+    // transient entry names (no query ever read it, so it goes at once, whatever the retention).
+    val log = logOf("va")
+    val base = log.latestStable.get
+    val stuck = base.next(States.REFRESHING, Operations.REFRESH)
+    assert(log.tryAppend(stuck.copy(content = stuck.content.copy(dataVersion = 7))))
+    val rolledBack = base.copy(id = stuck.id + 1, operation = Operations.CANCEL)
+    assert(log.tryAppend(rolledBack))
+    log.setLatestStable(rolledBack.id)
     val orphan = new File(indexDir("va"), "v__=7")
     orphan.mkdirs()
     new File(orphan, "part-00000_00000.c000.snappy.parquet").createNewFile()
+    // A version directory no entry names is not the index's: it stays.
+    val foreign = new File(indexDir("va"), "v__=8")
+    foreign.mkdirs()
     hs.vacuumIndex("va")
-    assert(versionDirs("va") == Seq("v__=0"))
+    assert(versionDirs("va") == Seq("v__=0", "v__=8"))
     assert(states("va").takeRight(2) == Seq(States.VACUUMING, States.ACTIVE))
     assert(readIndexData("va").count() == 200, "the index itself is untouched")
   }
@@ -225,7 +236,7 @@ class IndexLifecycleSuite extends HyperspaceSuite {
 
   test("unknown indexes and forbidden transitions give clear errors and write nothing") {
     val path = writeSource("forbidden")
-    for (op <- Seq[String => Unit](hs.deleteIndex, hs.restoreIndex, hs.vacuumIndex)) {
+    for (op <- Seq[String => Unit](hs.deleteIndex, hs.restoreIndex, (n: String) => { hs.vacuumIndex(n); () })) {
       val e = intercept[HyperspaceIndexNotFoundException](op("ghost"))
       assert(e.getMessage.startsWith("Index 'ghost' does not exist"))
     }

@@ -10,6 +10,12 @@ import io.hyperspace.log.States
 /** Every operation from every stable state: the allowed transitions and the forbidden ones. */
 class StateTransitionSuite extends HyperspaceSuite {
 
+  // Vacuum frees a deleted index at once (see VacuumRetentionSuite for the retention itself).
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.hyperspace.index.vacuum.retention", "0")
+  }
+
   private lazy val source = writeSource("transitions")
 
   private def create(name: String): Unit =
@@ -24,7 +30,7 @@ class StateTransitionSuite extends HyperspaceSuite {
 
   private val operations: Seq[(String, String => Unit)] = Seq(
     "create" -> create, "delete" -> hs.deleteIndex, "restore" -> hs.restoreIndex,
-    "vacuum" -> hs.vacuumIndex, "cancel" -> ((n: String) => hs.cancel(n)))
+    "vacuum" -> (n => hs.vacuumIndex(n)), "cancel" -> ((n: String) => hs.cancel(n)))
 
   // (starting state, operation) -> resulting stable state, or None when it must be refused.
   private val expected: Map[(String, String), Option[String]] = Map(

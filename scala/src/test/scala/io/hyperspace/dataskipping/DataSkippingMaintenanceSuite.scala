@@ -92,7 +92,7 @@ class DataSkippingMaintenanceSuite extends DataSkippingTestSupport {
     assert(row.getAs[scala.collection.Seq[String]]("indexedColumns").toSeq == Seq("MinMax(id)"))
     assert(row.getAs[Int]("numBuckets") == 0 && row.getAs[Int]("numSourceFiles") == 5)
     hs.deleteIndex("ds_life")
-    hs.vacuumIndex("ds_life")
+    vacuumNow("ds_life")
     assert(!indexDir("ds_life").exists())
     val bad = intercept[HyperspaceException](
       hs.createIndex(read(dir), DataSkippingIndexConfig("ds_bad", MinMaxSketch("nope"))))

@@ -38,7 +38,7 @@ class OptimizeSuite extends MaintenanceTestSupport {
     checkQueries("full", dir)
     // The files it replaced stay until vacuum; then only the new version is left.
     assert(versionDirs("full") == Seq("v__=0", "v__=1", "v__=2", "v__=3"))
-    hs.vacuumIndex("full")
+    vacuumNow("full")
     assert(versionDirs("full") == Seq("v__=3"))
     checkQueries("full", dir)
     assert(!hs.optimizeIndex("full", "full").changed, "nothing left to merge")

@@ -5,6 +5,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 
+import io.hyperspace.index.BoundedCache
 import io.hyperspace.log.LogEntry
 
 /**
@@ -50,16 +51,14 @@ object SketchTableEvaluator extends Logging {
   // With MaxDriverBytes, bounds what the driver holds (compressed size) to 16 x 32 MB.
   private val MaxCached = 16
 
-  // Log entries are immutable: (index root, entry id) names one sketch table for good.
-  private val cache = new java.util.LinkedHashMap[(String, Long), SketchTable](16, 0.75f, true) {
-    override def removeEldestEntry(e: java.util.Map.Entry[(String, Long), SketchTable]): Boolean =
-      size() > MaxCached
-  }
+  // An entry's identity (root, incarnation, id) names one sketch table for good; (root, id)
+  // alone would not: a re-created index starts again at id 0.
+  private val cache = new BoundedCache[(String, String, Long), SketchTable](MaxCached)
 
   /** The sketch table of `entry`, from the cache when it was collected before. */
   def load(spark: SparkSession, entry: LogEntry): SketchTable = {
-    val key = (entry.content.root, entry.id)
-    cache.synchronized(Option(cache.get(key))).getOrElse {
+    val key = entry.identity
+    cache.get(key).getOrElse {
       val df = DataSkippingIndexData.read(spark, entry)
       val attributes = df.queryExecution.analyzed.output
       if (entry.content.sizeInBytes > MaxDriverBytes) {
@@ -68,7 +67,7 @@ object SketchTableEvaluator extends Logging {
         val rows = df.queryExecution.executedPlan.executeCollect()
         logDebug(s"Collected ${rows.length} sketch rows of index '${entry.name}' (log version ${entry.id}).")
         val loaded = new SketchTable(entry, attributes, Some(rows), df)
-        cache.synchronized(cache.put(key, loaded))
+        cache.put(key, loaded)
         loaded
       }
     }

@@ -1,0 +1,27 @@
+package io.hyperspace.index
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+
+import io.hyperspace.log.{Content, ContentFile, LogEntry}
+
+/** Whether the data files a log entry lists are really there. */
+object IndexDataFiles {
+
+  /**
+   * The data files of `entry` that are missing or have another size than the entry records
+   * (removed or overwritten by hand, by a storage lifecycle rule, or vacuumed by another
+   * process). One directory listing per data version the entry uses — never a call per file.
+   */
+  def missing(spark: SparkSession, entry: LogEntry): Seq[ContentFile] = {
+    val fs = new Path(entry.content.root).getFileSystem(spark.sessionState.newHadoopConf())
+    entry.content.files.groupBy(_.dataVersion).toSeq.sortBy(_._1).flatMap { case (version, files) =>
+      val dir = version.map(v => new Path(entry.content.root, Content.versionDirName(v)))
+        .getOrElse(new Path(entry.content.root))
+      val present: Map[String, Long] =
+        try fs.listStatus(dir).iterator.map(s => s.getPath.getName -> s.getLen).toMap
+        catch { case _: java.io.FileNotFoundException => Map.empty }
+      files.filterNot(f => present.get(f.name).contains(f.size))
+    }
+  }
+}
