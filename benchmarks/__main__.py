@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=64, help="files lineitem and orders are spread over")
     parser.add_argument("--buckets", type=int, default=16, help="buckets of indexes and tuned tables")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (after a warm-up)")
+    parser.add_argument("--queries", default=None,
+                        help="comma-separated query names to run (tpch and dataskipping suites); default all")
     parser.add_argument("--name", default=None, help="results file name (default sf<SF>)")
     parser.add_argument("--data-dir", default=str(HERE / "data"), help="cache of generated data")
     parser.add_argument("--results-dir", default=str(HERE / "results"))
@@ -62,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     try:
         lake = prepare(spark, data_dir, args.sf, args.files)
-        ctx = BenchContext(spark, lake, work_dir, args.runs, args.buckets, args.quick)
+        only = frozenset(q.strip() for q in args.queries.split(",")) if args.queries else None
+        ctx = BenchContext(spark, lake, work_dir, args.runs, args.buckets, args.quick, only)
         chosen = list(SUITES) if args.suite == "all" else [args.suite]
         results = {}
         for suite in chosen:

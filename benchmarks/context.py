@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional, TypeVar
 
 from pyspark.sql import SparkSession
 
 from benchmarks.tpch_data import TpchLake
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -18,6 +21,11 @@ class BenchContext:
     runs: int
     buckets: int
     quick: bool
+    only: Optional[frozenset[str]] = None  # query names to run (--queries); None: all
+
+    def selected(self, queries: dict[str, T]) -> dict[str, T]:
+        """``queries`` restricted to the names chosen with ``--queries`` (all by default)."""
+        return queries if self.only is None else {k: v for k, v in queries.items() if k in self.only}
 
     def log(self, message: str) -> None:
         print(message, flush=True)

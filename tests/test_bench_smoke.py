@@ -24,13 +24,15 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     assert (results / "smoke.png").stat().st_size > 0
     queries = raw["suites"]["tpch"]["queries"]
     assert set(queries) == {"point_lookup", "in_list", "csv_lookup", "date_range", "q6", "q3", "q17",
-                            "join", "join_filtered"}
+                            "join", "join_filtered", "broadcast_join", "no_index"}
     for per in queries.values():
         assert set(per) == {"spark", "hyperspace", "tuned"}
         assert per["spark"]["facts"]["indexes"] == []  # without Hyperspace no index is read
     assert queries["point_lookup"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey"]
-    # (At this scale Spark broadcasts orders, so the join has no shuffles to save either way.)
-    assert queries["join"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey", "orders_orderkey"]
+    # At this scale Spark broadcasts orders and part: those joins are left to Spark.
+    assert queries["join"]["hyperspace"]["facts"]["indexes"] == []
+    assert queries["broadcast_join"]["hyperspace"]["facts"]["indexes"] == []
+    assert queries["no_index"]["hyperspace"]["facts"]["indexes"] == []
     assert raw["environment"]["scaleFactor"] == 0.01
     assert "| point_lookup |" in report and "## Optimizer overhead" in report
     assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "10", "100"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import dataskipping, indexed, maintenance, overhead, tpch
+from benchmarks.suites import broadcast, dataskipping, indexed, maintenance, overhead, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -17,4 +17,5 @@ SUITES: dict[str, Suite] = {
     "maintenance": maintenance.run,
     "indexed": indexed.run,
     "dataskipping": dataskipping.run,
+    "broadcast": broadcast.run,
 }

@@ -18,7 +18,8 @@ from benchmarks.harness import Variant, run_queries
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
 
 QUERY_DIR = Path(__file__).resolve().parent.parent / "queries"
-QUERIES = ["point_lookup", "in_list", "csv_lookup", "date_range", "q6", "q3", "q17", "join", "join_filtered"]
+QUERIES = ["point_lookup", "in_list", "csv_lookup", "date_range", "q6", "q3", "q17", "join", "join_filtered",
+           "broadcast_join", "no_index"]
 
 # The documented index set: what a user would declare for these queries.
 INDEXES = [
@@ -108,7 +109,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     tuned_seconds = build_tuned(spark, ctx)
     ctx.log("tpch: building indexes")
     indexes = build_indexes(spark, ctx)
-    queries = load_queries()
+    queries = ctx.selected(load_queries())
 
     def files(_: str) -> None:
         _file_views(spark, ctx)

@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import io.hyperspace.index.IndexCatalog
 import io.hyperspace.log.{LogEntry, States}
 import io.hyperspace.index.dataskipping.DataSkippingIndex
-import io.hyperspace.rules.{CandidateIndexes, DataSkippingRule}
+import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule}
 import io.hyperspace.sources.FileSource
 
 /** `whyNot(df)`: for each index a query does not use, the reasons in words. */
@@ -70,11 +70,14 @@ object WhyNot extends PredicateHelper {
         }
         val joins = plan.collect { case j: Join if j.collectLeaves().contains(r) => j }
         val joinReasons = joins.map {
-          case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
+          case j @ ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
             val keys = (lk ++ rk).flatMap(_.references).filter(a => r.outputSet.contains(a)).map(_.name).distinct
             val indexed = entry.index.indexedColumns
-            if (keys.size == indexed.size && indexed.forall(c => keys.exists(resolver(_, c)))) None
-            else Some(s"the join keys (${keys.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})")
+            if (keys.size == indexed.size && indexed.forall(c => keys.exists(resolver(_, c)))) {
+              // The join rule's own decision, made again on the same plan.
+              BroadcastSides.of(j, spark.sessionState.conf)
+                .map(b => b.describe(indexOnBroadcastSide = b.plan(j).collectLeaves().contains(r)))
+            } else Some(s"the join keys (${keys.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})")
           case _ => Some("the join is not an equi-join")
         }
         val reasons =

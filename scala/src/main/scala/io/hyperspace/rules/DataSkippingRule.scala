@@ -36,15 +36,28 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   }
 
   /** Whether `entry` (a data skipping index) describes the data `source` reads. */
-  def serves(entry: LogEntry, source: FileSource, listed: => Seq[(String, Long, Long)]): Boolean = {
-    def schema(json: String) = DataType.fromJson(json).asInstanceOf[StructType]
+  def serves(entry: LogEntry, source: FileSource, listed: => Seq[(String, Long, Long)]): Boolean =
+    readsLike(entry, source) && sharesFiles(entry, listed)
+
+  // Source schemas recorded in entries, parsed once (entries are immutable).
+  private val schemas = new java.util.concurrent.ConcurrentHashMap[String, StructType]()
+  private def schema(json: String): StructType =
+    schemas.computeIfAbsent(json, j => DataType.fromJson(j).asInstanceOf[StructType])
+
+  /** Whether `source` is read with the format, options and schema of `entry`'s source. */
+  private def readsLike(entry: LogEntry, source: FileSource): Boolean =
     CandidateIndexes.sameReader(entry, source) &&
       DataType.equalsIgnoreNullability(schema(entry.source.schema), source.fsRelation.dataSchema) &&
-      DataType.equalsIgnoreNullability(schema(entry.source.partitionSchema), source.fsRelation.partitionSchema) && {
-        val indexed = CandidateIndexes.indexedFiles(entry)
-        listed.exists(indexed.contains)
-      }
+      DataType.equalsIgnoreNullability(schema(entry.source.partitionSchema), source.fsRelation.partitionSchema)
+
+  /** Whether some file of `listed` is one `entry` summarized (same path, size and mtime). */
+  private def sharesFiles(entry: LogEntry, listed: Seq[(String, Long, Long)]): Boolean = {
+    val indexed = CandidateIndexes.indexedFiles(entry)
+    listed.exists(indexed.contains)
   }
+
+  /** A query filter translated into a condition over `entry`'s sketch table. */
+  private case class Translation(entry: LogEntry, sketches: Seq[ResolvedSketch], condition: Expression)
 
   /** The relation with the files `indexes` rule out for `condition` left out, if any index applies. */
   private def prune(
@@ -62,13 +75,15 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     if (usable.isEmpty) return None
     val filter = usable.reduce(And)
     val source = FileSource(relation, fs)
-    lazy val listed = source.listedFiles
-    val applied = indexes.filter(e => serves(e, source, listed)).flatMap { entry =>
-      try skippedBy(spark, entry, filter, relation) catch {
-        case NonFatal(e) =>
-          logWarning(s"Data skipping index '${entry.name}' is not used for this query: $e")
-          None
-      }
+    // What the sketches can say about the filter is decided from the log entry alone: a query
+    // no sketch can help costs neither the source's file listing nor a sketch table read.
+    val translated = indexes.filter(e => readsLike(e, source)).flatMap { entry =>
+      attempt(entry)(translate(spark, entry, filter, relation))
+    }
+    if (translated.isEmpty) return None
+    val listed = source.listedFiles
+    val applied = translated.filter(t => sharesFiles(t.entry, listed)).flatMap { t =>
+      attempt(t.entry)(Some(evaluate(spark, t, filter)))
     }
     if (applied.isEmpty) return None
 
@@ -95,29 +110,47 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     Some(relation.copy(relation = fs.copy(location = location)(fs.sparkSession)))
   }
 
+  // An index that fails is ignored for the query, never failing it.
+  private def attempt[T](entry: LogEntry)(body: => Option[T]): Option[T] =
+    try body catch {
+      case NonFatal(e) =>
+        logWarning(s"Data skipping index '${entry.name}' is not used for this query: $e")
+        None
+    }
+
   /**
-   * What `entry` rules out for `filter` over `relation`: the files, and per sketch the files it
-   * rules out alone (evaluated only when the sketch table is on the driver). None when no
-   * sketch can tell anything about the filter.
+   * `filter` over `relation` as a condition over `entry`'s sketch table, from the sketches and
+   * table schema the entry records (the table is not read). None when no sketch can tell
+   * anything about the filter.
    */
-  private def skippedBy(
+  private def translate(
       spark: SparkSession,
       entry: LogEntry,
       filter: Expression,
-      relation: LogicalRelation): Option[(LogEntry, Iterable[SourceFile], Seq[(String, Iterable[SourceFile])])] = {
+      relation: LogicalRelation): Option[Translation] = {
     val sketches = DataSkippingIndexData.sketchesOf(entry.index)
     val resolved = DataSkippingIndex.resolveSketches(spark, entry.name, sketches, relation)
-    val table = SketchTableEvaluator.load(spark, entry)
-    DataSkippingIndex.translate(filter, resolved, table.attributes).map { condition =>
-      val byId = entry.source.files.map(f => f.id -> f).toMap
-      def files(ids: Set[Long]): Iterable[SourceFile] = ids.flatMap(byId.get)
-      val perSketch =
-        if (!table.onDriver) Nil
-        else resolved.flatMap { r =>
-          DataSkippingIndex.translate(filter, Seq(r), table.attributes)
-            .map(c => r.sketch.describe -> files(table.skippedIds(c)))
-        }
-      (entry, files(table.skippedIds(condition)), perSketch)
-    }
+    DataSkippingIndex.translate(filter, resolved, SketchTableEvaluator.attributes(entry))
+      .map(Translation(entry, resolved, _))
+  }
+
+  /**
+   * What a translated filter rules out: the files, and per sketch the files it rules out alone
+   * (evaluated only when the sketch table is on the driver).
+   */
+  private def evaluate(
+      spark: SparkSession,
+      t: Translation,
+      filter: Expression): (LogEntry, Iterable[SourceFile], Seq[(String, Iterable[SourceFile])]) = {
+    val table = SketchTableEvaluator.load(spark, t.entry)
+    val byId = t.entry.source.files.map(f => f.id -> f).toMap
+    def files(ids: Set[Long]): Iterable[SourceFile] = ids.flatMap(byId.get)
+    val perSketch =
+      if (!table.onDriver) Nil
+      else t.sketches.flatMap { r =>
+        DataSkippingIndex.translate(filter, Seq(r), table.attributes)
+          .map(c => r.sketch.describe -> files(table.skippedIds(c)))
+      }
+    (t.entry, files(table.skippedIds(t.condition)), perSketch)
   }
 }

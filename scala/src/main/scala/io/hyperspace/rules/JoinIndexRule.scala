@@ -18,6 +18,11 @@ import io.hyperspace.log.LogEntry
  *
  * Choice of pair: both sides with equal bucket counts first (no shuffle at all), then the most
  * buckets (more parallelism), then fewest bytes read, then names.
+ *
+ * A join Spark will run as a broadcast hash join ([[BroadcastSides]]: a broadcast hint, or a side
+ * within `spark.sql.autoBroadcastJoinThreshold` by Spark's own estimate) is left alone: streaming
+ * the big side past a broadcast table beats sort-merging two bucketed index scans. The filter
+ * rule may still read either side from an index that serves a filter on it.
  */
 object JoinIndexRule extends IndexRewrite {
 
@@ -28,7 +33,8 @@ object JoinIndexRule extends IndexRewrite {
     plan transformUp {
       case join @ ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, _, _, left, right, _)
           if supportedJoinTypes.contains(joinType) &&
-            (leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined) =>
+            (leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined) &&
+            BroadcastSides.of(join.asInstanceOf[Join], spark.sessionState.conf).isEmpty =>
         val lk = leftKeys.flatMap(keyAttribute)
         val rk = rightKeys.flatMap(keyAttribute)
         val leftOptions = sideCandidates(spark, indexes, left, lk)

@@ -5,7 +5,7 @@ import java.sql.{Date, Timestamp}
 import scala.util.Random
 
 import org.apache.spark.sql.{Column, DataFrame, Row}
-import org.apache.spark.sql.functions.{col, lit, not}
+import org.apache.spark.sql.functions.{broadcast, col, lit, not}
 import org.apache.spark.sql.types._
 
 import io.hyperspace.index.IndexConfig
@@ -151,6 +151,26 @@ class DifferentialSuite extends RuleTestSupport {
       if (indexesUsed(plan).nonEmpty) usedIndex += 1
     }
     assert(usedIndex >= types.size * 2, s"only $usedIndex joins used an index")
+  }
+
+  test("generated joins Spark broadcasts return the same rows (hints, threshold, AQE on and off)") {
+    val types = Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti")
+    try {
+      // Both sources are within the default threshold: Spark broadcasts whichever side it can.
+      spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
+      for (aqe <- Seq("false", "true"); how <- types; variant <- 0 until 3) {
+        spark.conf.set("spark.sql.adaptive.enabled", aqe)
+        val left = if (variant == 1) a.where(predicate("i")).select("i", "s") else a.select("i", "s", "dbl")
+        val right = b.select("k", "v")
+        val hinted = if (variant == 2) broadcast(right) else right
+        withClue(s"$how join, variant $variant, AQE $aqe\n") {
+          sameResult(left.join(hinted, left("i") === hinted("k"), how))
+        }
+      }
+    } finally {
+      spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+      spark.conf.unset("spark.sql.adaptive.enabled")
+    }
   }
 
   test("self joins, multi-key joins and joins with extra conditions") {

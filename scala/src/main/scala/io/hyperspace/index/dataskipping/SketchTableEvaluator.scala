@@ -16,7 +16,8 @@ import io.hyperspace.log.LogEntry
  * interpreted predicate: planning a query then costs no Spark job. Larger tables are evaluated
  * with a Spark job per query.
  *
- * @param attributes the sketch table's columns, to translate filters against
+ * @param attributes the sketch table's columns (from the schema the log records), to translate
+ *                   filters against; the same for every query on this index version
  */
 final class SketchTable private[dataskipping] (
     val entry: LogEntry,
@@ -32,7 +33,15 @@ final class SketchTable private[dataskipping] (
    * FALSE. A NULL result keeps the file; files without a row are never returned.
    */
   def skippedIds(condition: Expression): Set[Long] = rows match {
-    case None => DataSkippingIndex.skippedFileIds(table, condition)
+    case None =>
+      // The DataFrame has attributes of its own; the table's columns are in schema order.
+      val df = table
+      val output = df.queryExecution.analyzed.output
+      val rebound = condition.transform {
+        case a: Attribute if attributes.exists(_.exprId == a.exprId) =>
+          output(attributes.indexWhere(_.exprId == a.exprId))
+      }
+      DataSkippingIndex.skippedFileIds(df, rebound)
     case Some(all) =>
       val skip = Not(Coalesce(Seq(condition, Literal.TrueLiteral)))
       val predicate = Predicate.createInterpreted(BindReferences.bindReference(skip, attributes))
@@ -42,7 +51,13 @@ final class SketchTable private[dataskipping] (
   }
 }
 
-/** Loads [[SketchTable]]s, keeping the last few collected ones per index version. */
+/**
+ * Loads [[SketchTable]]s, keeping the last few collected ones per index version.
+ *
+ * Planning asks for a table's [[attributes]] first (from the log entry, reading nothing) and
+ * [[load]]s it only when a sketch can evaluate the query's filter: a query the index cannot help
+ * never reads, nor collects, its sketch table.
+ */
 object SketchTableEvaluator extends Logging {
 
   /** Sketch tables up to this many bytes of Parquet are evaluated on the driver. */
@@ -54,22 +69,35 @@ object SketchTableEvaluator extends Logging {
   // An entry's identity (root, incarnation, id) names one sketch table for good; (root, id)
   // alone would not: a re-created index starts again at id 0.
   private val cache = new BoundedCache[(String, String, Long), SketchTable](MaxCached)
+  private val attributeCache = new BoundedCache[(String, String, Long), Seq[Attribute]](1024)
+
+  /**
+   * The columns of `entry`'s sketch table, from the schema its log entry records: enough to
+   * translate a filter, without reading the table.
+   */
+  def attributes(entry: LogEntry): Seq[Attribute] =
+    if (entry.isHypothetical) toAttributes(entry)
+    else attributeCache.getOrElseUpdate(entry.identity, toAttributes(entry))
+
+  private def toAttributes(entry: LogEntry): Seq[Attribute] =
+    DataSkippingIndexData.schemaOf(entry.index).map(f => AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())
 
   /** The sketch table of `entry`, from the cache when it was collected before. */
-  def load(spark: SparkSession, entry: LogEntry): SketchTable = {
-    val key = entry.identity
-    cache.get(key).getOrElse {
-      val df = DataSkippingIndexData.read(spark, entry)
-      val attributes = df.queryExecution.analyzed.output
-      if (entry.content.sizeInBytes > MaxDriverBytes) {
-        new SketchTable(entry, attributes, None, df)
-      } else {
+  def load(spark: SparkSession, entry: LogEntry): SketchTable = load(spark, entry, MaxDriverBytes)
+
+  /** [[load]], collecting tables up to `maxDriverBytes` (tests compare both ways). */
+  private[dataskipping] def load(spark: SparkSession, entry: LogEntry, maxDriverBytes: Long): SketchTable =
+    if (entry.content.sizeInBytes > maxDriverBytes) {
+      new SketchTable(entry, attributes(entry), None, DataSkippingIndexData.read(spark, entry))
+    } else {
+      val key = entry.identity
+      cache.get(key).getOrElse {
+        val df = DataSkippingIndexData.read(spark, entry)
         val rows = df.queryExecution.executedPlan.executeCollect()
         logDebug(s"Collected ${rows.length} sketch rows of index '${entry.name}' (log version ${entry.id}).")
-        val loaded = new SketchTable(entry, attributes, Some(rows), df)
+        val loaded = new SketchTable(entry, attributes(entry), Some(rows), df)
         cache.put(key, loaded)
         loaded
       }
     }
-  }
 }

@@ -1,0 +1,67 @@
+package io.hyperspace.rules
+
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * Why Spark's planner will run a join as a broadcast hash join: which side it broadcasts, and
+ * whether a hint or the side's estimated size decided it.
+ *
+ * @param side           the side Spark broadcasts
+ * @param byHint         a broadcast hint chose it (else its size estimate did)
+ * @param estimatedBytes the side's size as the optimizer estimates it
+ * @param threshold      `spark.sql.autoBroadcastJoinThreshold` when the decision was made
+ */
+case class BroadcastDecision(side: BuildSide, byHint: Boolean, estimatedBytes: BigInt, threshold: Long) {
+
+  /** The side of `join` that is broadcast. */
+  def plan(join: Join): LogicalPlan = side match {
+    case BuildLeft => join.left
+    case BuildRight => join.right
+  }
+
+  /** The reason in words, for an index on the broadcast side (`indexOnBroadcastSide`) or the other. */
+  def describe(indexOnBroadcastSide: Boolean): String = {
+    val which = if (indexOnBroadcastSide) "this side of the join" else "the other side of the join"
+    val why =
+      if (byHint) "a broadcast hint asks for it"
+      else s"its estimated size, $estimatedBytes bytes, is within spark.sql.autoBroadcastJoinThreshold=$threshold"
+    s"Spark broadcasts $which ($why); a broadcast join is faster than reading both sides " +
+      "bucketed, so the join is left to Spark (an index can still serve a filter on the big side)"
+  }
+}
+
+/**
+ * Predicts Spark's broadcast decision for an equi-join from the plan the optimizer hands to the
+ * planner, with the planner's own helpers (`JoinSelectionHelper`), so the prediction is Spark's:
+ * a broadcast hint on a side the join type can build wins; otherwise, unless a hint asks for
+ * another strategy (merge, shuffle hash, shuffle-replicate nested loop), a buildable side whose
+ * `stats.sizeInBytes` is within `spark.sql.autoBroadcastJoinThreshold` is broadcast (the
+ * smaller one when both are). Adaptive execution plans its first plan the same way, so this
+ * holds with AQE on and off.
+ *
+ * Why the join rule needs it: a broadcast hash join streams the big side without shuffling or
+ * sorting it; an index join reads both sides bucketed and sort-merges them, which is slower than
+ * that (measured 0.54–0.83× on a 200K-row dimension joined to millions of rows).
+ */
+object BroadcastSides extends JoinSelectionHelper {
+
+  /** The broadcast Spark will plan for `join`, if it plans a broadcast hash join at all. */
+  def of(join: Join, conf: SQLConf): Option[BroadcastDecision] = join match {
+    case ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, _, _, hint)
+        if hashJoinSupported(leftKeys, rightKeys) =>
+      def decided(side: BuildSide, byHint: Boolean) = {
+        val plan = if (side == BuildLeft) join.left else join.right
+        BroadcastDecision(side, byHint, plan.stats.sizeInBytes, conf.autoBroadcastJoinThreshold)
+      }
+      getBroadcastBuildSide(join, hintOnly = true, conf).map(decided(_, byHint = true)).orElse {
+        val otherStrategyHinted =
+          hintToSortMergeJoin(hint) || hintToShuffleHashJoin(hint) || hintToShuffleReplicateNL(hint)
+        if (otherStrategyHinted) None
+        else getBroadcastBuildSide(join, hintOnly = false, conf).map(decided(_, byHint = false))
+      }
+    case _ => None
+  }
+}

@@ -1,0 +1,67 @@
+"""Joins Spark broadcasts are left to Spark, seen from Python: no index in the plan, the same
+rows, and why_not naming the broadcast side; over the threshold the index join is used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
+
+THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
+
+
+@pytest.fixture(scope="module")
+def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
+    conf = HyperspaceConfig(spark)
+    with conf.override(system_path=str(work_dir / "broadcast-indexes"), num_buckets=4):
+        yield Hyperspace(spark)
+    disable_hyperspace(spark)
+
+
+@pytest.fixture(scope="module")
+def tables(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> dict[str, str]:
+    fact, dim = str(work_dir / "bcast-fact"), str(work_dir / "bcast-dim")
+    spark.range(0, 6000, 1, 3).selectExpr("id % 300 AS key", "id * 2 AS amount").write.parquet(fact)
+    spark.range(0, 300, 1, 1).selectExpr("id AS dkey", "CONCAT('d', id % 7) AS label").write.parquet(dim)
+    hs.create_index(spark.read.parquet(fact), IndexConfig("bcFact", ["key"], ["amount"]))
+    hs.create_index(spark.read.parquet(dim), IndexConfig("bcDim", ["dkey"], ["label"]))
+    return {"fact": fact, "dim": dim}
+
+
+def _query(spark: SparkSession, tables: dict[str, str]) -> DataFrame:
+    f, d = spark.read.parquet(tables["fact"]), spark.read.parquet(tables["dim"])
+    return f.join(d, f["key"] == d["dkey"]).groupBy("label").agg(F.sum("amount").alias("total"))
+
+
+def _run(spark: SparkSession, df: DataFrame, on: bool) -> tuple[list[tuple], str]:
+    (enable_hyperspace if on else disable_hyperspace)(spark)
+    try:
+        rows = sorted(tuple(r) for r in df.collect())
+        return rows, df._jdf.queryExecution().executedPlan().toString()
+    finally:
+        disable_hyperspace(spark)
+
+
+def test_a_join_spark_broadcasts_is_left_to_spark(spark: SparkSession, hs: Hyperspace,
+                                                  tables: dict[str, str]) -> None:
+    previous = spark.conf.get(THRESHOLD)
+    try:
+        spark.conf.set(THRESHOLD, "10485760")  # both tables are far below it: Spark broadcasts dim
+        expected, _ = _run(spark, _query(spark, tables), on=False)
+        rows, plan = _run(spark, _query(spark, tables), on=True)
+        assert rows == expected
+        assert "Hyperspace(Type: CI" not in plan and "BroadcastHashJoin" in plan, plan
+        reason = hs.why_not(_query(spark, tables), "bcFact", display=False)
+        assert "Spark broadcasts the other side of the join" in reason, reason
+
+        spark.conf.set(THRESHOLD, "-1")  # nothing is broadcast: the index join is back
+        rows, plan = _run(spark, _query(spark, tables), on=True)
+        assert rows == expected
+        assert "Name: bcFact" in plan and "Name: bcDim" in plan, plan
+    finally:
+        spark.conf.set(THRESHOLD, previous)
