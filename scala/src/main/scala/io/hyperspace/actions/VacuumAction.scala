@@ -53,7 +53,7 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
     Action.requireState(indexName, operation, base, Set(States.ACTIVE, States.DELETED), "")
     startedFrom = base.get.state
     val now = System.currentTimeMillis()
-    val uses = DataVersions.uses(indexLog.entries)
+    val uses = usesDespiteDamage(now)
     val present = DataVersions.present(spark, indexLog).sorted
     present.filterNot(uses.contains).foreach { v =>
       logWarning(s"Vacuum of index '$indexName' keeps ${Content.versionDirName(v)}: no log entry names it.")
@@ -66,6 +66,25 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
     retainedUntil = decided.collect {
       case (v, Use.Current) => v -> -1L
       case (v, Use.UnusedSince(t)) if now - t < retentionMs => v -> (t + retentionMs)
+    }
+  }
+
+  /**
+   * [[DataVersions.uses]] of the readable entries. A damaged entry (a CORRUPT index's newest, or
+   * an old one) cannot say which versions it read, so every version counts as in use until the
+   * entry after it was written (until now when none follows): vacuum then never removes data a
+   * damaged entry may have served, and a CORRUPT index can still be deleted and vacuumed.
+   */
+  private def usesDespiteDamage(now: Long): Map[Int, DataVersions.Use] = {
+    val readable = indexLog.readableEntries
+    val readableIds = readable.map(_.id).toSet
+    val damagedUntil = indexLog.entryIds.filterNot(readableIds).map { id =>
+      readable.find(_.id > id).map(_.timestamp).getOrElse(now)
+    }.reduceOption(_ max _)
+    DataVersions.uses(readable).map {
+      case (v, DataVersions.Use.NeverRead) if damagedUntil.isDefined => v -> DataVersions.Use.UnusedSince(damagedUntil.get)
+      case (v, DataVersions.Use.UnusedSince(t)) => v -> DataVersions.Use.UnusedSince(damagedUntil.fold(t)(math.max(t, _)))
+      case other => other
     }
   }
 

@@ -30,6 +30,13 @@ import io.hyperspace.log.{IndexLogManager, LogEntry, NameClaims, Owner, States}
  */
 class SafetyLifecycleSuite extends HyperspaceSuite {
 
+  // Vacuum frees a deleted index at once here: these tests are about paths and names, not the
+  // retention (VacuumRetentionSuite).
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.hyperspace.index.vacuum.retention", "0")
+  }
+
   private lazy val source = writeSource("safety", rows = 200, files = 3)
 
   private def create(name: String, src: String = source): Unit =
@@ -174,7 +181,7 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
     val before = snapshot(victim)
     val relative = s"../${systemPath.toPath.getParent.relativize(outside.toPath)}/x"
     val ops: Seq[(String, String => Any)] = Seq(
-      "delete" -> hs.deleteIndex, "restore" -> hs.restoreIndex, "vacuum" -> hs.vacuumIndex,
+      "delete" -> hs.deleteIndex, "restore" -> hs.restoreIndex, "vacuum" -> ((n: String) => hs.vacuumIndex(n)),
       "refresh" -> ((n: String) => hs.refreshIndex(n, "full")),
       "optimize" -> ((n: String) => hs.optimizeIndex(n, "full")),
       "cancel" -> ((n: String) => hs.cancel(n)), "index" -> ((n: String) => hs.index(n)))
