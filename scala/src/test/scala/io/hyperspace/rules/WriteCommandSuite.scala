@@ -72,19 +72,20 @@ class WriteCommandSuite extends RuleTestSupport {
     assert(deltaRows(indexed) == deltaRows(plain), s"$label left other rows with Hyperspace on")
   }
 
-  private val commands: Seq[(String, String => Unit)] = Seq(
-    "delete" -> (t => spark.sql(s"DELETE FROM delta.`$t` WHERE k = 3")),
-    "delete_by_id" -> (t => spark.sql(s"DELETE FROM delta.`$t` WHERE id < 150 AND k = 5")),
-    "update" -> (t => spark.sql(s"UPDATE delta.`$t` SET v = CONCAT(v, '!') WHERE k = 4")),
-    "merge" -> (t => spark.sql(
+  // (command, with hybrid scan on): hybrid scan is the riskier case — with it, a command's
+  // selection of some of the table's files could pass for the index's source minus deletions.
+  private val commands: Seq[(String, Boolean, String => Unit)] = Seq(
+    ("delete", false, t => spark.sql(s"DELETE FROM delta.`$t` WHERE k = 3")),
+    ("delete_by_id", true, t => spark.sql(s"DELETE FROM delta.`$t` WHERE id < 150 AND k = 5")),
+    ("update", true, t => spark.sql(s"UPDATE delta.`$t` SET v = CONCAT(v, '!') WHERE k = 4")),
+    ("merge", true, t => spark.sql(
       s"""MERGE INTO delta.`$t` t USING updates s ON t.k = s.k AND t.id < 100
          |WHEN MATCHED AND s.k % 2 = 0 THEN DELETE
          |WHEN MATCHED THEN UPDATE SET v = s.v
          |WHEN NOT MATCHED THEN INSERT (id, k, v) VALUES (1000 + s.k, s.k, s.v)""".stripMargin)),
-    "optimize" -> (t => spark.sql(s"OPTIMIZE delta.`$t`")),
-    "optimize_zorder" -> (t => spark.sql(s"OPTIMIZE delta.`$t` ZORDER BY (k)")))
+    ("optimize", false, t => spark.sql(s"OPTIMIZE delta.`$t` ZORDER BY (k)")))
 
-  for ((label, command) <- commands; hybrid <- Seq(false, true)) {
+  for ((label, hybrid, command) <- commands) {
     test(s"Delta $label on a table indexed as files${if (hybrid) " (hybrid scan on)" else ""}") {
       sameOutcome(label, hybrid)(command)
     }
