@@ -34,6 +34,9 @@ setup(
             f"hypothesis=={V['hypothesis']}",
             f"pyarrow=={V['pyarrow.test']}",
             f"pandas=={V['pandas.test']}",
+            # Delta commands on indexed tables (tests/test_delta_commands.py); its jars come
+            # from Maven Central through spark.jars.packages at session start.
+            f"delta-spark=={V['delta']}",
         ],
         "bench": [
             f"tpchgen-cli=={V['tpchgen-cli']}",

@@ -61,6 +61,9 @@ def tables(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> dict[str, str
     spark.range(0, 120, 1, 2).selectExpr("CAST(id AS INT) AS key", "CONCAT('user', id) AS uname").write.parquet(users)
     hs.create_index(spark.read.parquet(events), IndexConfig("evByKey", ["Key"], ["tag", "score", "day"]))
     hs.create_index(spark.read.parquet(events), IndexConfig("evByTag", ["tag"], ["Key"]))
+    # Every column, in an order other than the source's (id, Key, tag, score, day): whole-row
+    # queries answered from it must still see each value under its own column.
+    hs.create_index(spark.read.parquet(events), IndexConfig("evAll", ["score"], ["day", "tag", "Key", "id"]))
     hs.create_index(spark.read.parquet(users), IndexConfig("usersByKey", ["key"], ["uname"]))
     return {"events": events, "users": users}
 
@@ -176,12 +179,30 @@ def predicates(draw: st.DrawFn, depth: int = 0) -> Column:
 
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=FUZZ_EXAMPLES <= 30,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(condition=predicates(), projection=st.sets(st.sampled_from(["Key", "tag", "score", "day"]), min_size=1))
+@given(condition=predicates(),
+       projection=st.one_of(st.none(), st.sets(st.sampled_from(["Key", "tag", "score", "day"]), min_size=1)))
 def test_generated_filters_same_result(spark: SparkSession, tables: dict[str, str],
-                                       condition: Column, projection: set[str]) -> None:
-    cols = sorted(projection)
-    plan = _same_with_and_without(spark, lambda: spark.read.parquet(tables["events"]).where(condition).select(*cols))
+                                       condition: Column, projection: set[str] | None) -> None:
+    def build() -> DataFrame:
+        filtered = spark.read.parquet(tables["events"]).where(condition)
+        # None: SELECT * (whole rows, in the source's column order).
+        return filtered if projection is None else filtered.select(*sorted(projection))
+
+    plan = _same_with_and_without(spark, build)
     _USED_INDEX.append("Hyperspace(Type: CI" in plan)
+
+
+def test_whole_rows_from_an_index_in_another_column_order(spark: SparkSession, tables: dict[str, str]) -> None:
+    # evAll holds (score, day, tag, Key, id); SELECT * must return (id, Key, tag, score, day).
+    query = lambda: spark.read.parquet(tables["events"]).where("score = 100")  # noqa: E731
+    plan = _same_with_and_without(spark, query)
+    assert "Name: evAll" in plan
+    enable_hyperspace(spark)
+    try:
+        rows = query().collect()
+    finally:
+        disable_hyperspace(spark)
+    assert [tuple(r) for r in rows] == [(700, 50, "ü-11", 100.0, datetime.date(2024, 3, 11))]
 
 
 def test_generated_filters_did_exercise_indexes() -> None:

@@ -4,12 +4,12 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{AttributeSet, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.index.IndexCatalog
 import io.hyperspace.log.{LogEntry, States}
 import io.hyperspace.index.dataskipping.DataSkippingIndex
-import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule}
+import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule, FileListings, RewriteScope}
 import io.hyperspace.sources.FileSource
 
 /** `whyNot(df)`: for each index a query does not use, the reasons in words. */
@@ -26,17 +26,25 @@ object WhyNot extends PredicateHelper {
     val used = Plans.indexesIn(Plans.physical(df, withIndexes = true)).map(_.name).toSet
     val active = CandidateIndexes.active(spark).map(e => e.name -> e).toMap
     val plan = Plans.optimizedWithout(df)
+    val scope = RewriteScope.of(plan, active.values.toSeq)
     val lines = summaries.sortBy(_.name).map { s =>
       val reasons =
         if (used.contains(s.name)) Seq("used by this query")
         else if (s.state != States.ACTIVE) Seq(s"the index is ${s.state}")
         else active.get(s.name).map { e =>
           CandidateIndexes.missingData(spark, e).map(m => Seq(s"its data cannot be read: $m"))
+            .orElse(scopeReason(e, scope))
             .getOrElse(reasonsFor(spark, e, plan))
         }.getOrElse(Seq("the index is not enabled"))
       s"${s.name}: ${reasons.mkString("; ")}"
     }
     if (lines.isEmpty) "No indexes exist." else lines.mkString("\n")
+  }
+
+  /** Why no index of `entry`'s kind may rewrite the query at all, if so (the rule's own decision). */
+  private def scopeReason(entry: LogEntry, scope: RewriteScope): Option[Seq[String]] = {
+    val allowed = if (entry.index.kind == DataSkippingIndex.Kind) scope.skippingAllowed else scope.coveringAllowed
+    if (allowed) None else scope.reason.map(Seq(_))
   }
 
   /** Why `entry` cannot serve any file scan of `plan`. */
@@ -46,7 +54,17 @@ object WhyNot extends PredicateHelper {
     val relations = plan.collect {
       case r: LogicalRelation if CandidateIndexes.sourceScan(r).exists(_.location.rootPaths.map(_.toString).toSet == rootPaths) => r
     }
-    if (relations.isEmpty) return Seq("the query does not read the data the index was built from")
+    if (relations.isEmpty) {
+      val throughTableFormat = plan.collect {
+        case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if !FileListings.isPlain(fs.location) &&
+            fs.location.rootPaths.map(_.toString).toSet == rootPaths => fs.location.getClass.getSimpleName
+      }
+      return throughTableFormat.headOption match {
+        case Some(listing) => Seq(s"the query reads the data through a table format's file list ($listing), " +
+          "whose rows an index built from the files does not give")
+        case None => Seq("the query does not read the data the index was built from")
+      }
+    }
     if (entry.index.kind == DataSkippingIndex.Kind) return skippingReasons(spark, entry, relations, plan)
     relations.flatMap { r =>
       val source = FileSource(r, CandidateIndexes.sourceScan(r).get)

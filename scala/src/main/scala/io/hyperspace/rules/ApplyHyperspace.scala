@@ -104,10 +104,22 @@ object ApplyHyperspace {
    */
   val rewrites: Seq[IndexRewrite] = Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule)
 
-  /** `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf). */
+  /**
+   * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as
+   * far as its [[RewriteScope]] allows.
+   */
   def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     if (indexes.isEmpty) plan
-    else rewrites.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
+    else {
+      val allowed = rewritesFor(RewriteScope.of(plan, indexes))
+      allowed.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
+    }
+
+  /** The rewrites a scope allows, in order: data skipping keeps the source's scans, the others replace them. */
+  def rewritesFor(scope: RewriteScope): Seq[IndexRewrite] = rewrites.filter {
+    case DataSkippingRule => scope.skippingAllowed
+    case _ => scope.coveringAllowed
+  }
 
   /** The index entries a logical plan reads (covering indexes) or prunes files with (data skipping). */
   def indexesIn(plan: LogicalPlan): Seq[LogEntry] = plan.collect {

@@ -87,12 +87,12 @@ object CandidateIndexes extends Logging {
   }
 
   /**
-   * The file scan under a relation node, unless it already reads an index, or is the appended
-   * files' side of a hybrid scan.
+   * The file scan under a relation node, unless it already reads an index, is the appended
+   * files' side of a hybrid scan, or lists its files otherwise than plainly ([[FileListings]]).
    */
   def sourceScan(relation: LogicalRelation): Option[HadoopFsRelation] = relation.relation match {
     case fs: HadoopFsRelation if !IndexScan.isIndexScan(relation) && !relation.isStreaming &&
-        !fs.location.isInstanceOf[SelectedFilesIndex] => Some(fs)
+        !fs.location.isInstanceOf[SelectedFilesIndex] && FileListings.isPlain(fs.location) => Some(fs)
     case _ => None
   }
 

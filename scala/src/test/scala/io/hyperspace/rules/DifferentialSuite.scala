@@ -74,9 +74,19 @@ class DifferentialSuite extends RuleTestSupport {
       IndexConfig("dDec", Seq("dec"), Seq("id", "dbl")),
       IndexConfig("dTs", Seq("ts"), Seq("l", "p")),
       IndexConfig("dId", Seq("id"), Seq("p", "s", "i"), numBuckets = Some(3)),
-      IndexConfig("dIS", Seq("i", "s"), Seq("b"), lineage = Some(true))
+      IndexConfig("dIS", Seq("i", "s"), Seq("b"), lineage = Some(true)),
+      // Every column, in an order other than the source's: a plan reading it must still
+      // output the source's columns in the source's order.
+      IndexConfig("dAll", Seq("l"), allColumnsShuffled)
     ).foreach(c => hs.createIndex(a, c))
     hs.createIndex(b, IndexConfig("dK", Seq("k"), Seq("v", "w")))
+    hs.createIndex(b, IndexConfig("dW", Seq("w"), Seq("v", "k")))
+  }
+
+  /** The columns of `a` but `l`, in a seeded order that is never the source's. */
+  private lazy val allColumnsShuffled: Seq[String] = {
+    val others = schemaA.fieldNames.toSeq.filterNot(_ == "l")
+    Iterator.continually(rnd.shuffle(others)).find(_ != others).get
   }
 
   /** A value of column `c` seen in the data (possibly null). */
@@ -216,6 +226,33 @@ class DifferentialSuite extends RuleTestSupport {
       if (indexesUsed(plan).nonEmpty) usedIndex += 1
     }
     assert(usedIndex >= 6, s"only $usedIndex of 12 aggregations used an index")
+  }
+
+  test("an index holding every column in another order returns whole rows unchanged") {
+    // Source columns (k, v, w); dW is (w, v, k). SELECT * must not see w's bytes as k's.
+    val plan = sameResult(b.where(col("w") === lit(100.0 / 3)))
+    assert(indexesUsed(plan) == Seq("dW"), plan.treeString)
+    val rows = withHyperspace(on = true)(b.where(col("w") === lit(100.0 / 3)).collect())
+    assert(rows.map(_.toSeq) === Array(Seq(20, "v100", 100.0 / 3)))
+    val wide = sameResult(a.where(col("l") === lit(nonNullSample("l"))))
+    assert(indexesUsed(wide) == Seq("dAll"), wide.treeString)
+  }
+
+  test("generated filters over whole rows (SELECT *) return the same rows with and without indexes") {
+    var usedIndex = 0
+    for (q <- 0 until 20) {
+      val c = if (q % 2 == 0) "l" else filterable(rnd.nextInt(filterable.size))
+      val condition = predicate(c)
+      val plan = withClue(s"query $q: SELECT * WHERE $condition\n") {
+        sameResult(a.where(condition))
+      }
+      if (indexesUsed(plan).nonEmpty) usedIndex += 1
+      val onB = withClue(s"query $q: SELECT * FROM b WHERE w > ${q * 5}\n") {
+        sameResult(b.where(col("w") > lit(q * 5.0)))
+      }
+      if (indexesUsed(onB).nonEmpty) usedIndex += 1
+    }
+    assert(usedIndex >= 10, s"only $usedIndex of 40 whole-row queries used an index")
   }
 
   test("partition columns read from an index hold the right values") {

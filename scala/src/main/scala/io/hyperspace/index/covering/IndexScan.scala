@@ -2,6 +2,7 @@ package io.hyperspace.index.covering
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.FileSourceOptions
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, Pmod}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
@@ -74,7 +75,14 @@ object IndexFileIndex {
     values.filter(_.value != null).map(bucketOf).toSet
 }
 
-/** A covering index read as a bucketed Parquet relation; named so it is recognisable in plans. */
+/**
+ * A covering index read as a bucketed Parquet relation; named so it is recognisable in plans.
+ *
+ * Its scans never skip missing or corrupt files, whatever the session's
+ * `spark.sql.files.ignoreMissingFiles` / `ignoreCorruptFiles` say: those settings accept fewer
+ * rows from the user's own files, but an index file skipped would silently drop rows the source
+ * has. Spark reads the two settings per relation (FileSourceOptions) before the session's.
+ */
 class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
   extends HadoopFsRelation(
     new IndexFileIndex(entry),
@@ -82,10 +90,17 @@ class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
     DataType.fromJson(entry.index.schema).asInstanceOf[StructType],
     Some(BucketSpec(entry.index.numBuckets, entry.index.indexedColumns, entry.index.indexedColumns)),
     new ParquetFileFormat,
-    Map.empty)(spark) {
+    IndexHadoopFsRelation.options)(spark) {
 
   override def toString: String =
     s"Hyperspace(Type: CI, Name: ${entry.name}, LogVersion: ${entry.id})"
+}
+
+object IndexHadoopFsRelation {
+  /** Read options of every index scan: a missing or damaged index file fails the query. */
+  val options: Map[String, String] = Map(
+    FileSourceOptions.IGNORE_MISSING_FILES -> "false",
+    FileSourceOptions.IGNORE_CORRUPT_FILES -> "false")
 }
 
 object IndexScan {
@@ -95,14 +110,16 @@ object IndexScan {
     relation.relation.isInstanceOf[IndexHadoopFsRelation]
 
   /**
-   * A plan reading index `entry` in place of `source`, with the same output attributes (same
-   * expression ids), so the plan above it stays valid. Index columns the source does not output
-   * (the lineage column) are dropped by a Project.
+   * A plan reading index `entry` in place of `source`, with the source's output attributes (same
+   * expression ids) in the source's order, so the plan above it stays valid: operators bind
+   * columns by expression id, but the rows a query returns are read by position, so an index
+   * storing its columns in another order (indexed first) needs a Project restoring the source's
+   * order. The Project also drops index columns the source does not output (the lineage column).
    */
   def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalPlan = {
     val scan = scanFor(spark, entry, source)
     val sourceOutput = sourceColumns(scan, source)
-    if (scan.output.size == sourceOutput.size) scan else Project(sourceOutput, scan)
+    if (scan.output.map(_.exprId) == sourceOutput.map(_.exprId)) scan else Project(sourceOutput, scan)
   }
 
   /**
