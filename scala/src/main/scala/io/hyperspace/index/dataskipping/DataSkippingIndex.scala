@@ -98,8 +98,14 @@ object DataSkippingIndex {
         s"The sketch table has no column $name (it has ${sketchTable.map(_.name).mkString(", ")}).")
     }
     val rowCount = attribute(RowCountColumn)
+    // Each file's partition values, so that sketches can compare their expression with a
+    // partition column (`b = a`) file by file.
+    val partitionValues = AttributeMap(sketches.collect {
+      case s @ ResolvedSketch(_: PartitionSketch, _, a: Attribute) => a -> attribute(s.tableColumns.head)
+    })
     val bound = sketches.map { s =>
-      FilterTranslator.Bound(s.sketch, new SketchInput(s.value, s.tableColumns.map(attribute), rowCount))
+      FilterTranslator.Bound(s.sketch,
+        new SketchInput(s.value, s.tableColumns.map(attribute), rowCount, partitionValues))
     }
     // A sketch evaluates parts of the filter on its own values (a value list on each value), and
     // those parts may fail where the query would not reach them (`c != 0 AND 10 / c > 1` on the

@@ -11,7 +11,9 @@ import org.apache.spark.sql.types.DataType
  *
  * Serves `=`, `<`, `<=`, `>`, `>=`, `<=>` (non-null literal), `BETWEEN`, `IN`, `!=`, `NOT IN`,
  * `IS NOT NULL` and, on strings, `startswith` / `LIKE 'abc%'`; also through order-preserving
- * casts (int to bigint, float to double, date to timestamp, ...). Any other predicate that is
+ * casts (int to bigint, float to double, date to timestamp, ...). The compared value may also be an
+ * expression over hive partition columns the index has partition sketches of (`b = a` with `a` a
+ * partition column): each file is checked against its own partition value. Any other predicate that is
  * NULL whenever the expression is (`a + 1 > 5`) skips files where it is always NULL.
  */
 case class MinMaxSketch(expr: String) extends Sketch {
@@ -34,6 +36,7 @@ case class MinMaxSketch(expr: String) extends Sketch {
       case _ =>
         input.comparison(predicate).map(c => orFalse(c.onRange(min, max)))
           .orElse(input.equalityValues(predicate).map(values => orFalse(inRange(values, min, max))))
+          .orElse(input.perFileComparison(predicate).map(c => orFalse(c.onRange(min, max))))
           .orElse(input.stringPrefix(predicate).map { p =>
             // Every string starting with p is >= p, and its first |p| characters (equal to p)
             // are >= those of min, as truncation preserves the binary order.
