@@ -5,7 +5,7 @@ import org.apache.spark.sql.SparkSessionExtensions
 import io.hyperspace.execution.HyperspaceStrategy
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
-import io.hyperspace.rules.ApplyHyperspace
+import io.hyperspace.rules.{ApplyHyperspace, PushFilterThroughBucketUnion}
 
 /**
  * Installs Hyperspace into every session built with
@@ -18,6 +18,9 @@ import io.hyperspace.rules.ApplyHyperspace
 class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     extensions.injectOptimizerRule(session => ApplyHyperspace(session))
+    // After ApplyHyperspace in the same optimizer batch: filters of hybrid-scanned join sides
+    // then reach the index and the appended files (Spark pushes them on from there).
+    extensions.injectOptimizerRule(_ => PushFilterThroughBucketUnion)
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
     extensions.injectPlannerStrategy(_ => IndexedStrategy)
     extensions.injectFunction(BucketId.registration)

@@ -117,6 +117,15 @@ object HyperspaceConf {
       .checkValue(b => b >= 4096 && b <= (1L << 30), "must be between 4k and 1g")
       .createWithDefault(4L * 1024 * 1024)
 
+  /**
+   * Not a session setting but a DataFrameReader option, under the original Hyperspace's name:
+   * the glob pattern(s), comma-separated, a source is read with, e.g.
+   * `spark.read.option(GLOBBING_PATTERN_OPTION, "/lake/events-2024-*").parquet("/lake/events-2024-*")`.
+   * An index over such a source records the patterns rather than the directories they matched,
+   * so refresh finds directories added since.
+   */
+  val GLOBBING_PATTERN_OPTION: String = "spark.hyperspace.source.globbingPattern"
+
   /** All settings, in documentation order. */
   val allEntries: Seq[ConfigEntry[_]] = Seq(
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,

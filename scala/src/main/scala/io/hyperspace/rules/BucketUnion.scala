@@ -1,7 +1,8 @@
 package io.hyperspace.rules
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeMap, AttributeSet, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 
 /**
@@ -50,4 +51,32 @@ case class BucketUnion(
 
   override protected def withNewChildrenInternal(
       newChildren: IndexedSeq[LogicalPlan]): BucketUnion = copy(children = newChildren)
+}
+
+/**
+ * Filter over a [[BucketUnion]] → the union of the filtered children, as Spark does for its own
+ * Union (which it cannot do for a node it does not know). A join side read through hybrid scan
+ * then filters before the union: the index scan gets the filter (bucket pruning, Parquet
+ * pushdown) and the appended files' rows are filtered before they are shuffled into buckets.
+ * Only deterministic conjuncts without subqueries move; the others stay above the union.
+ * Filtering each child keeps every row in its bucket, so the union stays hash-partitioned.
+ */
+object PushFilterThroughBucketUnion extends Rule[LogicalPlan] with PredicateHelper {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan transformDown {
+    case f @ Filter(condition, union: BucketUnion) =>
+      val (pushable, kept) = splitConjunctivePredicates(condition)
+        .partition(c => c.deterministic && !SubqueryExpression.hasSubquery(c))
+      if (pushable.isEmpty) f
+      else {
+        val pushed = pushable.reduce(And)
+        val children = union.children.map { child =>
+          // The union's output is its first child's attributes; child i lines up by position.
+          val toChild = AttributeMap(union.output.zip(child.output))
+          Filter(pushed.transform { case a: Attribute if toChild.contains(a) => toChild(a) }, child)
+        }
+        val filtered = union.copy(children = children)
+        kept.reduceOption(And).map(Filter(_, filtered)).getOrElse(filtered)
+      }
+  }
 }

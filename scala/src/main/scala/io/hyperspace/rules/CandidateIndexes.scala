@@ -102,9 +102,13 @@ object CandidateIndexes extends Logging {
     else indexedFilesCache.getOrElseUpdate(entry.identity,
       entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet)
 
-  /** Whether `source` reads its files as `entry`'s source was read: same format and options. */
+  /**
+   * Whether `source` reads its files as `entry`'s source was read: same format and options,
+   * except those that only locate files (`basePath`, glob patterns; [[FileSource.dataOptions]]).
+   */
   def sameReader(entry: LogEntry, source: FileSource): Boolean =
-    source.format == entry.source.format && source.readOptions == entry.source.options
+    source.format == entry.source.format &&
+      FileSource.dataOptions(source.readOptions) == FileSource.dataOptions(entry.source.options)
 
   /**
    * Whether `entry` was built from exactly the data `source` reads: same format and read

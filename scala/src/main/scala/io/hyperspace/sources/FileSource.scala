@@ -1,5 +1,6 @@
 package io.hyperspace.sources
 
+import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{AnalysisException, DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -7,6 +8,7 @@ import org.apache.spark.sql.sources.DataSourceRegister
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.{Source, SourceFile}
 
@@ -53,10 +55,36 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     relation.copy(relation = selected, catalogTable = None).newInstance()
   }
 
+  /**
+   * The glob patterns of the [[HyperspaceConf.GLOBBING_PATTERN_OPTION]] reader option, qualified,
+   * when the source was read with it; an error when they do not match every directory read.
+   */
+  def globPatterns: Option[Seq[String]] =
+    readOptions.collectFirst { case (k, v) if k.equalsIgnoreCase(HyperspaceConf.GLOBBING_PATTERN_OPTION) => v }
+      .map { option =>
+        val conf = fsRelation.sparkSession.sessionState.newHadoopConf()
+        val patterns = option.split(",").map(_.trim).filter(_.nonEmpty).toSeq.map { p =>
+          val path = new Path(p)
+          val fs = path.getFileSystem(conf)
+          path.makeQualified(fs.getUri, fs.getWorkingDirectory)
+        }
+        val matched = patterns.flatMap(p => Option(p.getFileSystem(conf).globStatus(p)).toSeq.flatten)
+          .map(_.getPath).toSet
+        val unmatched = fsRelation.location.rootPaths.filterNot(matched.contains)
+        if (patterns.isEmpty || unmatched.nonEmpty) {
+          throw new HyperspaceException(
+            s"The glob pattern(s) '$option' of the ${HyperspaceConf.GLOBBING_PATTERN_OPTION} option do " +
+              s"not match every path the source reads (${unmatched.mkString(", ")}): give the same " +
+              "patterns to the option and to load().")
+        }
+        patterns.map(_.toString)
+      }
+
   /** The log's description of this source, files numbered 0, 1, ... in path order. */
   def describe(): Source = Source(
     format = format,
-    rootPaths = fsRelation.location.rootPaths.map(_.toString),
+    // Glob patterns, when declared, so that refresh lists the directories matching them then.
+    rootPaths = globPatterns.getOrElse(fsRelation.location.rootPaths.map(_.toString)),
     options = readOptions,
     schema = fsRelation.dataSchema.json,
     partitionSchema = fsRelation.partitionSchema.json,
@@ -69,6 +97,18 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
 }
 
 object FileSource {
+
+  // Reader options that say where files are found, not how their rows are read: partition
+  // discovery's base directory, and the declaration of glob patterns.
+  private val locationOptions = Set("basepath", HyperspaceConf.GLOBBING_PATTERN_OPTION.toLowerCase)
+
+  /**
+   * `options` without those that only locate files (`basePath`, the glob pattern option): two
+   * reads with equal such options give the same rows for the same file. (Partition columns a
+   * different `basePath` finds are compared by name and type where they are used.)
+   */
+  def dataOptions(options: Map[String, String]): Map[String, String] =
+    options.filter { case (k, _) => !locationOptions.contains(k.toLowerCase) }
 
   /**
    * The formats a log entry may name: file formats only, read through Spark's file source

@@ -10,7 +10,7 @@ import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.sources.{FileSource, SourcePaths}
 
 /**
  * The covering index kind: indexed + included columns, hash-bucketed on the indexed columns with
@@ -150,7 +150,8 @@ object CoveringIndex {
   private def withLineage(df: DataFrame, files: Seq[SourceFile], columns: Seq[String]): DataFrame = {
     val spark = df.sparkSession
     import spark.implicits._
-    val ids = files.map(f => (f.path, f.id)).toDF("__hs_file_path", "__hs_file_id")
+    // Rows name their file as `_metadata.file_path` does: percent-encoded, unlike the listing.
+    val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
     val fileId = coalesce(col("__hs_file_id"),
       raise_error(lit("A source file changed while the index was being built; retry.")).cast(LongType))
     df.select(columns.map(col) :+ col("_metadata.file_path").as("__hs_file_path"): _*)

@@ -9,6 +9,7 @@ import org.apache.spark.sql.hyperspace.{DataSkippingInternals, SparkInternals}
 import org.apache.spark.sql.types.LongType
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.sources.SourcePaths
 
 /**
  * The data skipping index kind's core: resolving sketches, building the sketch table and
@@ -47,9 +48,9 @@ object DataSkippingIndex {
   /**
    * The sketch table of `source` (a DataFrame that is a file scan, e.g. `FileSource.relation`),
    * for `sketches` resolved against `source.queryExecution.analyzed`: one row per source file
-   * with at least one row. `fileIds` maps each file's path as `_metadata.file_path` spells it
-   * (the log's `SourceFile.path`) to its id; a row from a file missing in it (the source changed
-   * during the build) fails the build rather than being recorded under no id.
+   * with at least one row. `fileIds` maps each file's path as the listing spells it (the log's
+   * `SourceFile.path`) to its id; a row from a file missing in it (the source changed during the
+   * build) fails the build rather than being recorded under no id.
    */
   def buildSketchTable(source: DataFrame, sketches: Seq[ResolvedSketch], fileIds: Map[String, Long]): DataFrame = {
     val spark = source.sparkSession
@@ -58,7 +59,9 @@ object DataSkippingIndex {
     val filePath = ResolvedSketch.resolveExpression(spark, plan, "_metadata.file_path", "the sketch table build")
     val values = sketches.map(s => Alias(s.value, s"__hs_v${s.ordinal}")())
     val rows = SparkInternals.ofRows(spark, Project(Alias(filePath, "__hs_file_path")() +: values, plan))
-    val ids = fileIds.toSeq.toDF("__hs_file_path", "__hs_file_id")
+    // Rows name their file as `_metadata.file_path` does: percent-encoded, unlike the listing.
+    val ids = fileIds.toSeq.map { case (path, id) => (SourcePaths.asMetadataPath(path), id) }
+      .toDF("__hs_file_path", "__hs_file_id")
     val fileId = coalesce(col("__hs_file_id"),
       raise_error(lit("A source file changed while the data skipping index was being built; retry.")).cast(LongType))
     val withIds = rows.join(broadcast(ids), Seq("__hs_file_path"), "left").withColumn(FileIdColumn, fileId)
@@ -95,8 +98,14 @@ object DataSkippingIndex {
         s"The sketch table has no column $name (it has ${sketchTable.map(_.name).mkString(", ")}).")
     }
     val rowCount = attribute(RowCountColumn)
+    // Each file's partition values, so that sketches can compare their expression with a
+    // partition column (`b = a`) file by file.
+    val partitionValues = AttributeMap(sketches.collect {
+      case s @ ResolvedSketch(_: PartitionSketch, _, a: Attribute) => a -> attribute(s.tableColumns.head)
+    })
     val bound = sketches.map { s =>
-      FilterTranslator.Bound(s.sketch, new SketchInput(s.value, s.tableColumns.map(attribute), rowCount))
+      FilterTranslator.Bound(s.sketch,
+        new SketchInput(s.value, s.tableColumns.map(attribute), rowCount, partitionValues))
     }
     // A sketch evaluates parts of the filter on its own values (a value list on each value), and
     // those parts may fail where the query would not reach them (`c != 0 AND 10 / c > 1` on the

@@ -96,7 +96,7 @@ object FilterTranslator extends Logging {
         None
     }
     result.flatMap { c =>
-      val allowed = AttributeSet(bound.input.columns :+ bound.input.rowCount)
+      val allowed = AttributeSet(bound.input.columns ++ bound.input.partitionValues.values :+ bound.input.rowCount)
       val foreign = c.exists {
         case a: Attribute => !allowed.contains(a)
         case _ => false

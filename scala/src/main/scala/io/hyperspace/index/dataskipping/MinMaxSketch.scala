@@ -11,8 +11,11 @@ import org.apache.spark.sql.types.DataType
  *
  * Serves `=`, `<`, `<=`, `>`, `>=`, `<=>` (non-null literal), `BETWEEN`, `IN`, `!=`, `NOT IN`,
  * `IS NOT NULL` and, on strings, `startswith` / `LIKE 'abc%'`; also through order-preserving
- * casts (int to bigint, float to double, date to timestamp, ...). Any other predicate that is
- * NULL whenever the expression is (`a + 1 > 5`) skips files where it is always NULL.
+ * casts (int to bigint, float to double, date to timestamp, ...). The compared value may also be an
+ * expression over hive partition columns the index has partition sketches of (`b = a` with `a` a
+ * partition column, `b IN (a, 3)`): each file is checked against its own partition value. Any
+ * other predicate that is NULL whenever the expression is (`a + 1 > 5`) skips files where it is
+ * always NULL.
  */
 case class MinMaxSketch(expr: String) extends Sketch {
   override def kind: String = MinMaxSketch.Kind
@@ -31,9 +34,17 @@ case class MinMaxSketch(expr: String) extends Sketch {
         input.equalityValues(inner).map { values =>
           orFalse(Not(And(EqualTo(min, max), In(min, values))))
         }
+      case In(v, list) if list.nonEmpty && !list.forall(_.foldable) =>
+        // Some values are per-file (partition columns): one range check per value.
+        val each = list.map { e =>
+          val eq = EqualTo(v, e)
+          input.comparison(eq).map(_.onRange(min, max)).orElse(input.perFileComparison(eq).map(_.onRange(min, max)))
+        }
+        if (each.forall(_.isDefined)) Some(orFalse(each.flatten.reduce(Or))) else None
       case _ =>
         input.comparison(predicate).map(c => orFalse(c.onRange(min, max)))
           .orElse(input.equalityValues(predicate).map(values => orFalse(inRange(values, min, max))))
+          .orElse(input.perFileComparison(predicate).map(c => orFalse(c.onRange(min, max))))
           .orElse(input.stringPrefix(predicate).map { p =>
             // Every string starting with p is >= p, and its first |p| characters (equal to p)
             // are >= those of min, as truncation preserves the binary order.

@@ -1,8 +1,12 @@
 package io.hyperspace.index.dataskipping
 
+import scala.util.control.NonFatal
+
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.optimizer.{BooleanSimplification, ConstantFolding, NullPropagation, ReorderAssociativeOperator, ReplaceExpressions, SimplifyCasts}
+import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.DataType
 
@@ -29,13 +33,22 @@ object ResolvedSketch {
   /**
    * `sketches` (in index order) resolved against `source`: each expression parsed as SQL and
    * analyzed over the source's columns (by the session's case sensitivity), then checked to be
-   * deterministic, free of aggregates, windows and subqueries, and of a type the sketch accepts.
-   * Errors name the index, the sketch and the expression.
+   * deterministic, free of aggregates, windows and subqueries, to reference a source column (a
+   * constant, `current_date()` or a zero-argument function has one value for every file), and of
+   * a type the sketch accepts; then [[normalize]]d. Errors name the index, the sketch and the
+   * expression.
    */
   def resolveAll(spark: SparkSession, indexName: String, sketches: Seq[Sketch], source: LogicalPlan)
       : Seq[ResolvedSketch] = {
     val resolved = sketches.zipWithIndex.map { case (sketch, i) =>
-      val value = resolveExpression(spark, source, sketch.expr, s"sketch ${sketch.describe} of index '$indexName'")
+      val analyzed = resolveExpression(spark, source, sketch.expr, s"sketch ${sketch.describe} of index '$indexName'")
+      if (analyzed.references.isEmpty) {
+        throw new HyperspaceException(
+          s"Sketch ${sketch.describe} of index '$indexName' cannot summarize '${sketch.expr}': it " +
+            "references no source column, so it has the same value in every file and cannot tell " +
+            "files apart. Summarize an expression over the source's columns.")
+      }
+      val value = normalize(analyzed)
       sketch.unsupportedType(value.dataType).orElse(sketch.unsupportedSource(value, source)).foreach { why =>
         throw new HyperspaceException(
           s"Sketch ${sketch.describe} of index '$indexName' cannot summarize '${sketch.expr}' " +
@@ -50,6 +63,38 @@ object ResolvedSketch {
           s"Index '$indexName' has the same sketch twice: ${dups.map(_.sketch.describe).mkString(" and ")}.")
       }
     resolved
+  }
+
+  // The optimizer's expression rewrites that change how a per-row expression is spelled, not
+  // what it computes.
+  private val normalization: Seq[Rule[LogicalPlan]] = Seq(ReplaceExpressions, ReorderAssociativeOperator,
+    ConstantFolding, SimplifyCasts, NullPropagation, BooleanSimplification)
+
+  /**
+   * `value` spelled as query filters reach the data skipping rule: after the optimizer folded
+   * constants and dropped redundant casts. The analyzer spells `id + 1` over a bigint `id` as
+   * `id + CAST(1 AS BIGINT)`, a query's optimized filter as `id + 1L`; a sketch is matched with
+   * a filter by semantic equality, so both must be folded alike. Evaluates the same everywhere.
+   */
+  private[dataskipping] def normalize(value: Expression): Expression = {
+    val plan: LogicalPlan = Project(Seq(Alias(value, "__hs_value")()), LocalRelation(value.references.toSeq))
+    def step(p: LogicalPlan): LogicalPlan = normalization.foldLeft(p)((q, rule) => rule(q))
+    try {
+      // A fixpoint, as in the optimizer's batch; one expression gets there in a few rounds.
+      var (current, next, rounds) = (plan, step(plan), 1)
+      while (!next.fastEquals(current) && rounds < 10) {
+        current = next
+        next = step(current)
+        rounds += 1
+      }
+      next match {
+        case Project(Seq(Alias(child, _)), _) => child
+        case _ => value
+      }
+    } catch {
+      // Folding that fails (an ANSI overflow in a constant part) leaves the expression as written.
+      case NonFatal(_) => value
+    }
   }
 
   private val ColumnName = "[A-Za-z][A-Za-z0-9_]*".r

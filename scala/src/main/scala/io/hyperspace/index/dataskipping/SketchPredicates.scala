@@ -14,6 +14,15 @@ sealed abstract class ComparisonOp(val sql: String) {
     case ComparisonOp.Ge => ComparisonOp.Le
     case other => other
   }
+
+  /** Whether some value in `[lo, hi]` stands in this relation to `v` (NULL if any is NULL). */
+  def onRange(lo: Expression, hi: Expression, v: Expression): Expression = this match {
+    case ComparisonOp.Eq => And(LessThanOrEqual(lo, v), GreaterThanOrEqual(hi, v))
+    case ComparisonOp.Lt => LessThan(lo, v)
+    case ComparisonOp.Le => LessThanOrEqual(lo, v)
+    case ComparisonOp.Gt => GreaterThan(hi, v)
+    case ComparisonOp.Ge => GreaterThanOrEqual(hi, v)
+  }
 }
 
 object ComparisonOp {
@@ -41,16 +50,28 @@ final case class Comparison(op: ComparisonOp, literal: Literal, casts: Seq[Cast]
    * The condition, over a file's smallest and largest non-null values, that some value in
    * between satisfies the comparison; NULL when the file has no non-null value.
    */
-  def onRange(min: Expression, max: Expression): Expression = {
-    val (lo, hi) = (over(min), over(max))
-    op match {
-      case ComparisonOp.Eq => And(LessThanOrEqual(lo, literal), GreaterThanOrEqual(hi, literal))
-      case ComparisonOp.Lt => LessThan(lo, literal)
-      case ComparisonOp.Le => LessThanOrEqual(lo, literal)
-      case ComparisonOp.Gt => GreaterThan(hi, literal)
-      case ComparisonOp.Ge => GreaterThanOrEqual(hi, literal)
-    }
-  }
+  def onRange(min: Expression, max: Expression): Expression = op.onRange(over(min), over(max), literal)
+}
+
+/**
+ * A predicate leaf normalized to `f(target) op v` where `v` is not a literal but is constant
+ * within each file: an expression over hive partition columns (`b = a` with `a` a partition
+ * column), given as the same expression over the sketch table's partition value columns
+ * ([[SketchInput.perFileValue]]). `f` is as in [[Comparison]].
+ *
+ * @param value the per-file value, over sketch table columns; NULL in a file where it is NULL
+ */
+final case class PerFileComparison(op: ComparisonOp, value: Expression, casts: Seq[Cast]) {
+
+  /** `f(column)`: the casts the predicate applies to the target, applied to a sketch column. */
+  def over(column: Expression): Expression = casts.foldLeft(column)((e, c) => c.withNewChildren(Seq(e)))
+
+  /**
+   * The condition, over a file's smallest and largest non-null values, that some value in
+   * between satisfies the comparison with the file's value; NULL when the file has no non-null
+   * value or its value is NULL (no row can then satisfy it).
+   */
+  def onRange(min: Expression, max: Expression): Expression = op.onRange(over(min), over(max), value)
 }
 
 /**
@@ -78,6 +99,32 @@ object SketchPredicates {
         yield Comparison(if (flipped) op.flip else op, lit, casts)
     val op: Option[ComparisonOp] = p match {
       case _: EqualTo | _: EqualNullSafe => Some(ComparisonOp.Eq)
+      case _: LessThan => Some(ComparisonOp.Lt)
+      case _: LessThanOrEqual => Some(ComparisonOp.Le)
+      case _: GreaterThan => Some(ComparisonOp.Gt)
+      case _: GreaterThanOrEqual => Some(ComparisonOp.Ge)
+      case _ => None
+    }
+    op.flatMap { o =>
+      val b = p.asInstanceOf[BinaryComparison]
+      build(o, b.left, b.right, flipped = false).orElse(build(o, b.right, b.left, flipped = true))
+    }
+  }
+
+  /**
+   * `p` as `f(target) op v` with `f` as in [[comparison]] and `v` an expression `perFile` turns
+   * into a per-file value (see [[PerFileComparison]]), on either side. Not for `<=>`: it is
+   * TRUE on NULL rows when `v` is NULL, which a range of non-null values cannot tell.
+   */
+  def perFileComparison(
+      p: Expression,
+      target: Expression,
+      perFile: Expression => Option[Expression]): Option[PerFileComparison] = {
+    def build(op: ComparisonOp, t: Expression, v: Expression, flipped: Boolean) =
+      for (casts <- castChain(t, target, Casts.orderPreserving); value <- perFile(v))
+        yield PerFileComparison(if (flipped) op.flip else op, value, casts)
+    val op: Option[ComparisonOp] = p match {
+      case _: EqualTo => Some(ComparisonOp.Eq)
       case _: LessThan => Some(ComparisonOp.Lt)
       case _: LessThanOrEqual => Some(ComparisonOp.Le)
       case _: GreaterThan => Some(ComparisonOp.Gt)
@@ -259,7 +306,11 @@ object Casts {
  * @param columns  the sketch's columns in the sketch table, in [[Sketch.columnNames]] order
  * @param rowCount the sketch table column holding each file's number of rows
  */
-final class SketchInput(val value: Expression, val columns: Seq[Attribute], val rowCount: Attribute) {
+final class SketchInput(
+    val value: Expression,
+    val columns: Seq[Attribute],
+    val rowCount: Attribute,
+    val partitionValues: AttributeMap[Attribute] = AttributeMap.empty) {
 
   /** The sketch column at position `i`. */
   def column(i: Int): Attribute = columns(i)
@@ -269,6 +320,24 @@ final class SketchInput(val value: Expression, val columns: Seq[Attribute], val 
 
   /** [[SketchPredicates.comparison]] on the sketch's expression. */
   def comparison(p: Expression): Option[Comparison] = SketchPredicates.comparison(p, value)
+
+  /**
+   * `e` as a value constant within each file, over the sketch table: when `e` depends on the row
+   * only through hive partition columns (at least one) that the index has a partition sketch of
+   * (`partitionValues`: each such column of the queried relation and its sketch table column),
+   * is deterministic and can be evaluated outside the query, `e` with those columns replaced.
+   */
+  def perFileValue(e: Expression): Option[Expression] = {
+    val refs = e.references
+    if (refs.isEmpty || !refs.forall(partitionValues.contains) || !e.deterministic ||
+        SubqueryExpression.hasSubquery(e) ||
+        e.exists(x => x.isInstanceOf[Unevaluable] && !x.isInstanceOf[Attribute])) None
+    else Some(e.transform { case a: Attribute => partitionValues(a) })
+  }
+
+  /** [[SketchPredicates.perFileComparison]] on the sketch's expression, with [[perFileValue]]. */
+  def perFileComparison(p: Expression): Option[PerFileComparison] =
+    SketchPredicates.perFileComparison(p, value, perFileValue)
 
   /** [[SketchPredicates.equalityValues]] on the sketch's expression. */
   def equalityValues(p: Expression): Option[Seq[Literal]] = SketchPredicates.equalityValues(p, value)
