@@ -97,12 +97,15 @@ object IndexScan {
   /**
    * A plan reading index `entry` in place of `source`, with the same output attributes (same
    * expression ids), so the plan above it stays valid. Index columns the source does not output
-   * (the lineage column) are dropped by a Project.
+   * (the lineage column) are dropped by a Project, which also restores the source's column
+   * order: an index stores its indexed columns first, and a plan whose top node is the scan (a
+   * bare filter selecting every column) must produce its rows in the order the query's schema
+   * says, or every row is decoded with the wrong types.
    */
   def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalPlan = {
     val scan = scanFor(spark, entry, source)
     val sourceOutput = sourceColumns(scan, source)
-    if (scan.output.size == sourceOutput.size) scan else Project(sourceOutput, scan)
+    if (scan.output.map(_.exprId) == sourceOutput.map(_.exprId)) scan else Project(sourceOutput, scan)
   }
 
   /**
