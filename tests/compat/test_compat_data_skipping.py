@@ -13,10 +13,10 @@ from tests.compat.conftest import HyperspaceCompatTestCase
 class TestDataSkippingIndexIntegration(HyperspaceCompatTestCase):
 
     def createSourceData(self, name: str, numFiles: int = 10, rows: int = 100, partitionBy: list[str] | None = None,
-                         columns: str = "id AS A, id * 3 AS B, CONCAT('v', id) AS C") -> str:
+                         columns: tuple[str, ...] = ("id AS A", "id * 3 AS B", "CONCAT('v', id) AS C")) -> str:
         """Rows in id order, ``numFiles`` files of consecutive ids (per partition, if partitioned)."""
         path = self.dataPath(name)
-        df = self.spark.range(rows).selectExpr(*[c.strip() for c in columns.split(",")])
+        df = self.spark.range(rows).selectExpr(*columns)
         if partitionBy:
             perFile = max(rows // numFiles, 1)
             df = df.withColumn("_f", (F.col("B") / perFile).cast("int")).repartition("_f").drop("_f")
@@ -104,7 +104,7 @@ class TestDataSkippingIndexIntegration(HyperspaceCompatTestCase):
 
     def test_data_skipping_with_partitioned_data(self) -> None:
         path = self.createSourceData("partitioned", rows=1000, partitionBy=["A"],
-                                     columns="CAST(id / 10 AS INT) AS A, id AS B")
+                                     columns=("CAST(id / 10 AS INT) AS A", "id AS B"))
         self.hyperspace.createIndex(self.spark.read.parquet(path), DataSkippingIndexConfig("myind", MinMaxSketch("B")))
         assert len(self.verifyIndexUsage(lambda: self.spark.read.parquet(path).filter("A = 1 OR B = 100"),
                                          {"myind"})) == 11
