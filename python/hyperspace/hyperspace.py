@@ -345,17 +345,23 @@ class Hyperspace:
     @translate_errors
     def indexes(self) -> DataFrame:
         """One row per index: ``name``, ``kind``, ``indexedColumns``, ``includedColumns``,
-        ``numBuckets``, ``state``, ``indexLocation``, ``sizeInBytes``, ``numIndexFiles``,
-        ``numSourceFiles``, ``appendedFiles`` and ``deletedFiles`` (source files changed since the
-        index data was built — pending for a refresh; null if the source cannot be listed),
-        ``lastModified``."""
+        ``numBuckets``, ``state``, ``indexLocation`` (the directory holding the index data: its
+        data version directory when all files lie in one, as in the original Hyperspace),
+        ``sizeInBytes``, ``numIndexFiles``, ``numSourceFiles``, ``appendedFiles`` and
+        ``deletedFiles`` (source files changed since the index data was built — pending for a
+        refresh; null if the source cannot be listed), ``lastModified``, ``indexRoot`` (the
+        index's directory: its log and every data version) and ``additionalStats`` (the
+        original's kind-specific properties)."""
         return self._data_frame(self._jhs.indexes())
 
     @translate_errors
     def index(self, name: str) -> DataFrame:
         """One row for ``name``: the columns of :meth:`indexes` plus ``lineage``, ``dataVersion``,
         ``logVersion``, ``sourceFormat``, ``sourceRootPaths``, ``sourceTable``,
-        ``sourceSizeInBytes``, ``schema`` and ``signature``."""
+        ``sourceSizeInBytes``, ``schema``, ``signature`` and the original Hyperspace's
+        ``kindAbbr``, ``sizeIndexFiles``, ``sizeSourceFiles``, ``numAppendedFiles``,
+        ``sizeAppendedFiles``, ``numDeletedFiles``, ``sizeDeletedFiles`` (the changes a quick
+        refresh recorded in the log) and ``indexContentPaths``."""
         return self._data_frame(self._jhs.index(name))
 
     @translate_errors
