@@ -27,16 +27,22 @@ class TestErrorsAreTranslated(HyperspaceCompatTestCase):
             self.hyperspace.createIndex(df, IndexConfig("bad", ["nope"], ["name"]))
         assert self.hyperspace.indexes().count() == 0
 
-    def test_a_source_file_deleted_mid_way_is_a_translated_spark_error(self) -> None:
+    def test_a_source_file_deleted_mid_way_is_not_indexed(self) -> None:
         path = self.writeSource()
         df = self.spark.read.parquet(path)  # lists the files now
-        victim = sorted(Path(path).glob("*.parquet"))[0]
-        victim.unlink()
+        sorted(Path(path).glob("*.parquet"))[0].unlink()
+        self.hyperspace.createIndex(df, IndexConfig("midway", ["id"], ["name"]))
+        assert self.hyperspace.index("midway").first()["numSourceFiles"] == 2
+        self.verifyIndexUsage(lambda: self.spark.read.parquet(path).filter("id = 25").select("name"), {"midway"})
+
+    def test_a_spark_error_during_a_create_is_translated(self) -> None:
+        path = self.writeSource()
+        df = self.spark.read.parquet(path)
+        (Path(path) / "part-99999-corrupt.parquet").write_bytes(b"not a parquet file")
         with pytest.raises((HyperspaceException, PySparkException)) as raised:
-            self.hyperspace.createIndex(df, IndexConfig("midway", ["id"], ["name"]))
+            self.hyperspace.createIndex(df, IndexConfig("corrupt", ["id"], ["name"]))
         assert not isinstance(raised.value, Py4JJavaError)
-        assert victim.name in str(raised.value)
-        # Nothing half-built is left for queries.
+        assert "part-99999-corrupt.parquet" in str(raised.value)
         assert self.hyperspace.indexes().filter("state = 'ACTIVE'").count() == 0
 
     def test_a_spark_analysis_error_during_a_refresh_is_pysparks_own(self) -> None:
