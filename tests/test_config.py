@@ -18,6 +18,21 @@ def test_keys_are_exactly_the_jvm_settings(spark: SparkSession, conf: Hyperspace
     assert sorted(HyperspaceConfig.settings().values()) == sorted(jvm_keys)
 
 
+def test_older_key_names_are_exactly_the_jvm_alternatives(spark: SparkSession, conf: HyperspaceConfig) -> None:
+    jvm_aliases = dict(spark.sparkContext._jvm.io.hyperspace.config.HyperspaceConf.alternativeKeysAsJava())
+    assert HyperspaceConfig.aliases() == jvm_aliases == {
+        "spark.hyperspace.index.num.buckets": "spark.hyperspace.index.numBuckets"}
+    # Setting through the old name sets the current key; unset clears both.
+    spark.conf.set("spark.hyperspace.index.num.buckets", "9")
+    try:
+        assert conf.num_buckets == 9
+        conf.set("spark.hyperspace.index.num.buckets", 11)
+        assert spark.conf.get("spark.hyperspace.index.numBuckets") == "11" and conf.num_buckets == 11
+    finally:
+        conf.unset("num_buckets")
+    assert conf.num_buckets == 200 and spark.conf.get("spark.hyperspace.index.num.buckets", None) is None
+
+
 def test_defaults_are_typed(conf: HyperspaceConfig) -> None:
     assert conf.num_buckets == 200
     assert conf.lineage_enabled is False

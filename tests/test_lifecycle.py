@@ -42,7 +42,7 @@ def source(spark: SparkSession, work_dir: Path) -> str:
 
 
 def _index_path(hs: Hyperspace, name: str) -> str:
-    return hs.index(name).first()["indexLocation"]
+    return hs.index(name).first()["indexRoot"]
 
 
 def test_index_config_accepts_both_spellings() -> None:
@@ -82,7 +82,7 @@ def test_create_list_delete_restore_vacuum(spark: SparkSession, hs: Hyperspace, 
     assert hs.indexes().columns == [
         "name", "kind", "indexedColumns", "includedColumns", "numBuckets", "state",
         "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "appendedFiles",
-        "deletedFiles", "lastModified", "stateReason",
+        "deletedFiles", "lastModified", "stateReason", "indexRoot", "additionalStats",
     ]
     extended = hs.index("py_idx").first()
     assert extended["dataVersion"] == 0 and extended["sourceFormat"] == "parquet"

@@ -68,7 +68,7 @@ def test_refresh_modes_follow_appends_and_deletes(spark: SparkSession, hs: Hyper
     result = hs.refresh_index("py_maint", "quick")
     assert isinstance(result, MaintenanceResult) and result.changed and result.appended_files == 3
     assert "quick" in str(result)
-    stable = hslog.latest_stable(hs.index("py_maint").first()["indexLocation"])
+    stable = hslog.latest_stable(hs.index("py_maint").first()["indexRoot"])
     assert stable is not None and len(stable.source.appended_files) == 3
     hs.enable()
     try:

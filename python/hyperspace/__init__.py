@@ -37,7 +37,7 @@ from hyperspace.exceptions import (
     HyperspaceNotLoadedError,
 )
 from hyperspace.hyperspace import Hyperspace, IndexSkips, MaintenanceResult, RelationSkippingStats, SketchSkips
-from hyperspace.index_config import IndexConfig
+from hyperspace.index_config import CoveringIndexConfig, IndexConfig
 from hyperspace.indexed import IndexedDataFrame
 from hyperspace.session import (
     configure_spark_with_hyperspace,
@@ -65,6 +65,7 @@ __all__ = [
     "HyperspaceException",
     "HyperspaceIndexNotFoundException",
     "IndexConfig",
+    "CoveringIndexConfig",
     "IndexedDataFrame",
     "DataSkippingIndexConfig",
     "Sketch",

@@ -77,7 +77,7 @@ def java_class(spark: SparkSession, name: str) -> JavaClass:
     return node
 
 
-def _translate(error: Py4JJavaError) -> exceptions.HyperspaceException | None:
+def _hyperspace_exception(error: Py4JJavaError) -> exceptions.HyperspaceException | None:
     """The Python exception for the first Hyperspace exception in the JVM cause chain."""
     throwable = error.java_exception
     seen = 0
@@ -94,15 +94,35 @@ def _translate(error: Py4JJavaError) -> exceptions.HyperspaceException | None:
     return None
 
 
+def _spark_exception(error: Py4JJavaError) -> Exception:
+    """pyspark's own exception for a Spark (not Hyperspace) error: the first throwable in the cause
+    chain pyspark knows (``AnalysisException``, ``IllegalArgumentException``, ...), else pyspark's
+    ``UnknownException`` carrying the JVM message and stack trace. pyspark's classic API re-raises
+    such errors as raw ``Py4JJavaError``; Hyperspace users get a ``pyspark.errors`` exception
+    (every one a ``PySparkException``) in every case."""
+    from pyspark.errors.exceptions.captured import UnknownException, convert_exception
+
+    throwable = error.java_exception
+    seen = 0
+    while throwable is not None and seen < 20:
+        converted = convert_exception(throwable)
+        if not isinstance(converted, UnknownException):
+            return converted
+        throwable = throwable.getCause()
+        seen += 1
+    return convert_exception(error.java_exception)
+
+
 @contextmanager
 def translated_errors() -> Iterator[None]:
-    """Turns JVM Hyperspace exceptions raised inside the block into Python ones."""
+    """Turns JVM exceptions raised inside the block into Python ones: Hyperspace's into
+    ``hyperspace.exceptions``, Spark's into ``pyspark.errors`` (never a raw ``Py4JJavaError``)."""
     try:
         yield
     except Py4JJavaError as error:
-        translated = _translate(error)
+        translated = _hyperspace_exception(error)
         if translated is None:
-            raise
+            translated = _spark_exception(error)
         raise translated from None
 
 

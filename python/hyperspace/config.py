@@ -70,6 +70,8 @@ class _Setting(Generic[T]):
     parse: Callable[[str], T]
     render: Callable[[Any], str]
     doc: str
+    #: Older names read while ``key`` is unset (the original Hyperspace's), as on the JVM side.
+    aliases: tuple[str, ...] = ()
 
     def __set_name__(self, owner: type, name: str) -> None:
         object.__setattr__(self, "name", name)
@@ -112,7 +114,8 @@ class HyperspaceConfig:
         "Whether query rewriting is on in this session (see enable_hyperspace).")
     num_buckets = _Setting(
         "spark.hyperspace.index.numBuckets", int, _from_int,
-        "Buckets of a new covering index (stored in the index). Default 200.")
+        "Buckets of a new covering index (stored in the index). Default 200.",
+        aliases=("spark.hyperspace.index.num.buckets",))
     lineage_enabled = _Setting(
         "spark.hyperspace.index.lineage.enabled", _to_bool, _from_bool,
         "Whether new indexes record each row's source file (stored in the index). Default False.")
@@ -131,6 +134,12 @@ class HyperspaceConfig:
     explain_display_mode = _Setting(
         "spark.hyperspace.explain.displayMode", str, _from_str,
         "How explain marks differences: 'plaintext', 'console' or 'html'.")
+    explain_highlight_begin_tag = _Setting(
+        "spark.hyperspace.explain.displayMode.highlight.beginTag", str, _from_str,
+        "Text before each line explain marks; with the end tag, replaces the mode's markers.")
+    explain_highlight_end_tag = _Setting(
+        "spark.hyperspace.explain.displayMode.highlight.endTag", str, _from_str,
+        "Text after each line explain marks (used only when both tags are set).")
     dataskipping_auto_partition_sketch = _Setting(
         "spark.hyperspace.index.dataskipping.autoPartitionSketch", _to_bool, _from_bool,
         "Whether data skipping indexes of partitioned sources get a partition sketch.")
@@ -161,9 +170,15 @@ class HyperspaceConfig:
         """Attribute name → ``spark.hyperspace.*`` key, for every setting."""
         return {name: s.key for name, s in vars(cls).items() if isinstance(s, _Setting)}
 
+    @classmethod
+    def aliases(cls) -> dict[str, str]:
+        """Older key (the original Hyperspace's name) → the key it is an alias of."""
+        return {alias: s.key for s in vars(cls).values() if isinstance(s, _Setting) for alias in s.aliases}
+
     def _setting(self, name_or_key: str) -> _Setting[Any]:
         for name, setting in vars(type(self)).items():
-            if isinstance(setting, _Setting) and name_or_key in (name, setting.key):
+            if isinstance(setting, _Setting) and (
+                    name_or_key in (name, setting.key) or name_or_key in setting.aliases):
                 return setting
         raise exceptions.HyperspaceException(
             f"Unknown Hyperspace setting '{name_or_key}'. Known settings: "
@@ -171,7 +186,8 @@ class HyperspaceConfig:
         )
 
     def get(self, key: str) -> str:
-        """The effective value of ``key`` (an attribute name or a full key) as a string."""
+        """The effective value of ``key`` (an attribute name, a full key or an older alias of one)
+        as a string; an alias key set in the session is read while the main key is unset."""
         setting = self._setting(key)
         with translated_errors():
             return str(self._jconf.effectiveValue(java_session(self._spark), setting.key))
@@ -187,13 +203,16 @@ class HyperspaceConfig:
             return setting.key, str(self._jconf.validate(setting.key, raw))
 
     def set(self, key: str, value: Any) -> None:
-        """Validates ``value`` and sets ``key`` (an attribute name or a full key) in the session."""
+        """Validates ``value`` and sets ``key`` (an attribute name or a full key) in the session.
+        Given an older alias key, the setting's own key is set (it wins over the alias)."""
         full_key, raw = self._validated(key, value)
         self._spark.conf.set(full_key, raw)
 
     def unset(self, key: str) -> None:
-        """Removes ``key`` from the session, so its default applies again."""
-        self._spark.conf.unset(self._setting(key).key)
+        """Removes ``key`` (and any older alias of it) from the session, so its default applies again."""
+        setting = self._setting(key)
+        for k in (setting.key, *setting.aliases):
+            self._spark.conf.unset(k)
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting's effective typed value, by attribute name."""

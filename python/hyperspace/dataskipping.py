@@ -336,6 +336,11 @@ class DataSkippingIndexConfig:
         self.name: str = name
         self.sketches: tuple[Sketch, ...] = sketches
 
+    @property
+    def indexName(self) -> str:  # noqa: N802
+        """The original Hyperspace's name for ``name``."""
+        return self.name
+
     def to_json(self) -> str:
         """The JSON text the JVM's ``DataSkippingIndexConfig.fromJson`` reads (and ``toJson`` writes)."""
         return json.dumps(

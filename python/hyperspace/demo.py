@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         hs.delete_index("orders_by_customer")   # the lifecycle: soft delete ...
         hs.restore_index("orders_by_customer")  # ... and back
         summary = hs.index("orders_by_customer").first()
-        index_log = history(summary["indexLocation"])
+        index_log = history(summary["indexRoot"])
 
         def lookup() -> DataFrame:
             return (spark.read.parquet(orders_path).where(F.col("customer_id").isin(17, 4242, 19999))

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import types
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Callable, Literal
 
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
@@ -13,6 +14,7 @@ from hyperspace import exceptions
 from hyperspace._jvm import java_class, java_session, translate_errors
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
+from hyperspace.session import disable_hyperspace, enable_hyperspace, is_hyperspace_enabled
 
 __all__ = ["Hyperspace", "MaintenanceResult", "RelationSkippingStats", "IndexSkips", "SketchSkips"]
 
@@ -157,6 +159,40 @@ def _index_name(name: object) -> str:
     return name
 
 
+class _SessionSwitch:
+    """A session switch callable both ways the original Hyperspace's users call it.
+
+    On the class it takes the session, as the original's static methods did:
+    ``Hyperspace.enable(spark)`` returns ``spark``. On a facade it works on the facade's own
+    session, ``hs.enable()`` returning ``hs``, or on a session passed to it,
+    ``hs.enable(spark)`` returning ``spark`` (the original's static methods could be reached
+    through an instance too).
+    """
+
+    def __init__(self, on_session: Callable[[SparkSession], Any], facade_result: bool) -> None:
+        self._on_session = on_session
+        self._facade_result = facade_result
+        self.__doc__ = on_session.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, instance: "Hyperspace | None", owner: type) -> Callable[..., Any]:
+        if instance is None:
+            return self._on_session
+        on_session, facade_result = self._on_session, self._facade_result
+
+        def bound(facade: "Hyperspace", spark: SparkSession | None = None) -> Any:
+            if spark is not None:
+                return on_session(spark)
+            result = on_session(facade._spark)
+            return facade if facade_result else result
+
+        bound.__name__ = self._name
+        bound.__doc__ = self.__doc__
+        return types.MethodType(bound, instance)
+
+
 def _spark_line(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
@@ -208,22 +244,12 @@ class Hyperspace:
         """Where this session's indexes live (``spark.hyperspace.system.path``)."""
         return str(self._jhs.systemPath())
 
-    @translate_errors
-    def enable(self) -> "Hyperspace":
-        """Turns index-based query rewriting on for this session; returns ``self``."""
-        self._jhs.enable()
-        return self
-
-    @translate_errors
-    def disable(self) -> "Hyperspace":
-        """Turns index-based query rewriting off for this session; returns ``self``."""
-        self._jhs.disable()
-        return self
-
-    @translate_errors
-    def is_enabled(self) -> bool:
-        """Whether index-based query rewriting is on for this session."""
-        return bool(self._jhs.isEnabled())
+    # hs.enable() / hs.disable() (returning hs) and hs.is_enabled() work on this facade's
+    # session; Hyperspace.enable(spark), Hyperspace.disable(spark) (returning spark) and
+    # Hyperspace.isEnabled(spark) are the original Hyperspace's static forms.
+    enable = _SessionSwitch(enable_hyperspace, facade_result=True)
+    disable = _SessionSwitch(disable_hyperspace, facade_result=True)
+    is_enabled = _SessionSwitch(is_hyperspace_enabled, facade_result=False)
 
     def _data_frame(self, jdf: object) -> DataFrame:
         from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
@@ -353,31 +379,64 @@ class Hyperspace:
     @translate_errors
     def indexes(self) -> DataFrame:
         """One row per index: ``name``, ``kind``, ``indexedColumns``, ``includedColumns``,
-        ``numBuckets``, ``state``, ``indexLocation``, ``sizeInBytes``, ``numIndexFiles``,
-        ``numSourceFiles``, ``appendedFiles`` and ``deletedFiles`` (source files changed since the
-        index data was built — pending for a refresh; null if the source cannot be listed),
-        ``lastModified`` and ``stateReason`` (why the state is ``CORRUPT``: the damaged log entry
-        and what is wrong with it; null otherwise)."""
+        ``numBuckets``, ``state``, ``indexLocation`` (the directory holding the index data: its
+        data version directory when all files lie in one, as in the original Hyperspace),
+        ``sizeInBytes``, ``numIndexFiles``, ``numSourceFiles``, ``appendedFiles`` and
+        ``deletedFiles`` (source files changed since the index data was built — pending for a
+        refresh; null if the source cannot be listed), ``lastModified``, ``indexRoot`` (the
+        index's directory: its log and every data version), ``additionalStats`` (the
+        original's kind-specific properties) and ``stateReason`` (why the state is ``CORRUPT``:
+        the damaged log entry and what is wrong with it; null otherwise)."""
         return self._data_frame(self._jhs.indexes())
 
     @translate_errors
     def index(self, name: str) -> DataFrame:
         """One row for ``name``: the columns of :meth:`indexes` plus ``lineage``, ``dataVersion``,
         ``logVersion``, ``sourceFormat``, ``sourceRootPaths``, ``sourceTable``,
-        ``sourceSizeInBytes``, ``schema`` and ``signature``."""
+        ``sourceSizeInBytes``, ``schema``, ``signature`` and the original Hyperspace's
+        ``kindAbbr``, ``sizeIndexFiles``, ``sizeSourceFiles``, ``numAppendedFiles``,
+        ``sizeAppendedFiles``, ``numDeletedFiles``, ``sizeDeletedFiles`` (the changes a quick
+        refresh recorded in the log) and ``indexContentPaths``."""
         return self._data_frame(self._jhs.index(_index_name(name)))
 
     @translate_errors
-    def explain(self, df: DataFrame, verbose: bool = False, display: bool = True) -> str:
+    def explain(
+        self,
+        df: DataFrame,
+        verbose: bool = False,
+        redirect_func: Callable[[str], Any] | None = None,
+        *,
+        display: bool = True,
+        redirectFunc: Callable[[str], Any] | None = None,  # noqa: N803
+    ) -> str:
         """The plan of ``df`` with and without indexes, differing lines marked, indexes used.
 
         ``verbose`` adds operator counts compared between the plans (e.g. ``Exchange 2 → 0``) and
-        bytes scanned. The markers follow ``spark.hyperspace.explain.displayMode``.
+        bytes scanned. The markers follow ``spark.hyperspace.explain.displayMode`` (and the
+        ``...displayMode.highlight.beginTag`` / ``endTag`` settings when both are set).
+
+        Args:
+            df: the query.
+            verbose: add the operator comparison and bytes scanned.
+            redirect_func: called with the report instead of printing it, as the original
+                Hyperspace's third argument ``redirectFunc`` (also accepted by that name).
+            display: print the report (when no ``redirect_func`` is given).
 
         Returns:
-            The report; it is also printed unless ``display`` is False.
+            The report.
         """
-        return self._show(str(self._jhs.explain(self._jdf(df), verbose)), display)
+        if redirect_func is not None and redirectFunc is not None:
+            raise exceptions.HyperspaceException(
+                "explain takes redirect_func or redirectFunc, not both.")
+        redirect = redirect_func if redirect_func is not None else redirectFunc
+        if redirect is not None and not callable(redirect):
+            raise exceptions.HyperspaceException(
+                f"explain's redirect function must be callable; got {type(redirect).__name__}.")
+        text = str(self._jhs.explain(self._jdf(df), verbose))
+        if redirect is not None:
+            redirect(text)
+            return text
+        return self._show(text, display)
 
     @translate_errors
     def why_not(self, df: DataFrame, index_name: str | None = None, display: bool = True) -> str:
@@ -409,7 +468,7 @@ class Hyperspace:
         return text
 
     # The original Hyperspace's camelCase names.
-    isEnabled = is_enabled
+    isEnabled = _SessionSwitch(is_hyperspace_enabled, facade_result=False)
     whyNot = why_not
     whatIf = what_if
     createIndex = create_index

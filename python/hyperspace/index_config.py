@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from hyperspace.exceptions import HyperspaceException
 
-__all__ = ["IndexConfig"]
+__all__ = ["IndexConfig", "CoveringIndexConfig"]
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:
@@ -126,3 +126,8 @@ class IndexConfig:
         if self.lineage is not None:
             parts.append(f"lineage={self.lineage}")
         return f"IndexConfig({', '.join(parts)})"
+
+
+#: The original Hyperspace's later name for :class:`IndexConfig` (the same class, so
+#: ``isinstance`` checks and ``create_index`` accept either spelling).
+CoveringIndexConfig = IndexConfig

@@ -20,24 +20,34 @@ final case class ConfigEntry[T](
     parse: String => T,
     check: T => Option[String],
     defaultOf: SparkSession => T,
-    render: T => String) {
+    render: T => String,
+    alternatives: Seq[String] = Nil) {
 
-  /** The value in `spark`'s session conf, or the default; a bad value fails with the key named. */
+  /** Every key this setting is read from: its own, then the alternatives (older names). */
+  def keys: Seq[String] = key +: alternatives
+
+  /**
+   * The value in `spark`'s session conf, or the default; a bad value fails with the key named.
+   * The setting's own key wins; an alternative key is read only while the own key is unset.
+   */
   def readFrom(spark: SparkSession): T =
-    spark.conf.getOption(key) match {
-      case Some(raw) => parseAndCheck(raw)
-      case None => defaultOf(spark)
-    }
+    keys.iterator.map(k => k -> spark.conf.getOption(k)).collectFirst { case (k, Some(raw)) =>
+      if (k == key) parseAndCheck(raw) else parseAndCheck(raw, k)
+    }.getOrElse(defaultOf(spark))
 
   /** Parses and validates `raw`; throws a [[HyperspaceException]] naming the key otherwise. */
-  def parseAndCheck(raw: String): T = {
+  def parseAndCheck(raw: String): T = parseAndCheck(raw, key)
+
+  /** [[parseAndCheck]] of a value found under `foundUnder` (one of [[keys]]), named in errors. */
+  private def parseAndCheck(raw: String, foundUnder: String): T = {
+    val name = if (foundUnder == key) key else s"$foundUnder (an older name of $key)"
     val value = try parse(raw.trim) catch {
       case NonFatal(_) =>
         throw new HyperspaceException(
-          s"Invalid value '$raw' for $key: expected $typeName.")
+          s"Invalid value '$raw' for $name: expected $typeName.")
     }
     check(value).foreach { problem =>
-      throw new HyperspaceException(s"Invalid value '$raw' for $key: $problem.")
+      throw new HyperspaceException(s"Invalid value '$raw' for $name: $problem.")
     }
     value
   }
@@ -47,10 +57,16 @@ final case class ConfigEntry[T](
 }
 
 /** Builds [[ConfigEntry]]s in the style of Spark's `ConfigBuilder`. */
-final case class ConfigBuilder(key: String, docText: String = "") {
+final case class ConfigBuilder(key: String, docText: String = "", alternatives: Seq[String] = Nil) {
 
   /** Attaches the user-facing description. */
   def doc(text: String): ConfigBuilder = copy(docText = text)
+
+  /**
+   * Also reads the setting from `oldKey` (e.g. the original Hyperspace's name for it) while
+   * `key` itself is unset.
+   */
+  def withAlternative(oldKey: String): ConfigBuilder = copy(alternatives = alternatives :+ oldKey)
 
   /** A boolean setting (`true` / `false`, case-insensitive). */
   def booleanConf: TypedConfigBuilder[Boolean] =
@@ -116,6 +132,6 @@ final case class TypedConfigBuilder[T](
     val allChecks = checks
     ConfigEntry[T](parent.key, parent.docText, typeName, parse,
       v => allChecks.iterator.map(_(v)).collectFirst { case Some(p) => p },
-      default, render)
+      default, render, parent.alternatives)
   }
 }

@@ -26,6 +26,7 @@ object HyperspaceConf {
 
   val NUM_BUCKETS: ConfigEntry[Int] = buildConf("spark.hyperspace.index.numBuckets")
     .doc("Number of buckets of a new covering index; stored in the index at creation.")
+    .withAlternative("spark.hyperspace.index.num.buckets")
     .intConf
     .checkValue(n => n > 0 && n <= 100000, "must be between 1 and 100000")
     .createWithDefault(200)
@@ -69,6 +70,19 @@ object HyperspaceConf {
       .stringConf
       .checkValues(Set("plaintext", "console", "html"))
       .createWithDefault("plaintext")
+
+  val EXPLAIN_HIGHLIGHT_BEGIN_TAG: ConfigEntry[String] =
+    buildConf("spark.hyperspace.explain.displayMode.highlight.beginTag")
+      .doc("Text explain puts before a line that differs between the plans; used together with " +
+        "the end tag (both set), replacing the display mode's own markers.")
+      .stringConf
+      .createWithDefault("")
+
+  val EXPLAIN_HIGHLIGHT_END_TAG: ConfigEntry[String] =
+    buildConf("spark.hyperspace.explain.displayMode.highlight.endTag")
+      .doc("Text explain puts after a line that differs between the plans (see the begin tag).")
+      .stringConf
+      .createWithDefault("")
 
   val AUTO_PARTITION_SKETCH: ConfigEntry[Boolean] =
     buildConf("spark.hyperspace.index.dataskipping.autoPartitionSketch")
@@ -130,7 +144,8 @@ object HyperspaceConf {
   val allEntries: Seq[ConfigEntry[_]] = Seq(
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
     HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
-    OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, AUTO_PARTITION_SKETCH,
+    OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, EXPLAIN_HIGHLIGHT_BEGIN_TAG,
+    EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE)
 
@@ -144,8 +159,16 @@ object HyperspaceConf {
     keys
   }
 
-  /** The entry for `key`, if it is a Hyperspace setting. */
-  def entryFor(key: String): Option[ConfigEntry[_]] = allEntries.find(_.key == key)
+  /** The entry for `key` (its own key or an older name of it), if it is a Hyperspace setting. */
+  def entryFor(key: String): Option[ConfigEntry[_]] =
+    allEntries.find(_.key == key).orElse(allEntries.find(_.alternatives.contains(key)))
+
+  /** Older names a setting is also read from (alternative key → its own key), for Python. */
+  def alternativeKeysAsJava: java.util.Map[String, String] = {
+    val m = new java.util.LinkedHashMap[String, String]()
+    for (e <- allEntries; alt <- e.alternatives) m.put(alt, e.key)
+    m
+  }
 
   /**
    * Checks `raw` as a value for `key` and returns it normalised (as it would be stored);
@@ -196,6 +219,15 @@ object HyperspaceConf {
     OPTIMIZE_FILE_SIZE_THRESHOLD.readFrom(spark)
   /** How explain output is rendered. */
   def explainDisplayMode(spark: SparkSession): String = EXPLAIN_DISPLAY_MODE.readFrom(spark)
+  /**
+   * The (begin, end) text explain puts around a differing line when both tags are set (the
+   * original Hyperspace's keys); None means the display mode's own markers.
+   */
+  def explainHighlightTags(spark: SparkSession): Option[(String, String)] = {
+    val begin = EXPLAIN_HIGHLIGHT_BEGIN_TAG.readFrom(spark)
+    val end = EXPLAIN_HIGHLIGHT_END_TAG.readFrom(spark)
+    if (begin.nonEmpty && end.nonEmpty) Some((begin, end)) else None
+  }
   /** Whether a partition sketch is added automatically. */
   def autoPartitionSketch(spark: SparkSession): Boolean = AUTO_PARTITION_SKETCH.readFrom(spark)
   /** How long an operation waits for a compatible running one, in milliseconds. */

@@ -12,6 +12,7 @@ object Explainer {
   /** The report; `verbose` adds operator counts compared between the two plans. */
   def explain(df: DataFrame, verbose: Boolean): String = {
     val mode = HyperspaceConf.explainDisplayMode(df.sparkSession)
+    val tags = HyperspaceConf.explainHighlightTags(df.sparkSession)
     val withIdx = Plans.physical(df, withIndexes = true)
     val without = Plans.physical(df, withIndexes = false)
     val withLines = withIdx.treeString.linesIterator.toSeq
@@ -20,10 +21,10 @@ object Explainer {
     val out = new StringBuilder
     def section(title: String): Unit = out ++= s"$rule\n$title\n$rule\n"
     section("Plan with indexes:")
-    PlanDiff.mark(withLines, withoutLines, mode).foreach(l => out ++= l + "\n")
+    PlanDiff.mark(withLines, withoutLines, mode, tags).foreach(l => out ++= l + "\n")
     out ++= "\n"
     section("Plan without indexes:")
-    PlanDiff.mark(withoutLines, withLines, mode).foreach(l => out ++= l + "\n")
+    PlanDiff.mark(withoutLines, withLines, mode, tags).foreach(l => out ++= l + "\n")
     out ++= "\n"
     section("Indexes used:")
     if (used.isEmpty) out ++= "(none)\n"

@@ -12,8 +12,12 @@ object PlanDiff {
     line.replaceAll("#\\d+L?", "#").replaceAll("plan_id=\\d+", "plan_id=")
       .replaceAll("\\*\\(\\d+\\) ", "").replaceAll("^[\\s:|+-]*", "").trim
 
-  /** `lines` with every line absent from `other` (by longest common subsequence) marked. */
-  def mark(lines: Seq[String], other: Seq[String], mode: String): Seq[String] = {
+  /**
+   * `lines` with every line absent from `other` (by longest common subsequence) marked: between
+   * `tags` (begin, end) when given, otherwise with the display mode's own markers.
+   */
+  def mark(lines: Seq[String], other: Seq[String], mode: String,
+      tags: Option[(String, String)] = None): Seq[String] = {
     val a = lines.map(normalized)
     val b = other.map(normalized)
     val lcs = Array.ofDim[Int](a.size + 1, b.size + 1)
@@ -29,14 +33,21 @@ object PlanDiff {
       else j += 1
     }
     lines.zipWithIndex.map { case (line, k) =>
-      if (!common(k)) highlight(line, mode) else if (mode == "html") escape(line) else line
+      if (!common(k)) highlight(line, mode, tags) else if (mode == "html") escape(line) else line
     }
   }
 
-  private def highlight(line: String, mode: String): String = mode match {
-    case "console" => s"\u001b[42m$line\u001b[0m"
-    case "html" => s"<b>${escape(line)}</b>"
-    case _ => s"<----$line---->"
+  private def highlight(line: String, mode: String, tags: Option[(String, String)]): String = {
+    val text = if (mode == "html") escape(line) else line
+    tags match {
+      // User tags go in verbatim (in html mode they are markup, e.g. <mark>).
+      case Some((begin, end)) => s"$begin$text$end"
+      case None => mode match {
+        case "console" => s"\u001b[42m$text\u001b[0m"
+        case "html" => s"<b>$text</b>"
+        case _ => s"<----$text---->"
+      }
+    }
   }
 
   /** Text safe inside html. */

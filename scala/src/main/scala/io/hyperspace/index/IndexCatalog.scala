@@ -37,7 +37,18 @@ case class IndexSummary(
     sourceTable: String,
     sourceSizeInBytes: Long,
     schema: String,
-    signature: String)
+    signature: String,
+    // The original Hyperspace's columns (see docs/migrating.md).
+    additionalStats: Map[String, String],
+    indexRoot: String,
+    kindAbbr: String,
+    sizeIndexFiles: Long,
+    sizeSourceFiles: Long,
+    numAppendedFiles: Int,
+    sizeAppendedFiles: Long,
+    numDeletedFiles: Int,
+    sizeDeletedFiles: Long,
+    indexContentPaths: Seq[String])
 
 /** The indexes under the session's system path. */
 class IndexCatalog(spark: SparkSession) extends Logging {
@@ -200,7 +211,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       case Some(entry) => summary(entry.name, IndexCatalog.Corrupt, reason, lastId, entry.timestamp, entry, None)
       case None =>
         IndexSummary(log.indexPath.getName, "", Nil, Nil, 0, IndexCatalog.Corrupt, log.indexPath.toString,
-          0L, 0, 0, null, null, new java.sql.Timestamp(0L), reason, false, 0, lastId, "", Nil, null, 0L, "", "")
+          0L, 0, 0, null, null, new java.sql.Timestamp(0L), reason, false, 0, lastId, "", Nil, null, 0L, "", "",
+          Map.empty, log.indexPath.toString, "", 0L, 0L, 0, 0L, 0, 0L, Nil)
     }
   }
 
@@ -213,7 +225,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       includedColumns = shown.index.includedColumns,
       numBuckets = shown.index.numBuckets,
       state = state,
-      indexLocation = shown.content.root,
+      indexLocation = IndexCatalog.dataLocation(shown.content),
       sizeInBytes = shown.content.sizeInBytes,
       numIndexFiles = shown.content.files.size,
       numSourceFiles = shown.source.files.size,
@@ -229,7 +241,17 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       sourceTable = shown.source.table.orNull,
       sourceSizeInBytes = shown.source.sizeInBytes,
       schema = shown.index.schema,
-      signature = shown.signature.value)
+      signature = shown.signature.value,
+      additionalStats = IndexCatalog.additionalStats(shown),
+      indexRoot = shown.content.root,
+      kindAbbr = IndexCatalog.kindAbbr(shown.index.kind),
+      sizeIndexFiles = shown.content.sizeInBytes,
+      sizeSourceFiles = shown.source.sizeInBytes,
+      numAppendedFiles = shown.source.appendedFiles.size,
+      sizeAppendedFiles = shown.source.appendedFiles.map(_.size).sum,
+      numDeletedFiles = shown.source.deletedFiles.size,
+      sizeDeletedFiles = shown.source.deletedFiles.map(_.size).sum,
+      indexContentPaths = IndexCatalog.contentPaths(shown.content))
 
   private def pendingChanges(entry: LogEntry): Option[SourceChanges] =
     if (entry.state == States.CREATING) None
@@ -279,7 +301,61 @@ object IndexCatalog {
     StructField("appendedFiles", IntegerType, nullable = true),
     StructField("deletedFiles", IntegerType, nullable = true),
     StructField("lastModified", TimestampType, nullable = false),
-    StructField("stateReason", StringType, nullable = true))
+    StructField("stateReason", StringType, nullable = true),
+    StructField("indexRoot", StringType, nullable = false),
+    StructField("additionalStats", MapType(StringType, StringType, valueContainsNull = false),
+      nullable = false))
+
+  /**
+   * The original Hyperspace's `index(name)` columns not in `indexes()`. `numAppendedFiles` and
+   * `numDeletedFiles` count, as there, the changes a quick refresh recorded in the log; the
+   * `appendedFiles` / `deletedFiles` columns count what a listing of the source finds now.
+   */
+  private val originalExtendedColumns: Seq[StructField] = Seq(
+    StructField("kindAbbr", StringType, nullable = false),
+    StructField("sizeIndexFiles", LongType, nullable = false),
+    StructField("sizeSourceFiles", LongType, nullable = false),
+    StructField("numAppendedFiles", IntegerType, nullable = false),
+    StructField("sizeAppendedFiles", LongType, nullable = false),
+    StructField("numDeletedFiles", IntegerType, nullable = false),
+    StructField("sizeDeletedFiles", LongType, nullable = false),
+    StructField("indexContentPaths", strings, nullable = false))
+
+  /** The short kind name explain prints (`Type: CI`), as the original reported it. */
+  def kindAbbr(kind: String): String = kind match {
+    case "CoveringIndex" => "CI"
+    case "DataSkippingIndex" => "DS"
+    case other => other
+  }
+
+  /**
+   * The directory holding the index data files: the data version directory when all files lie in
+   * one (`<root>/v__=N`), otherwise the deepest directory above all of them. Where the original
+   * Hyperspace's `indexLocation` pointed, so `spark.read.parquet(indexLocation)` reads the data.
+   */
+  def dataLocation(content: Content): String = {
+    val dirs = content.files.map(f => f.path.split('/').dropRight(1).toSeq).distinct
+    if (dirs.isEmpty) content.dataPath
+    else {
+      val common = dirs.reduce((a, b) => a.zip(b).takeWhile { case (x, y) => x == y }.map(_._1))
+      (content.root +: common).mkString("/")
+    }
+  }
+
+  /** The data version directories holding the index data files, in version order. */
+  def contentPaths(content: Content): Seq[String] =
+    content.files.flatMap(_.dataVersion).distinct.sorted.map(v => s"${content.root}/${Content.versionDirName(v)}")
+
+  /** The original's kind-specific properties: a covering index's definition, or the sketches. */
+  def additionalStats(entry: LogEntry): Map[String, String] = entry.index.kind match {
+    case "CoveringIndex" => Map(
+      "includedColumns" -> entry.index.includedColumns.mkString(", "),
+      "numBuckets" -> entry.index.numBuckets.toString,
+      "schema" -> entry.index.schema,
+      "hasLineage" -> entry.index.lineage.toString)
+    case "DataSkippingIndex" => Map("sketches" -> entry.index.indexedColumns.mkString(", "))
+    case _ => entry.index.properties
+  }
 
   /** The columns of `index(name)`: those of `indexes()` and the extended statistics. */
   val allColumns: Seq[StructField] = listColumns ++ Seq(
@@ -291,5 +367,5 @@ object IndexCatalog {
     StructField("sourceTable", StringType, nullable = true),
     StructField("sourceSizeInBytes", LongType, nullable = false),
     StructField("schema", StringType, nullable = false),
-    StructField("signature", StringType, nullable = false))
+    StructField("signature", StringType, nullable = false)) ++ originalExtendedColumns
 }

@@ -20,7 +20,11 @@ case class IndexConfig(
     indexedColumns: Seq[String],
     includedColumns: Seq[String] = Nil,
     numBuckets: Option[Int] = None,
-    lineage: Option[Boolean] = None)
+    lineage: Option[Boolean] = None) {
+
+  /** The original Hyperspace's name for [[name]]. */
+  def indexName: String = name
+}
 
 object IndexConfig {
 

@@ -50,13 +50,14 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     val row = hs.indexes.where("name = 'reported'").collect().head
     assert(hs.indexes.columns.toSeq == Seq("name", "kind", "indexedColumns", "includedColumns",
       "numBuckets", "state", "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles",
-      "appendedFiles", "deletedFiles", "lastModified", "stateReason"))
+      "appendedFiles", "deletedFiles", "lastModified", "stateReason", "indexRoot", "additionalStats"))
     assert(row.getAs[String]("kind") == "CoveringIndex")
     assert(row.getSeq[String](row.fieldIndex("indexedColumns")) == Seq("id"))
     assert(row.getSeq[String](row.fieldIndex("includedColumns")) == Seq("name"))
     assert(row.getAs[Int]("numBuckets") == 4)
     assert(row.getAs[String]("state") == "ACTIVE")
-    assert(row.getAs[String]("indexLocation").endsWith("/indexes/reported"))
+    assert(row.getAs[String]("indexRoot").endsWith("/indexes/reported"))
+    assert(row.getAs[String]("indexLocation").endsWith("/indexes/reported/v__=0"))
     val dataFiles = new File(indexDir("reported"), "v__=0").listFiles().filter(_.getName.endsWith(".parquet"))
     assert(row.getAs[Long]("sizeInBytes") == dataFiles.map(_.length()).sum)
     assert(row.getAs[Int]("numIndexFiles") == dataFiles.length)

@@ -38,6 +38,34 @@ class HyperspaceConfSuite extends SparkSessionSuite {
     assert(HyperspaceConf.allKeys.contains("spark.hyperspace.index.hybridscan.maxAppendedRatio"))
   }
 
+  test("the original's older key names are read while the current key is unset") {
+    withConf("spark.hyperspace.index.num.buckets", "12") {
+      assert(HyperspaceConf.numBuckets(spark) == 12)
+      assert(HyperspaceConf.effectiveValue(spark, "spark.hyperspace.index.num.buckets") == "12")
+      assert(HyperspaceConf.validate("spark.hyperspace.index.num.buckets", " 8 ") == "8")
+      withConf("spark.hyperspace.index.numBuckets", "24") {
+        assert(HyperspaceConf.numBuckets(spark) == 24, "the current key wins")
+      }
+    }
+    withConf("spark.hyperspace.index.num.buckets", "0") {
+      assert(intercept[HyperspaceException](HyperspaceConf.numBuckets(spark)).getMessage ==
+        "Invalid value '0' for spark.hyperspace.index.num.buckets (an older name of " +
+          "spark.hyperspace.index.numBuckets): must be between 1 and 100000.")
+    }
+    assert(HyperspaceConf.alternativeKeysAsJava.get("spark.hyperspace.index.num.buckets") ==
+      "spark.hyperspace.index.numBuckets")
+  }
+
+  test("explain highlight tags apply only when both are set") {
+    assert(HyperspaceConf.explainHighlightTags(spark).isEmpty)
+    withConf("spark.hyperspace.explain.displayMode.highlight.beginTag", "[[") {
+      assert(HyperspaceConf.explainHighlightTags(spark).isEmpty)
+      withConf("spark.hyperspace.explain.displayMode.highlight.endTag", "]]") {
+        assert(HyperspaceConf.explainHighlightTags(spark).contains(("[[", "]]")))
+      }
+    }
+  }
+
   test("values are read at every use, never cached") {
     withConf("spark.hyperspace.index.numBuckets", "16") {
       assert(HyperspaceConf.numBuckets(spark) == 16)

@@ -40,6 +40,24 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     assert(indexesUsed(range) == Seq("ordersById"))
   }
 
+  test("a bare filter over an index covering every column keeps the source's column order") {
+    // The index stores (name, amount, id, day); the source is (id, name, amount, day). Without a
+    // Project above the scan, rows came back in the index's order and were decoded as garbage.
+    hs.createIndex(spark.read.parquet(orders),
+      IndexConfig("ordersAllColumns", Seq("name"), Seq("amount", "id", "day")))
+    try {
+      val plan = sameResult(spark.read.parquet(orders).where("name = 'name-3'"))
+      assert(indexesUsed(plan) == Seq("ordersAllColumns"))
+      withHyperspace(on = true) {
+        val df = spark.read.parquet(orders).where("name = 'name-3'")
+        assert(df.collect().forall(r => r.getString(r.fieldIndex("name")) == "name-3"))
+      }
+    } finally {
+      hs.deleteIndex("ordersAllColumns")
+      hs.vacuumIndex("ordersAllColumns")
+    }
+  }
+
   test("the index scan is named in explain output, with its log version") {
     withHyperspace(on = true) {
       val df = spark.read.parquet(orders).where("name = 'name-1'").select("amount")

@@ -27,6 +27,9 @@ case class DataSkippingIndexConfig(name: String, sketches: Seq[Sketch]) {
     throw new HyperspaceException(s"Sketch ${s.describe} appears more than once in data skipping index '$name'.")
   }
 
+  /** The original Hyperspace's name for [[name]]. */
+  def indexName: String = name
+
   /** The JSON form [[DataSkippingIndexConfig.fromJson]] reads. */
   def toJson: String = {
     val mapper = new ObjectMapper()
