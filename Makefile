@@ -39,7 +39,7 @@ JAR       := target/scala-2.13/$(JAR_NAME)
 PKG_JAR   := python/hyperspace/jars/$(JAR_NAME)
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
-.PHONY: help setup build jar wheel test test-scala test-python sbt fuzz demo bench bench-quick clean
+.PHONY: help setup build jar wheel test test-scala test-python sbt fuzz chaos demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
@@ -48,6 +48,7 @@ help:
 	@echo "make build  - build the jar and the wheel (dist/)"
 	@echo "make sbt CMD='testOnly <suite>' - one sbt command (e.g. a single suite)"
 	@echo "make fuzz   - long differential runs (FUZZ_QUERIES=2000, FUZZ_SEED=<now>)"
+	@echo "make chaos  - more rounds of the kill/race/vacuum chaos suite (CHAOS_ROUNDS=5, CHAOS_SEED=<now>)"
 	@echo "make bench  - TPC-H benchmarks at SF1 (BENCH_ARGS='--sf 2 --suite tpch' ...)"
 	@echo "make bench-quick - a tiny smoke run of every benchmark suite"
 	@echo "make clean  - remove build outputs (keeps the download cache in $(HS_CACHE))"
@@ -114,6 +115,14 @@ fuzz: setup jar
 	HYPERSPACE_FUZZ_SEED=$(FUZZ_SEED) HYPERSPACE_FUZZ_QUERIES=$(FUZZ_QUERIES) \
 	  $(SBT) "testOnly io.hyperspace.rules.DifferentialSuite"
 	HYPERSPACE_FUZZ_EXAMPLES=$(FUZZ_QUERIES) $(VPY) -m pytest tests/test_optimizer.py -q
+
+# More rounds of the chaos suite (kills, races, queries beside vacuum) with a fresh seed; CI runs
+# one round with a fixed seed as part of `make test`.
+CHAOS_ROUNDS ?= 5
+CHAOS_SEED ?= $(shell date +%s)
+chaos: setup jar
+	HYPERSPACE_CHAOS_ROUNDS=$(CHAOS_ROUNDS) HYPERSPACE_CHAOS_SEED=$(CHAOS_SEED) \
+	  $(VPY) -m pytest tests/test_chaos.py -q -ra
 
 # ---- demo / bench ------------------------------------------------------------------------
 

@@ -21,6 +21,11 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "chaos: kills and races real processes (tests/test_chaos.py; `make chaos` runs more rounds)")
+
+
 def versions() -> dict[str, str]:
     """The pins of versions.properties."""
     pairs = (

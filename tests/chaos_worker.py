@@ -1,0 +1,121 @@
+"""One Hyperspace operation in a process of its own, for tests/test_chaos.py to kill or race.
+
+Run as ``python tests/chaos_worker.py '<json>'`` with the keys ``op``, ``name``, ``source``,
+``system_path`` and, per operation, ``mode`` / ``seconds`` / ``expected``. It prints ``GO`` just
+before the operation starts (the killer's cue) and exits with:
+
+- 0: the operation succeeded (``query-loop``: every query returned the expected rows);
+- 3: it failed with a HyperspaceException, the clear error a losing racer should get;
+- 4: anything else (a stack of Spark internals, a wrong row): always a test failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+from pyspark.sql import SparkSession  # noqa: E402
+
+from hyperspace import (  # noqa: E402
+    DataSkippingIndexConfig,
+    Hyperspace,
+    HyperspaceException,
+    IndexConfig,
+    MinMaxSketch,
+    configure_spark_with_hyperspace,
+    enable_hyperspace,
+)
+
+# The query the chaos tests compare, with and without indexes: a point lookup the covering
+# index `k` answers, and a range the data skipping index prunes.
+QUERIES = [
+    "SELECT k, v FROM src WHERE k = 17",
+    "SELECT count(*), sum(v) FROM src WHERE k BETWEEN 100 AND 300",
+]
+
+
+def session(system_path: str, extra: dict[str, str]) -> SparkSession:
+    builder = (
+        SparkSession.builder.master("local[1]")
+        .appName("hyperspace-chaos")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.hyperspace.system.path", system_path)
+        .config("spark.hyperspace.index.numBuckets", "4")
+        .config("spark.hyperspace.index.lineage.enabled", "true")
+    )
+    for key, value in extra.items():
+        builder = builder.config(key, value)
+    spark = configure_spark_with_hyperspace(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("OFF")
+    return spark
+
+
+def answers(spark: SparkSession, source: str) -> list[list[tuple]]:
+    """Every chaos query's rows, sorted, over ``source`` as the session reads it now."""
+    spark.read.parquet(source).createOrReplaceTempView("src")
+    return [sorted(tuple(r) for r in spark.sql(q).collect()) for q in QUERIES]
+
+
+def run(args: dict) -> None:
+    spark = session(args["system_path"], args.get("conf", {}))
+    hs = Hyperspace(spark)
+    name, source, op = args["name"], args["source"], args["op"]
+    df = spark.read.parquet(source)
+    print("GO", flush=True)
+    if op == "create":
+        hs.create_index(df, IndexConfig(name, ["k"], ["v"]))
+    elif op == "create-skipping":
+        hs.create_index(df, DataSkippingIndexConfig(name, MinMaxSketch("k")))
+    elif op == "refresh":
+        hs.refresh_index(name, args["mode"])
+    elif op == "optimize":
+        hs.optimize_index(name, args["mode"])
+    elif op == "delete":
+        hs.delete_index(name)
+    elif op == "restore":
+        hs.restore_index(name)
+    elif op == "vacuum":
+        hs.vacuum_index(name)
+    elif op == "cancel":
+        hs.cancel(name)
+    elif op == "query-loop":
+        # Queries with Hyperspace on while another process refreshes and vacuums the index:
+        # every answer must be the expected one, and no query may fail.
+        enable_hyperspace(spark)
+        expected = [[tuple(r) for r in rows] for rows in args["expected"]]
+        deadline = time.monotonic() + float(args["seconds"])
+        rounds = 0
+        while time.monotonic() < deadline:
+            got = answers(spark, source)
+            if got != expected:
+                print(f"WRONG ROWS in round {rounds}: {got} != {expected}", flush=True)
+                sys.exit(4)
+            rounds += 1
+        print(f"ROUNDS {rounds}", flush=True)
+    else:
+        raise ValueError(f"unknown chaos op {op!r}")
+    print("DONE", flush=True)
+
+
+if __name__ == "__main__":
+    try:
+        run(json.loads(sys.argv[1]))
+    except HyperspaceException as error:
+        print(f"HYPERSPACE-ERROR {type(error).__name__}: {error}", flush=True)
+        sys.exit(3)
+    except BaseException as error:  # noqa: BLE001 - any other failure is what the test looks for
+        if isinstance(error, SystemExit):
+            raise
+        print("OTHER-ERROR", flush=True)
+        traceback.print_exc()
+        sys.exit(4)
+    sys.exit(0)

@@ -1,0 +1,379 @@
+"""Chaos: operations killed with SIGKILL at random points, two processes racing conflicting
+operations, and queries running while another process refreshes and vacuums.
+
+What must hold every time (docs/reliability.md):
+- no source file and no file outside the index's own directory changes;
+- every outcome is a success or a clear HyperspaceException, never anything else;
+- after a kill, the index is readable at its last stable version (``cancel`` rolls a stuck
+  operation back), and queries with Hyperspace give the rows they give without it;
+- a query never returns a wrong row and never fails because of a concurrent refresh or vacuum.
+
+CI runs one round with a fixed seed (a few minutes); ``make chaos`` runs more rounds with a
+fresh seed (``HYPERSPACE_CHAOS_ROUNDS``, ``HYPERSPACE_CHAOS_SEED``). The seed is in every failure
+message, so a failing interleaving can be replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
+from hyperspace import log as hslog
+from conftest import REPO
+
+pytestmark = pytest.mark.chaos
+
+ROUNDS = int(os.environ.get("HYPERSPACE_CHAOS_ROUNDS", "1"))
+SEED = int(os.environ.get("HYPERSPACE_CHAOS_SEED", "20261123"))
+WORKER = str(REPO / "tests" / "chaos_worker.py")
+# How long after an operation starts the kill may land: long enough to reach the data write of a
+# build on this small source, short enough that most kills interrupt something.
+KILL_WINDOW_S = 2.5
+
+STABLE = {"ACTIVE", "DELETED", "DOESNOTEXIST"}
+
+
+# ---- the lake ------------------------------------------------------------------------------
+
+
+class Lake:
+    """A source table, the system path, and a user's directory beside the indexes."""
+
+    def __init__(self, root: Path, spark: SparkSession) -> None:
+        self.root = root
+        self.source = root / "src"
+        self.system_path = root / "indexes"
+        # A user's directory inside the system path that is not an index: nothing may touch it.
+        self.foreign = self.system_path / "not_an_index"
+        self.foreign.mkdir(parents=True)
+        (self.foreign / "notes.txt").write_text("user data, not Hyperspace's\n")
+        self.spark = spark
+        self.appended = 0
+        self.write_rows(0, 6000, files=6, mode="overwrite")
+
+    def write_rows(self, start: int, end: int, files: int, mode: str = "append") -> None:
+        (
+            self.spark.range(start, end, 1, files)
+            .selectExpr("CAST(id % 997 AS INT) AS k", "id AS v")
+            .write.mode(mode).parquet(str(self.source))
+        )
+
+    def append(self) -> None:
+        """Appends one file of new rows (some with keys the chaos queries read)."""
+        base = 100_000 * (self.appended + 1)
+        self.appended += 1
+        self.write_rows(base, base + 500, files=1)
+
+    def snapshot(self) -> dict[str, tuple[int, str]]:
+        """Every file outside the indexes' own directories: relative path → (size, sha1)."""
+        files = {}
+        for top in (self.source, self.foreign):
+            for path in sorted(top.rglob("*")):
+                if path.is_file():
+                    files[str(path.relative_to(self.root))] = (
+                        path.stat().st_size, hashlib.sha1(path.read_bytes()).hexdigest())
+        return files
+
+
+@pytest.fixture()
+def lake(spark: SparkSession, tmp_path: Path) -> Iterator[Lake]:
+    lake = Lake(tmp_path, spark)
+    conf = HyperspaceConfig(spark)
+    with conf.override(system_path=str(lake.system_path), num_buckets=4, lineage_enabled=True):
+        yield lake
+    disable_hyperspace(spark)
+
+
+def answers(spark: SparkSession, source: Path) -> list[list[tuple]]:
+    sys.path.insert(0, str(REPO / "tests"))
+    from chaos_worker import answers as worker_answers
+
+    return worker_answers(spark, str(source))
+
+
+def expected_answers(spark: SparkSession, lake: Lake) -> list[list[tuple]]:
+    disable_hyperspace(spark)
+    try:
+        return answers(spark, lake.source)
+    finally:
+        enable_hyperspace(spark)
+
+
+# ---- worker processes ----------------------------------------------------------------------
+
+
+class Worker:
+    """A chaos_worker.py process in its own process group (its JVM dies with it)."""
+
+    def __init__(self, lake: Lake, op: str, name: str, log: Path, **extra: object) -> None:
+        args = {"op": op, "name": name, "source": str(lake.source),
+                "system_path": str(lake.system_path), **extra}
+        self.log = log
+        self.stderr = open(log, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, WORKER, json.dumps(args)],
+            stdout=subprocess.PIPE, stderr=self.stderr, text=True, cwd=str(REPO),
+            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.lines: list[str] = []
+        self.go = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            if line.startswith("GO"):
+                self.go.set()
+        self.go.set()  # the process ended (before or after GO)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout: float = 240) -> int:
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            code = self.proc.wait()
+        self.reader.join(timeout=10)
+        self.stderr.close()
+        return code
+
+    def describe(self) -> str:
+        tail = self.log.read_text()[-3000:] if self.log.exists() else ""
+        return f"stdout: {self.lines}\nstderr (tail): {tail}"
+
+
+def kill_during(lake: Lake, op: str, name: str, rng: random.Random, log: Path, **extra: object) -> int:
+    """Starts ``op`` in a worker and SIGKILLs it at a random point after it starts."""
+    worker = Worker(lake, op, name, log, **extra)
+    assert worker.go.wait(timeout=180), f"the {op} worker never started\n{worker.describe()}"
+    delay = rng.uniform(0, KILL_WINDOW_S)
+    threading.Event().wait(delay)
+    worker.kill()
+    return worker.wait()
+
+
+# ---- invariants ----------------------------------------------------------------------------
+
+
+def latest_state(lake: Lake, name: str) -> str:
+    """The state of the newest log entry (from the files, as any reader would see them)."""
+    index_dir = lake.system_path / name
+    if not (index_dir / "_hyperspace_log").exists():
+        return "DOESNOTEXIST"
+    entries = hslog.read_log(str(index_dir))
+    return entries[-1].state if entries else "DOESNOTEXIST"
+
+
+def recover(hs: Hyperspace, lake: Lake, name: str, context: str) -> str:
+    """Rolls back an operation the kill left unfinished; returns the stable state reached."""
+    state = latest_state(lake, name)
+    if state not in STABLE:
+        hs.cancel(name)
+        state = latest_state(lake, name)
+    assert state in STABLE, f"{context}: the index is still {state} after cancel"
+    return state
+
+
+def assert_queries_correct(spark: SparkSession, lake: Lake, context: str) -> None:
+    expected = expected_answers(spark, lake)
+    enable_hyperspace(spark)
+    got = answers(spark, lake.source)
+    assert got == expected, f"{context}: rows differ with Hyperspace on"
+
+
+def assert_index_usable(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str, context: str) -> None:
+    """The recovered index works: an ACTIVE one refreshes and answers queries correctly."""
+    state = recover(hs, lake, name, context)
+    listed = {r["name"]: r["state"] for r in hs.indexes().collect()}
+    if state == "DOESNOTEXIST":
+        assert name not in listed, f"{context}: a nonexistent index is listed: {listed}"
+    else:
+        assert listed.get(name) == state, f"{context}: indexes() says {listed}, the log {state}"
+    if state == "ACTIVE":
+        hs.refresh_index(name, "full")
+        assert_queries_correct(spark, lake, context)
+
+
+# ---- setups: bring the index to the state each operation starts from ------------------------
+
+
+def setup_nothing(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
+    pass
+
+
+def setup_active(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
+    hs.create_index(spark.read.parquet(str(lake.source)), IndexConfig(name, ["k"], ["v"]))
+
+
+def setup_stale(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
+    setup_active(spark, hs, lake, name)
+    lake.append()
+
+
+def setup_fragmented(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
+    setup_stale(spark, hs, lake, name)
+    hs.refresh_index(name, "incremental")
+
+
+def setup_deleted(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
+    setup_active(spark, hs, lake, name)
+    hs.delete_index(name)
+
+
+def setup_stuck(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
+    """An index whose refresh was killed mid-way: what cancel starts from."""
+    setup_stale(spark, hs, lake, name)
+    worker = Worker(lake, "refresh", name, lake.root / "stuck-refresh.log", mode="full")
+    assert worker.go.wait(timeout=180), worker.describe()
+    # Kill only once the REFRESHING entry is written, so there is something to cancel.
+    deadline = threading.Event()
+    for _ in range(600):
+        if latest_state(lake, name) == "REFRESHING" or worker.proc.poll() is not None:
+            break
+        deadline.wait(0.05)
+    worker.kill()
+    worker.wait()
+
+
+KILLED_OPERATIONS: list[tuple[str, str, dict, Callable]] = [
+    ("create", "create", {}, setup_nothing),
+    ("create-skipping", "create-skipping", {}, setup_nothing),
+    ("refresh-full", "refresh", {"mode": "full"}, setup_stale),
+    ("refresh-incremental", "refresh", {"mode": "incremental"}, setup_stale),
+    ("refresh-quick", "refresh", {"mode": "quick"}, setup_stale),
+    ("optimize-full", "optimize", {"mode": "full"}, setup_fragmented),
+    ("optimize-quick", "optimize", {"mode": "quick"}, setup_fragmented),
+    ("delete", "delete", {}, setup_active),
+    ("restore", "restore", {}, setup_deleted),
+    ("vacuum-deleted", "vacuum", {}, setup_deleted),
+    ("vacuum-active", "vacuum", {}, setup_fragmented),
+    ("cancel", "cancel", {}, setup_stuck),
+]
+
+
+@pytest.mark.parametrize("label, op, extra, setup", KILLED_OPERATIONS, ids=[k[0] for k in KILLED_OPERATIONS])
+def test_kill_during_operation(
+    spark: SparkSession, lake: Lake, label: str, op: str, extra: dict, setup: Callable
+) -> None:
+    hs = Hyperspace(spark)
+    for round_no in range(ROUNDS):
+        rng = random.Random(f"{SEED}-{label}-{round_no}")
+        name = f"chaos_{label.replace('-', '_')}_{round_no}"
+        context = f"kill during {label} (seed {SEED}, round {round_no})"
+        setup(spark, hs, lake, name)
+        before = lake.snapshot()
+        code = kill_during(lake, op, name, rng, lake.root / f"{name}.log", **extra)
+        assert code in (0, 3, -signal.SIGKILL), f"{context}: worker exited {code}"
+        assert lake.snapshot() == before, f"{context}: files outside the index changed"
+        assert_index_usable(spark, hs, lake, name, context)
+        assert lake.snapshot() == before, f"{context}: recovery changed files outside the index"
+
+
+# ---- racing processes ----------------------------------------------------------------------
+
+RACES: list[tuple[str, tuple[str, dict], tuple[str, dict], Callable]] = [
+    ("create-vs-create", ("create", {}), ("create", {}), setup_nothing),
+    ("refresh-vs-delete", ("refresh", {"mode": "full"}), ("delete", {}), setup_stale),
+    ("optimize-vs-refresh", ("optimize", {"mode": "full"}), ("refresh", {"mode": "incremental"}), setup_fragmented),
+    ("vacuum-vs-restore", ("vacuum", {}), ("restore", {}), setup_deleted),
+    ("refresh-vs-refresh", ("refresh", {"mode": "incremental"}), ("refresh", {"mode": "full"}), setup_stale),
+]
+
+
+@pytest.mark.parametrize("label, first, second, setup", RACES, ids=[r[0] for r in RACES])
+def test_racing_operations(
+    spark: SparkSession, lake: Lake, label: str, first: tuple, second: tuple, setup: Callable
+) -> None:
+    hs = Hyperspace(spark)
+    for round_no in range(ROUNDS):
+        name = f"race_{label.replace('-', '_')}_{round_no}"
+        context = f"race {label} (round {round_no})"
+        setup(spark, hs, lake, name)
+        before = lake.snapshot()
+        workers = [
+            Worker(lake, op, name, lake.root / f"{name}-{i}.log", **extra)
+            for i, (op, extra) in enumerate((first, second))
+        ]
+        codes = [w.wait() for w in workers]
+        for worker, code in zip(workers, codes):
+            assert code in (0, 3), f"{context}: a racer failed unclearly (exit {code})\n{worker.describe()}"
+        if first == second or first[0] == "create":
+            assert codes.count(0) >= 1, f"{context}: no racer won\n" + "\n".join(w.describe() for w in workers)
+        assert latest_state(lake, name) in STABLE, f"{context}: left {latest_state(lake, name)}"
+        assert lake.snapshot() == before, f"{context}: files outside the index changed"
+        assert_index_usable(spark, hs, lake, name, context)
+
+
+def test_create_races_differently_cased_names(spark: SparkSession, lake: Lake) -> None:
+    """`X` and `x` are one name: of two processes creating them at once, exactly one wins."""
+    workers = [
+        Worker(lake, "create", name, lake.root / f"case-{i}.log")
+        for i, name in enumerate(("Chaos_Case", "chaos_case"))
+    ]
+    codes = [w.wait() for w in workers]
+    details = "\n".join(w.describe() for w in workers)
+    assert sorted(codes) == [0, 3], f"exactly one create must win: exits {codes}\n{details}"
+    hs = Hyperspace(spark)
+    names = [r["name"] for r in hs.indexes().collect() if r["name"].lower() == "chaos_case"]
+    assert len(names) == 1, f"both spellings exist: {names}"
+    dirs = [p.name for p in lake.system_path.iterdir() if p.name.lower() == "chaos_case"]
+    assert len(dirs) == 1, f"both spellings have directories: {dirs}"
+
+
+# ---- queries beside refresh and vacuum ------------------------------------------------------
+
+
+def test_queries_beside_refresh_and_vacuum(spark: SparkSession, lake: Lake) -> None:
+    """Another process queries in a loop while this one churns the index's data versions.
+
+    Each round appends a file whose rows no chaos query reads, refreshes incrementally (a new
+    data version), vacuums, removes the file again, refreshes, and vacuums. The answers never
+    change, so every query in the loop must return exactly the expected rows.
+    """
+    hs = Hyperspace(spark)
+    name = "chaos_loop"
+    setup_active(spark, hs, lake, name)
+    expected = expected_answers(spark, lake)
+    before = lake.snapshot()
+    worker = Worker(lake, "query-loop", name, lake.root / "loop.log", seconds=35,
+                    expected=[[list(r) for r in rows] for rows in expected])
+    assert worker.go.wait(timeout=180), worker.describe()
+    rounds = 0
+    while worker.proc.poll() is None and rounds < 12:
+        extra = lake.source / f"part-chaos-{rounds}.parquet"
+        (
+            spark.range(0, 50, 1, 1).selectExpr("CAST(-1 - id AS INT) AS k", "id AS v")
+            .coalesce(1).write.mode("overwrite").parquet(str(lake.root / "extra"))
+        )
+        produced = next((lake.root / "extra").glob("*.parquet"))
+        produced.rename(extra)
+        hs.refresh_index(name, "incremental")
+        hs.vacuum_index(name)
+        extra.unlink()
+        hs.refresh_index(name, "incremental")
+        hs.vacuum_index(name)
+        rounds += 1
+    code = worker.wait()
+    assert code == 0, f"a query beside vacuum failed or returned wrong rows (exit {code})\n{worker.describe()}"
+    assert any(line.startswith("ROUNDS") for line in worker.lines), worker.describe()
+    assert rounds > 0, "the index never changed while the queries ran"
+    assert lake.snapshot() == before, "files outside the index changed"
+    assert_queries_correct(spark, lake, "after the query loop")
