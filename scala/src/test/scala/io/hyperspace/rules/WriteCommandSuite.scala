@@ -123,18 +123,6 @@ class WriteCommandSuite extends RuleTestSupport {
     assert(indexesUsed(now).isEmpty)
   }
 
-  test("DataFrame overwrite of an indexed path reading that path is refused as without Hyperspace") {
-    val path = indexedParquet("ow_self")
-    val before = parquetRows(path)
-    def attempt(): Throwable = intercept[Throwable] {
-      spark.read.parquet(path).where("id < 100").write.mode("overwrite").parquet(path)
-    }
-    val off = withHyperspace(on = false)(attempt())
-    val on = withHyperspace(on = true)(attempt())
-    assert(on.getClass == off.getClass && on.getMessage == off.getMessage)
-    assert(parquetRows(path) == before)
-  }
-
   test("INSERT OVERWRITE and CTAS over an indexed catalog table's path") {
     val path = indexedParquet("ctas_src")
     spark.read.parquet(path).createOrReplaceTempView("ctas_src")
