@@ -109,7 +109,6 @@ class TestDataSkippingIndexIntegration(HyperspaceCompatTestCase):
         assert len(self.verifyIndexUsage(lambda: self.spark.read.parquet(path).filter("A = 1 OR B = 100"),
                                          {"myind"})) == 11
 
-    @pytest.mark.xfail(strict=True, reason="#13 item 10: predicates comparing a partition column with a data column")
     def test_data_skipping_with_partitioned_data_and_a_column_comparison(self) -> None:
         # Four files per partition A (A = 0, 200, ...), each of 50 consecutive B values; A = B can
         # hold only in the first file of each partition.
