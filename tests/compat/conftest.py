@@ -33,6 +33,7 @@ _TOUCHED_KEYS = (
     "spark.hyperspace.index.dataskipping.autoPartitionSketch",
     "spark.sql.autoBroadcastJoinThreshold",
     "spark.sql.caseSensitive",
+    "spark.hyperspace.index.vacuum.retention",
 )
 
 _INDEXES_USED = re.compile(r"^(\S+): \S+ \(LogVersion: \d+\)$")
@@ -70,6 +71,9 @@ class HyperspaceCompatTestCase:
         spark.conf.set("spark.hyperspace.index.numBuckets", "5")
         # As the original's notebook: small tables would otherwise be broadcast.
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+        # The original's vacuum removed data at once; ours keeps it for a retention period
+        # (docs/migrating.md), which its users set to 0 to keep the original's behaviour.
+        spark.conf.set("spark.hyperspace.index.vacuum.retention", "0")
         self.hyperspace = Hyperspace(spark)  # noqa: F405
         try:
             yield

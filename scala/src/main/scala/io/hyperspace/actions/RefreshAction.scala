@@ -49,6 +49,13 @@ class RefreshAction(
     val entry = Action.requireActive(indexName, operation, base, IndexData.knownKinds)
     source = FileSource.load(spark, entry.source, indexName)
     listing = source.currentFiles
+    // An index over no data would answer every query with nothing: almost always a source moved
+    // or emptied by mistake, so say so rather than commit it.
+    if (listing.isEmpty) {
+      throw new HyperspaceException(
+        s"Cannot refresh index '$indexName': its source (${entry.source.rootPaths.mkString(", ")}) " +
+          s"has no files left. Delete the index (deleteIndex('$indexName')) if the data is gone for good.")
+    }
     found = SourceChanges.between(entry.source.files, listing)
     if (mode != Full && found.deleted.nonEmpty && !IndexData.canDropDeletedFiles(entry.index)) {
       throw new HyperspaceException(
