@@ -140,10 +140,19 @@ class Worker:
         self.go.set()  # the process ended (before or after GO)
 
     def kill(self) -> None:
+        """SIGKILLs the whole group and waits until its processes are gone: the JVM is a child of
+        the worker, and `cancel` rightly refuses while the owning JVM is still alive."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
-            pass
+            return
+        self.proc.wait()
+        for _ in range(600):
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                return
+            threading.Event().wait(0.05)
 
     def wait(self, timeout: float = 240) -> int:
         try:
