@@ -97,18 +97,21 @@ object SketchPredicates {
     def build(op: ComparisonOp, t: Expression, l: Expression, flipped: Boolean) =
       for (casts <- castChain(t, target, Casts.orderPreserving); lit <- literalOf(l) if lit.value != null)
         yield Comparison(if (flipped) op.flip else op, lit, casts)
-    val op: Option[ComparisonOp] = p match {
-      case _: EqualTo | _: EqualNullSafe => Some(ComparisonOp.Eq)
-      case _: LessThan => Some(ComparisonOp.Lt)
-      case _: LessThanOrEqual => Some(ComparisonOp.Le)
-      case _: GreaterThan => Some(ComparisonOp.Gt)
-      case _: GreaterThanOrEqual => Some(ComparisonOp.Ge)
-      case _ => None
-    }
-    op.flatMap { o =>
+    comparisonOp(p, nullSafe = true).flatMap { o =>
       val b = p.asInstanceOf[BinaryComparison]
       build(o, b.left, b.right, flipped = false).orElse(build(o, b.right, b.left, flipped = true))
     }
+  }
+
+  /** The order a binary comparison `p` tests; `<=>` counts as `=` only when `nullSafe`. */
+  private def comparisonOp(p: Expression, nullSafe: Boolean): Option[ComparisonOp] = p match {
+    case _: EqualTo => Some(ComparisonOp.Eq)
+    case _: EqualNullSafe if nullSafe => Some(ComparisonOp.Eq)
+    case _: LessThan => Some(ComparisonOp.Lt)
+    case _: LessThanOrEqual => Some(ComparisonOp.Le)
+    case _: GreaterThan => Some(ComparisonOp.Gt)
+    case _: GreaterThanOrEqual => Some(ComparisonOp.Ge)
+    case _ => None
   }
 
   /**
@@ -123,15 +126,7 @@ object SketchPredicates {
     def build(op: ComparisonOp, t: Expression, v: Expression, flipped: Boolean) =
       for (casts <- castChain(t, target, Casts.orderPreserving); value <- perFile(v))
         yield PerFileComparison(if (flipped) op.flip else op, value, casts)
-    val op: Option[ComparisonOp] = p match {
-      case _: EqualTo => Some(ComparisonOp.Eq)
-      case _: LessThan => Some(ComparisonOp.Lt)
-      case _: LessThanOrEqual => Some(ComparisonOp.Le)
-      case _: GreaterThan => Some(ComparisonOp.Gt)
-      case _: GreaterThanOrEqual => Some(ComparisonOp.Ge)
-      case _ => None
-    }
-    op.flatMap { o =>
+    comparisonOp(p, nullSafe = false).flatMap { o =>
       val b = p.asInstanceOf[BinaryComparison]
       build(o, b.left, b.right, flipped = false).orElse(build(o, b.right, b.left, flipped = true))
     }
