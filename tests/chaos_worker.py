@@ -1,8 +1,11 @@
 """One Hyperspace operation in a process of its own, for tests/test_chaos.py to kill or race.
 
-Run as ``python tests/chaos_worker.py '<json>'`` with the keys ``op``, ``name``, ``source``,
-``system_path`` and, per operation, ``mode`` / ``seconds`` / ``expected``. It prints ``GO`` just
-before the operation starts (the killer's cue) and exits with:
+Run as ``python tests/chaos_worker.py``: it starts its Spark session, prints ``READY`` and reads one
+JSON line from stdin with the keys ``op``, ``name``, ``source``, ``system_path`` and, per
+operation, ``mode`` / ``seconds`` / ``expected`` (``python tests/chaos_worker.py '<json>'`` runs
+one operation directly). Starting the JVM before the command is known lets the tests keep a warm
+worker waiting while the previous one is killed. It prints ``GO`` just before the operation starts
+(the killer's cue) and exits with:
 
 - 0: the operation succeeded (``query-loop``: every query returned the expected rows);
 - 3: it failed with a HyperspaceException, the clear error a losing racer should get;
@@ -40,7 +43,7 @@ QUERIES = [
 ]
 
 
-def session(system_path: str, extra: dict[str, str]) -> SparkSession:
+def session() -> SparkSession:
     builder = (
         SparkSession.builder.master("local[1]")
         .appName("hyperspace-chaos")
@@ -48,12 +51,9 @@ def session(system_path: str, extra: dict[str, str]) -> SparkSession:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.host", "127.0.0.1")
-        .config("spark.hyperspace.system.path", system_path)
         .config("spark.hyperspace.index.numBuckets", "4")
         .config("spark.hyperspace.index.lineage.enabled", "true")
     )
-    for key, value in extra.items():
-        builder = builder.config(key, value)
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
     return spark
@@ -65,8 +65,9 @@ def answers(spark: SparkSession, source: str) -> list[list[tuple]]:
     return [sorted(tuple(r) for r in spark.sql(q).collect()) for q in QUERIES]
 
 
-def run(args: dict) -> None:
-    spark = session(args["system_path"], args.get("conf", {}))
+def run(spark: SparkSession, args: dict) -> None:
+    # Set per command: a warm worker is started before the test's lake exists.
+    spark.conf.set("spark.hyperspace.system.path", args["system_path"])
     hs = Hyperspace(spark)
     name, source, op = args["name"], args["source"], args["op"]
     df = spark.read.parquet(source)
@@ -108,7 +109,15 @@ def run(args: dict) -> None:
 
 if __name__ == "__main__":
     try:
-        run(json.loads(sys.argv[1]))
+        spark = session()
+        if len(sys.argv) > 1:
+            command = sys.argv[1]
+        else:
+            print("READY", flush=True)
+            command = sys.stdin.readline()
+            if not command:  # the test run ended without needing this worker
+                sys.exit(0)
+        run(spark, json.loads(command))
     except HyperspaceException as error:
         print(f"HYPERSPACE-ERROR {type(error).__name__}: {error}", flush=True)
         sys.exit(3)

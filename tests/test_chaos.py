@@ -114,22 +114,79 @@ def expected_answers(spark: SparkSession, lake: Lake) -> list[list[tuple]]:
 # ---- worker processes ----------------------------------------------------------------------
 
 
-class Worker:
-    """A chaos_worker.py process in its own process group (its JVM dies with it)."""
+class WorkerPool:
+    """Worker processes started ahead of need.
 
-    def __init__(self, lake: Lake, op: str, name: str, log: Path, **extra: object) -> None:
+    A worker spends most of its life starting its JVM, so a few are kept started and waiting
+    for a command: a test takes one whose JVM is up, and a replacement starts while the test
+    runs. Workers never taken exit when the pool closes (their stdin ends).
+    """
+
+    WARM = 2  # a race takes two at once
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.started = 0
+        self.idle: list[tuple[subprocess.Popen, Path]] = []
+
+    def _start(self) -> None:
+        self.started += 1
+        log = self.log_dir / f"worker-{self.started}.log"
+        proc = subprocess.Popen(
+            [sys.executable, WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=open(log, "w"), text=True, cwd=str(REPO),
+            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.idle.append((proc, log))
+
+    def take(self) -> tuple[subprocess.Popen, Path]:
+        while len(self.idle) < self.WARM + 1:
+            self._start()
+        taken = self.idle.pop(0)
+        return taken
+
+    def close(self) -> None:
+        for proc, _ in self.idle:
+            assert proc.stdin is not None
+            proc.stdin.close()
+        for proc, _ in self.idle:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+        self.idle = []
+
+
+_pool: WorkerPool | None = None
+
+
+@pytest.fixture(scope="module", autouse=True)
+def worker_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerPool]:
+    global _pool
+    _pool = WorkerPool(tmp_path_factory.mktemp("chaos-workers"))
+    yield _pool
+    _pool.close()
+    _pool = None
+
+
+class Worker:
+    """A chaos_worker.py process in its own process group (its JVM dies with it), given one
+    operation. Its stderr is in ``log``."""
+
+    def __init__(self, lake: Lake, op: str, name: str, **extra: object) -> None:
+        assert _pool is not None
         args = {"op": op, "name": name, "source": str(lake.source),
                 "system_path": str(lake.system_path), **extra}
-        self.log = log
-        self.stderr = open(log, "w")
-        self.proc = subprocess.Popen(
-            [sys.executable, WORKER, json.dumps(args)],
-            stdout=subprocess.PIPE, stderr=self.stderr, text=True, cwd=str(REPO),
-            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.proc, self.log = _pool.take()
         self.lines: list[str] = []
         self.go = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(args) + "\n")
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass  # the worker died while starting: describe() shows why
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -161,7 +218,6 @@ class Worker:
             self.kill()
             code = self.proc.wait()
         self.reader.join(timeout=10)
-        self.stderr.close()
         return code
 
     def describe(self) -> str:
@@ -169,9 +225,9 @@ class Worker:
         return f"stdout: {self.lines}\nstderr (tail): {tail}"
 
 
-def kill_during(lake: Lake, op: str, name: str, rng: random.Random, log: Path, **extra: object) -> int:
+def kill_during(lake: Lake, op: str, name: str, rng: random.Random, **extra: object) -> int:
     """Starts ``op`` in a worker and SIGKILLs it at a random point after it starts."""
-    worker = Worker(lake, op, name, log, **extra)
+    worker = Worker(lake, op, name, **extra)
     assert worker.go.wait(timeout=180), f"the {op} worker never started\n{worker.describe()}"
     delay = rng.uniform(0, KILL_WINDOW_S)
     threading.Event().wait(delay)
@@ -250,7 +306,7 @@ def setup_deleted(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) ->
 def setup_stuck(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> None:
     """An index whose refresh was killed mid-way: what cancel starts from."""
     setup_stale(spark, hs, lake, name)
-    worker = Worker(lake, "refresh", name, lake.root / "stuck-refresh.log", mode="full")
+    worker = Worker(lake, "refresh", name, mode="full")
     assert worker.go.wait(timeout=180), worker.describe()
     # Kill only once the REFRESHING entry is written, so there is something to cancel.
     deadline = threading.Event()
@@ -289,7 +345,7 @@ def test_kill_during_operation(
         context = f"kill during {label} (seed {SEED}, round {round_no})"
         setup(spark, hs, lake, name)
         before = lake.snapshot()
-        code = kill_during(lake, op, name, rng, lake.root / f"{name}.log", **extra)
+        code = kill_during(lake, op, name, rng, **extra)
         assert code in (0, 3, -signal.SIGKILL), f"{context}: worker exited {code}"
         assert lake.snapshot() == before, f"{context}: files outside the index changed"
         assert_index_usable(spark, hs, lake, name, context)
@@ -318,8 +374,8 @@ def test_racing_operations(
         setup(spark, hs, lake, name)
         before = lake.snapshot()
         workers = [
-            Worker(lake, op, name, lake.root / f"{name}-{i}.log", **extra)
-            for i, (op, extra) in enumerate((first, second))
+            Worker(lake, op, name, **extra)
+            for op, extra in (first, second)
         ]
         codes = [w.wait() for w in workers]
         for worker, code in zip(workers, codes):
@@ -334,8 +390,8 @@ def test_racing_operations(
 def test_create_races_differently_cased_names(spark: SparkSession, lake: Lake) -> None:
     """`X` and `x` are one name: of two processes creating them at once, exactly one wins."""
     workers = [
-        Worker(lake, "create", name, lake.root / f"case-{i}.log")
-        for i, name in enumerate(("Chaos_Case", "chaos_case"))
+        Worker(lake, "create", name)
+        for name in ("Chaos_Case", "chaos_case")
     ]
     codes = [w.wait() for w in workers]
     details = "\n".join(w.describe() for w in workers)
@@ -364,11 +420,12 @@ def test_queries_beside_refresh_and_vacuum(spark: SparkSession, lake: Lake) -> N
     setup_active(spark, hs, lake, name)
     expected = expected_answers(spark, lake)
     before = lake.snapshot()
-    worker = Worker(lake, "query-loop", name, lake.root / "loop.log", seconds=35,
+    # 20 s of queries in CI's single round; longer with `make chaos`.
+    worker = Worker(lake, "query-loop", name, seconds=10 + 10 * ROUNDS,
                     expected=[[list(r) for r in rows] for rows in expected])
     assert worker.go.wait(timeout=180), worker.describe()
     rounds = 0
-    while worker.proc.poll() is None and rounds < 12:
+    while worker.proc.poll() is None and rounds < 6 + 6 * ROUNDS:
         (
             spark.range(0, 50, 1, 1).selectExpr(f"CAST(-1 - id - {50 * rounds} AS INT) AS k", "id AS v")
             .write.mode("append").parquet(str(lake.source))
