@@ -1,10 +1,11 @@
 package io.hyperspace.explain
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.types.StructType
 
 import io.hyperspace.index.IndexCatalog
 import io.hyperspace.log.{LogEntry, States}
@@ -78,7 +79,14 @@ object WhyNot extends PredicateHelper {
         Seq(servable.left.toOption.get)
       } else {
         // Struct fields are named by their dotted paths (`nested.leaf.id`), as index columns are.
-        val expressions = plan.collect { case n if !n.isInstanceOf[LogicalRelation] => n.expressions }.flatten
+        // Spark infers `isnotnull(s)` from a filter on a field of struct `s`; the field is what is read.
+        val expressions = plan.collect {
+          case Filter(cond, _) => splitConjunctivePredicates(cond).filterNot {
+            case IsNotNull(a: Attribute) => a.dataType.isInstanceOf[StructType]
+            case _ => false
+          }
+          case n if !n.isInstanceOf[LogicalRelation] => n.expressions
+        }.flatten
         val missing = StructFields.uncovered(entry, StructFields.readsOf(expressions, r.outputSet), resolver)
         val leadingColumn = CoveringIndex.columnsOf(entry.index)._1.head
         val leading = leadingColumn.name

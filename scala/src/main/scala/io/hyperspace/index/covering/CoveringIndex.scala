@@ -8,6 +8,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.index.BoundedCache
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
@@ -86,12 +87,16 @@ object CoveringIndex {
    * indexed columns, then the included ones, then the lineage column): the log's names alone
    * cannot tell a top-level column named `a.b` from field `b` of struct `a`.
    */
-  def columnsOf(definition: IndexDefinition): (Seq[IndexColumn], Seq[IndexColumn]) = {
-    val stored = DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
-      .map(IndexColumn.fromStoredName)
-    val indexed = stored.take(definition.indexedColumns.size)
-    (indexed, stored.slice(indexed.size, indexed.size + definition.includedColumns.size))
-  }
+  def columnsOf(definition: IndexDefinition): (Seq[IndexColumn], Seq[IndexColumn]) =
+    // Rules ask for every candidate of every query: parse each stored schema once.
+    columnsCache.getOrElseUpdate((definition.schema, definition.indexedColumns.size, definition.includedColumns.size), {
+      val stored = DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
+        .map(IndexColumn.fromStoredName)
+      val indexed = stored.take(definition.indexedColumns.size)
+      (indexed, stored.slice(indexed.size, indexed.size + definition.includedColumns.size))
+    })
+
+  private val columnsCache = new BoundedCache[(String, Int, Int), (Seq[IndexColumn], Seq[IndexColumn])](1024)
 
   /** The index data's names of the indexed columns: what it is bucketed and sorted by. */
   def storedIndexedColumns(definition: IndexDefinition): Seq[String] = columnsOf(definition)._1.map(_.storedName)

@@ -97,37 +97,30 @@ object IndexColumn {
    */
   private def resolvePath(schema: StructType, resolver: Resolver, parts: Seq[String])
       : Either[String, (Seq[String], StructField)] = {
-    var current: DataType = schema
-    var nullable = false
-    val spelled = Seq.newBuilder[String]
-    var leaf: StructField = null
-    for ((part, i) <- parts.zipWithIndex) {
-      val within = if (i == 0) "the source" else s"struct '${parts.take(i).mkString(".")}'"
-      current match {
-        case s: StructType =>
-          s.fields.filter(f => resolver(f.name, part)) match {
-            case Array(f) =>
-              spelled += f.name
-              nullable = nullable || f.nullable
-              current = f.dataType
-              leaf = f
-            case Array() =>
-              return Left(s"is not in the source: $within has no field '$part' (its fields are " +
-                s"${s.fieldNames.mkString(", ")}).")
-            case many =>
-              return Left(s"is ambiguous: $within has fields ${many.map(_.name).mkString(", ")} matching '$part'.")
-          }
-        case other =>
-          val kind = other match {
-            case _: ArrayType => "an array"
-            case _: MapType => "a map"
-            case t => s"of type ${t.simpleString}"
-          }
-          return Left(s"cannot be indexed: '${parts.take(i).mkString(".")}' is $kind, not a struct; only " +
-            "fields of (nested) structs can be index columns, fields inside arrays and maps are not supported.")
-      }
+    // Walks down one part at a time; `done` is the spelled path so far, `nullable` whether any
+    // struct on it is.
+    def walk(current: DataType, rest: Seq[String], done: Seq[String], nullable: Boolean, leaf: Option[StructField])
+        : Either[String, (Seq[String], StructField)] = (rest, current) match {
+      case (Seq(), _) => Right((done, leaf.get.copy(nullable = nullable)))
+      case (part +: more, s: StructType) =>
+        val within = if (done.isEmpty) "the source" else s"struct '${done.mkString(".")}'"
+        s.fields.filter(f => resolver(f.name, part)) match {
+          case Array(f) => walk(f.dataType, more, done :+ f.name, nullable || f.nullable, Some(f))
+          case Array() =>
+            Left(s"is not in the source: $within has no field '$part' (its fields are ${s.fieldNames.mkString(", ")}).")
+          case many =>
+            Left(s"is ambiguous: $within has fields ${many.map(_.name).mkString(", ")} matching '$part'.")
+        }
+      case (_, other) =>
+        val kind = other match {
+          case _: ArrayType => "an array"
+          case _: MapType => "a map"
+          case t => s"of type ${t.simpleString}"
+        }
+        Left(s"cannot be indexed: '${done.mkString(".")}' is $kind, not a struct; only fields of (nested) " +
+          "structs can be index columns, fields inside arrays and maps are not supported.")
     }
-    Right((spelled.result(), leaf.copy(nullable = nullable)))
+    walk(schema, parts, Nil, nullable = false, None)
   }
 
   /** `fields` read one inside the other out of `value`, by name (exact spelling). */

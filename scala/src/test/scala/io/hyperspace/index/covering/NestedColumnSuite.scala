@@ -114,6 +114,8 @@ class NestedColumnSuite extends MaintenanceTestSupport {
       .select("nested.leaf.cnt", "nested.leaf.id"))) == Seq("nestedFilter"))
     // A field the index lacks, or the whole struct, is not covered: the source is read.
     assert(indexesUsed(sameResult(read(dir).where("nested.leaf.id = 7").select("nested.leaf.tag"))).isEmpty)
+    val whyNot = hs.whyNot(read(dir).where("nested.leaf.id = 7").select("nested.leaf.tag"), "nestedFilter")
+    assert(whyNot.contains("column(s) nested.leaf.tag not covered"), whyNot)
     assert(indexesUsed(sameResult(read(dir).where("nested.leaf.id = 7").select("nested"))).isEmpty)
     assert(indexesUsed(sameResult(read(dir).where("nested.leaf.id = 7"))).isEmpty)
   }
@@ -144,6 +146,26 @@ class NestedColumnSuite extends MaintenanceTestSupport {
     assert(indexesUsed(plan) == Seq("leftIdx", "rightIdx"), plan.treeString)
     assert(shuffles(plan) == 0, plan.treeString)
     withHyperspace(on = true)(assert(query.columns.toSeq == Seq("cnt", "name")))
+  }
+
+  test("a join reading every field of a struct (which Spark leaves unaliased) uses the indexes") {
+    def small(name: String, rows: Int): File = {
+      val dir = new File(newDir(name), "data")
+      spark.range(0, rows, 1, 2).selectExpr("named_struct('id', CAST(id % 20 AS INT), 'cnt', id) AS s")
+        .write.parquet(dir.getAbsolutePath)
+      dir
+    }
+    val (left, right) = (small("whole-left", 200), small("whole-right", 90))
+    hs.createIndex(read(left), IndexConfig("wholeLeft", Seq("s.id"), Seq("s.cnt")))
+    hs.createIndex(read(right), IndexConfig("wholeRight", Seq("s.id"), Seq("s.cnt")))
+    def query = {
+      val (l, r) = (read(left), read(right))
+      l.join(r, l("s.id") === r("s.id")).select(l("s.cnt").as("lc"), r("s.cnt").as("rc"), l("s.id"))
+    }
+    val plan = sameResult(query)
+    assert(indexesUsed(plan) == Seq("wholeLeft", "wholeRight"), plan.treeString)
+    assert(shuffles(plan) == 0, plan.treeString)
+    withHyperspace(on = true)(assert(query.columns.toSeq == Seq("lc", "rc", "id")))
   }
 
   test("a join of a nested key with a top-level key, one side indexed") {
