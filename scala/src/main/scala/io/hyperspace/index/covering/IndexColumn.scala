@@ -128,7 +128,8 @@ object IndexColumn {
     fields.foldLeft(Option(value)) { (current, field) =>
       current.flatMap { e =>
         e.dataType match {
-          case s: StructType => s.getFieldIndex(field).map(i => GetStructField(e, i, Some(field)))
+          case s: StructType =>
+            Some(s.fieldNames.indexOf(field)).filter(_ >= 0).map(i => GetStructField(e, i, Some(field)))
           case _ => None
         }
       }
