@@ -59,20 +59,7 @@ class TestErrorsAreTranslated(HyperspaceCompatTestCase):
 
 
 class TestPendingFeatures(HyperspaceCompatTestCase):
-    """Scenarios of the original that need #13 items 6-10 (another branch)."""
-
-    @pytest.mark.xfail(strict=True, reason="#13 item 6: nested (struct) columns")
-    def test_filter_on_a_nested_column(self) -> None:
-        path = self.dataPath("nested")
-        self.spark.range(20).selectExpr("id", "named_struct('leaf', named_struct('id', id, 'cnt', id * 2)) AS nested") \
-            .write.parquet(path)
-        self.hyperspace.createIndex(self.spark.read.parquet(path),
-                                    IndexConfig("nestedIdx", ["nested.leaf.id"], ["nested.leaf.cnt"]))
-
-        def query():
-            return self.spark.read.parquet(path).filter("nested.leaf.id = 3").select("nested.leaf.cnt")
-
-        assert self.verifyIndexUsage(query, {"nestedIdx"}) == [(6,)]
+    """Scenarios of the original that need #13 items 7-10 (another branch)."""
 
     def test_glob_pattern_source_and_refresh(self) -> None:
         root = self.dataPath("glob")

@@ -160,3 +160,46 @@ class TestE2EHyperspaceRules(HyperspaceCompatTestCase):
             return left.join(right, left.clicks == right.clicks).select(left.RGUID, right.imprs)
 
         self.verifyIndexUsage(query, set())
+
+
+class TestNestedColumns(HyperspaceCompatTestCase):
+    """Indexes over struct fields named by dotted paths (the original's `__hs_nested` columns)."""
+
+    def writeNested(self, name: str, rows: int) -> str:
+        path = self.dataPath(name)
+        self.spark.range(rows).selectExpr(
+            "id", "CONCAT('q', id % 4) AS Query",
+            "named_struct('leaf', named_struct('id', id % 10, 'cnt', id * 2), 'flag', id % 2 = 0) AS nested") \
+            .repartition(3).write.parquet(path)
+        return path
+
+    def test_filter_on_a_nested_column(self) -> None:
+        path = self.dataPath("nested")
+        self.spark.range(20).selectExpr("id", "named_struct('leaf', named_struct('id', id, 'cnt', id * 2)) AS nested") \
+            .write.parquet(path)
+        self.hyperspace.createIndex(self.spark.read.parquet(path),
+                                    IndexConfig("nestedIdx", ["nested.leaf.id"], ["nested.leaf.cnt"]))
+
+        def query():
+            return self.spark.read.parquet(path).filter("nested.leaf.id = 3").select("nested.leaf.cnt")
+
+        assert self.verifyIndexUsage(query, {"nestedIdx"}) == [(6,)]
+        row = self.hyperspace.indexes().filter("name = 'nestedIdx'").first()
+        assert row["indexedColumns"] == ["nested.leaf.id"]
+
+    def test_join_on_a_nested_column(self) -> None:
+        leftPath = self.writeNested("nestedLeft", 40)
+        rightPath = self.writeNested("nestedRight", 25)
+        self.hyperspace.createIndex(self.spark.read.parquet(leftPath),
+                                    IndexConfig("leftIndex", ["nested.leaf.id"], ["nested.leaf.cnt"]))
+        self.hyperspace.createIndex(self.spark.read.parquet(rightPath),
+                                    IndexConfig("rightIndex", ["nested.leaf.id"], ["Query"]))
+
+        def query():
+            left = self.spark.read.parquet(leftPath)
+            right = self.spark.read.parquet(rightPath)
+            return left.join(right, left["nested.leaf.id"] == right["nested.leaf.id"]) \
+                .select(left["nested.leaf.cnt"], right["Query"])
+
+        rows = self.verifyIndexUsage(query, {"leftIndex", "rightIndex"})
+        assert len(rows) == 4 * 25  # each key has 4 rows on the left; the right has 25 rows

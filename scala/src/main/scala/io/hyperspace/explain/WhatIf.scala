@@ -1,6 +1,7 @@
 package io.hyperspace.explain
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.StructType
 
@@ -27,8 +28,10 @@ object WhatIf {
       IndexNames.validate(config.name)
       val relation = relations.find { r =>
         val names = r.output.map(_.name)
+        // A nested field (`nested.leaf.id`) belongs to the relation with its top-level column.
         (config.indexedColumns ++ config.includedColumns).forall(c =>
-          names.exists(spark.sessionState.conf.resolver(_, c)))
+          (c +: scala.util.Try(UnresolvedAttribute.parseAttributeName(c).take(1)).getOrElse(Nil))
+            .exists(n => names.exists(spark.sessionState.conf.resolver(_, n))))
       }.getOrElse(throw new io.hyperspace.HyperspaceException(
         s"Hypothetical index '${config.name}': no data the query reads has the columns " +
           s"${(config.indexedColumns ++ config.includedColumns).mkString(", ")}."))

@@ -1,15 +1,17 @@
 package io.hyperspace.explain
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{AttributeSet, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.types.StructType
 
 import io.hyperspace.index.IndexCatalog
 import io.hyperspace.log.{LogEntry, States}
 import io.hyperspace.index.dataskipping.DataSkippingIndex
-import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule, FileListings, RewriteScope}
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule, FileListings, RewriteScope, StructFields}
 import io.hyperspace.sources.FileSource
 
 /** `whyNot(df)`: for each index a query does not use, the reasons in words. */
@@ -76,14 +78,22 @@ object WhyNot extends PredicateHelper {
       } else if (servable.isLeft) {
         Seq(servable.left.toOption.get)
       } else {
-        val columns = entry.index.indexedColumns ++ entry.index.includedColumns
-        val needed = AttributeSet(plan.flatMap(_.references)).filter(a => r.outputSet.contains(a))
-        val missing = needed.toSeq.map(_.name).filterNot(n => columns.exists(resolver(_, n))).distinct.sorted
-        val leading = entry.index.indexedColumns.head
+        // Struct fields are named by their dotted paths (`nested.leaf.id`), as index columns are.
+        // Spark infers `isnotnull(s)` from a filter on a field of struct `s`; the field is what is read.
+        val expressions = plan.collect {
+          case Filter(cond, _) => splitConjunctivePredicates(cond).filterNot {
+            case IsNotNull(a: Attribute) => a.dataType.isInstanceOf[StructType]
+            case _ => false
+          }
+          case n if !n.isInstanceOf[LogicalRelation] => n.expressions
+        }.flatten
+        val missing = StructFields.uncovered(entry, StructFields.readsOf(expressions, r.outputSet), resolver)
+        val leadingColumn = CoveringIndex.columnsOf(entry.index)._1.head
+        val leading = leadingColumn.name
         val filtersLeading = plan.exists {
           case Filter(cond, child) if child.collectLeaves().contains(r) =>
-            splitConjunctivePredicates(cond).filterNot(_.isInstanceOf[IsNotNull])
-              .flatMap(_.references).exists(a => r.outputSet.contains(a) && resolver(a.name, leading))
+            StructFields.reads(StructFields.readsOf(
+              splitConjunctivePredicates(cond).filterNot(_.isInstanceOf[IsNotNull]), r.outputSet), leadingColumn, resolver)
           case _ => false
         }
         val joins = plan.collect { case j: Join if j.collectLeaves().contains(r) => j }

@@ -1,11 +1,11 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, IsNotNull, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Expression, IsNotNull, PredicateHelper}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
-import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex}
+import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexFileIndex}
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 
 import io.hyperspace.log.LogEntry
@@ -25,11 +25,13 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     plan transformDown {
       // The columns the chain needs come from ScanChain, as for the join and aggregate rules.
-      case chain @ ScanChain(relation, needed) if filterOf(chain).isDefined =>
-        bestIndex(spark, indexes, relation, needed, filterOf(chain).get)
-          .map(c => chain transformUp {
-            case r: LogicalRelation if r eq relation => HybridScan.replace(spark, c, r, keepBuckets = false)
-          })
+      // Struct fields the chain reads (`nested.leaf.id`) must be index columns themselves.
+      case chain @ ScanChain(relation, _) if filterOf(chain).isDefined =>
+        val reads = StructFields.readsOf(chain, relation)
+        bestIndex(spark, indexes, relation, reads, filterOf(chain).get)
+          .map { case (c, covered) =>
+            StructFields.replaceScan(spark, chain, relation, c, covered, keepBuckets = false)
+          }
           .getOrElse(chain)
     }
 
@@ -44,12 +46,15 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       spark: SparkSession,
       indexes: Seq[LogEntry],
       relation: LogicalRelation,
-      needed: Seq[Attribute],
-      condition: Expression): Option[IndexCandidate] = {
+      reads: StructFields.Reads,
+      condition: Expression): Option[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
     val resolver = spark.sessionState.conf.resolver
     // The IS NOT NULL filters Spark infers for joins are no reason to read an index.
-    val filtered = splitConjunctivePredicates(condition)
-      .filterNot(_.isInstanceOf[IsNotNull]).flatMap(_.references).map(_.name)
+    val filtered = StructFields.readsOf(
+      splitConjunctivePredicates(condition).filterNot(_.isInstanceOf[IsNotNull]), relation)
+    def filtersOn(column: IndexColumn): Boolean =
+      if (column.isNested) filtered.fields.exists(StructFields.isColumn(column, _, resolver))
+      else filtered.whole.exists(a => resolver(a.name, column.path.head))
     // A scan data skipping already pruned keeps its pruning unless the index reads fewer bytes.
     val prunedBytes = relation.relation match {
       case fs: HadoopFsRelation => fs.location match {
@@ -58,9 +63,11 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       }
       case _ => None
     }
-    IndexRanking.best(CandidateIndexes.forRelation(spark, indexes, relation, needed)
-      .filter(c => filtered.exists(resolver(_, c.entry.index.indexedColumns.head)))
-      .filter(c => prunedBytes.forall(bytesRead(c, condition) < _)))
+    val usable = CandidateIndexes.forRelation(spark, indexes, relation, reads.whole)
+      .filter(c => filtersOn(CoveringIndex.columnsOf(c.entry.index)._1.head))
+      .filter(c => prunedBytes.forall(bytesRead(c, condition) < _))
+      .flatMap(c => StructFields.coverage(c.entry, reads.fields, resolver).map(c -> _))
+    IndexRanking.best(usable.map(_._1)).flatMap(best => usable.find(_._1 eq best))
   }
 
   /** Bytes a filter query reads through `c`: bucket pruning counted, as IndexFileIndex does it. */

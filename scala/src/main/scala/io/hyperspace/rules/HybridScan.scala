@@ -1,11 +1,11 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{In, Literal, Not}
+import org.apache.spark.sql.catalyst.expressions.{Alias, In, Literal, Not}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
-import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
+import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexScan}
 import io.hyperspace.sources.FileSource
 
 /**
@@ -20,18 +20,21 @@ object HybridScan {
 
   /**
    * A plan reading `candidate` in place of `source`, with the source's attributes for the
-   * index's columns. `keepBuckets`: whether the result must stay hash-partitioned like the index.
+   * index's columns, followed by the flat columns of the nested fields `fields` (see
+   * [[IndexScan.replace]]). `keepBuckets`: whether the result must stay hash-partitioned like
+   * the index.
    */
   def replace(
       spark: SparkSession,
       candidate: IndexCandidate,
       source: LogicalRelation,
-      keepBuckets: Boolean): LogicalPlan = {
+      keepBuckets: Boolean,
+      fields: Seq[IndexColumn] = Nil): LogicalPlan = {
     val entry = candidate.entry
-    if (!candidate.isHybrid) return IndexScan.replace(spark, entry, source)
+    if (!candidate.isHybrid) return IndexScan.replace(spark, entry, source, fields.map(_.storedName))
 
     val scan = IndexScan.scanFor(spark, entry, source)
-    val columns = IndexScan.sourceColumns(scan, source)
+    val columns = IndexScan.sourceColumns(scan, source) ++ IndexScan.fieldColumns(scan, fields.map(_.storedName))
     val deletedIds = candidate.changes.deleted.map(_.id)
     val kept = if (deletedIds.isEmpty) scan else {
       val lineage = scan.output.find(_.name == CoveringIndex.LineageColumn).getOrElse(
@@ -43,10 +46,18 @@ object HybridScan {
 
     val fs = CandidateIndexes.sourceScan(source).get
     val appended = FileSource(source, fs).restrictedTo(candidate.changes.appended.map(_._1).toSet)
+    // Appended files are flattened as the index data was: each nested field read out of its struct.
+    val appendedFields = fields.map { f =>
+      val struct = appended.output.find(_.name.equalsIgnoreCase(f.path.head)).get
+      Alias(f.extractFrom(struct).getOrElse(
+        throw new IllegalStateException(s"The source has no field ${f.name}")), f.storedName)()
+    }
     val appendedSide = Project(
-      columns.map(c => appended.output.find(_.name.equalsIgnoreCase(c.name)).get), appended)
+      columns.take(columns.size - fields.size).map(c => appended.output.find(_.name.equalsIgnoreCase(c.name)).get) ++
+        appendedFields,
+      appended)
     if (keepBuckets) {
-      BucketUnion(Seq(indexSide, appendedSide), entry.index.indexedColumns, entry.index.numBuckets)
+      BucketUnion(Seq(indexSide, appendedSide), CoveringIndex.storedIndexedColumns(entry.index), entry.index.numBuckets)
     } else {
       Union(indexSide, appendedSide)
     }

@@ -1,13 +1,15 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, KnownFloatingPointNormalized}
+import org.apache.spark.sql.catalyst.analysis.Resolver
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, ExprId, Expression, KnownFloatingPointNormalized}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
+import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexScan}
 import io.hyperspace.log.LogEntry
 
 /**
@@ -31,21 +33,46 @@ object JoinIndexRule extends IndexRewrite {
 
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     plan transformUp {
+      // Keys that are struct fields (`l.nested.id = r.nested.id`) are attributes only once Spark's
+      // nested column aliasing read them out below the join, which it skips when a query reads
+      // every field of the struct. Do it here, and keep it only if an index is then used.
+      case project @ Project(_, join: Join) if hasFieldKeys(join) =>
+        val aliased = NestedKeyAliasing(project)
+        val rewritten = aliased.transformUp { case j: Join => rewriteJoin(spark, j, indexes) }
+        if (indexScans(rewritten) > indexScans(project)) rewritten else project
+      case join: Join => rewriteJoin(spark, join, indexes)
+    }
+
+  private def indexScans(plan: LogicalPlan): Int =
+    plan.collect { case r: LogicalRelation if IndexScan.isIndexScan(r) => r }.size
+
+  private def hasFieldKeys(join: Join): Boolean = join match {
+    case ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, _, _, _) =>
+      (leftKeys ++ rightKeys).exists(StructFields.FieldChain.unapply(_).isDefined)
+    case _ => false
+  }
+
+  private def rewriteJoin(spark: SparkSession, plan: Join, indexes: Seq[LogEntry]): LogicalPlan =
+    plan match {
       case join @ ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, _, _, left, right, _)
           if supportedJoinTypes.contains(joinType) &&
             (leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined) &&
             BroadcastSides.of(join.asInstanceOf[Join], spark.sessionState.conf).isEmpty =>
         val lk = leftKeys.flatMap(keyAttribute)
         val rk = rightKeys.flatMap(keyAttribute)
-        val leftOptions = sideCandidates(spark, indexes, left, lk)
-        val rightOptions = sideCandidates(spark, indexes, right, rk)
-        choose(spark, leftOptions, rightOptions, lk, rk) match {
+        val (l, r) = (Side.of(left, lk), Side.of(right, rk))
+        // A side that is no scan chain has no candidates; its keys still pair with the other's.
+        val lPaths = l.map(_.keys).getOrElse(lk.map(k => Seq(k.name)))
+        val rPaths = r.map(_.keys).getOrElse(rk.map(k => Seq(k.name)))
+        choose(spark, l.toSeq.flatMap(_.candidates(spark, indexes)), r.toSeq.flatMap(_.candidates(spark, indexes)),
+            lPaths, rPaths) match {
           case (None, None) => join
-          case (l, r) =>
+          case (lc, rc) =>
             join.asInstanceOf[Join].copy(
-              left = l.map(e => useIndex(spark, left, e)).getOrElse(left),
-              right = r.map(e => useIndex(spark, right, e)).getOrElse(right))
+              left = lc.map(l.get.useIndex(spark, _)).getOrElse(left),
+              right = rc.map(r.get.useIndex(spark, _)).getOrElse(right))
         }
+      case other => other
     }
 
   /**
@@ -58,17 +85,54 @@ object JoinIndexRule extends IndexRewrite {
     case _ => None
   }
 
-  /** Indexes usable on `side` whose indexed columns are exactly the side's join keys. */
-  private def sideCandidates(
-      spark: SparkSession,
-      indexes: Seq[LogEntry],
-      side: LogicalPlan,
-      keys: Seq[Attribute]): Seq[IndexCandidate] = side match {
-    case ScanChain(relation, needed) if keys.forall(k => relation.outputSet.contains(k)) =>
+  /**
+   * A join side that is a scan chain over `relation`, with its join keys as paths from the
+   * relation's columns: a key is a column of the relation, or a struct field of one that the
+   * chain's Project reads out under an alias (as Spark's nested column aliasing does for keys
+   * such as `a.nested.id = b.nested.id`).
+   */
+  private case class Side(chain: LogicalPlan, relation: LogicalRelation, keys: Seq[Seq[String]]) {
+    private lazy val reads = StructFields.readsOf(chain, relation)
+
+    /** Indexes usable on the side whose indexed columns are exactly its join keys. */
+    def candidates(spark: SparkSession, indexes: Seq[LogEntry]): Seq[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
       val resolver = spark.sessionState.conf.resolver
-      CandidateIndexes.forRelation(spark, indexes, relation, needed)
-        .filter(c => CandidateIndexes.keyedOn(c.entry, keys, resolver))
-    case _ => Nil
+      CandidateIndexes.forRelation(spark, indexes, relation, reads.whole)
+        .filter(c => keyedOn(CoveringIndex.columnsOf(c.entry.index)._1, keys, resolver))
+        .flatMap(c => StructFields.coverage(c.entry, reads.fields, resolver).map(c -> _))
+    }
+
+    def useIndex(spark: SparkSession, chosen: (IndexCandidate, Map[StructFields.FieldRead, IndexColumn])): LogicalPlan =
+      StructFields.replaceScan(spark, chain, relation, chosen._1, chosen._2, keepBuckets = true)
+  }
+
+  private object Side {
+    def of(side: LogicalPlan, keys: Seq[Attribute]): Option[Side] = side match {
+      case ScanChain(relation, _) =>
+        val aliased: Map[ExprId, Seq[String]] = side match {
+          case Project(list, _) => list.collect {
+            case a @ Alias(StructFields.FieldChain(attr, fields), _) if relation.outputSet.contains(attr) =>
+              a.exprId -> (attr.name +: fields)
+          }.toMap
+          case _ => Map.empty
+        }
+        val paths = keys.map { k =>
+          if (relation.outputSet.contains(k)) Some(Seq(k.name)) else aliased.get(k.exprId)
+        }
+        if (paths.forall(_.isDefined)) Some(Side(side, relation, paths.flatten)) else None
+      case _ => None
+    }
+  }
+
+  private def samePath(a: Seq[String], b: Seq[String], resolver: Resolver): Boolean =
+    a.size == b.size && a.zip(b).forall { case (x, y) => resolver(x, y) }
+
+  /** Whether the indexed columns are exactly `keys` (as a set): the index is bucketed on them. */
+  private def keyedOn(indexed: Seq[IndexColumn], keys: Seq[Seq[String]], resolver: Resolver): Boolean = {
+    val distinctKeys = keys.foldLeft(Seq.empty[Seq[String]]) { (acc, k) =>
+      if (acc.exists(samePath(_, k, resolver))) acc else acc :+ k
+    }
+    indexed.size == distinctKeys.size && indexed.forall(c => distinctKeys.exists(samePath(c.path, _, resolver)))
   }
 
   /**
@@ -76,38 +140,36 @@ object JoinIndexRule extends IndexRewrite {
    * right column i), which co-partitioning needs.
    */
   private def aligned(spark: SparkSession, l: LogEntry, r: LogEntry,
-      lk: Seq[Attribute], rk: Seq[Attribute]): Boolean = {
+      lk: Seq[Seq[String]], rk: Seq[Seq[String]]): Boolean = {
     val resolver = spark.sessionState.conf.resolver
-    l.index.indexedColumns.size == r.index.indexedColumns.size &&
-      l.index.indexedColumns.zip(r.index.indexedColumns).forall { case (lc, rc) =>
-        lk.zip(rk).exists { case (a, b) => resolver(a.name, lc) && resolver(b.name, rc) }
-      }
+    val (lc, rc) = (CoveringIndex.columnsOf(l.index)._1, CoveringIndex.columnsOf(r.index)._1)
+    lc.size == rc.size && lc.zip(rc).forall { case (a, b) =>
+      lk.zip(rk).exists { case (x, y) => samePath(x, a.path, resolver) && samePath(y, b.path, resolver) }
+    }
   }
 
-  private def choose(spark: SparkSession, left: Seq[IndexCandidate], right: Seq[IndexCandidate],
-      lk: Seq[Attribute], rk: Seq[Attribute]): (Option[IndexCandidate], Option[IndexCandidate]) = {
+  private type Choice = (IndexCandidate, Map[StructFields.FieldRead, IndexColumn])
+
+  private def choose(spark: SparkSession, leftChoices: Seq[Choice], rightChoices: Seq[Choice],
+      lk: Seq[Seq[String]], rk: Seq[Seq[String]]): (Option[Choice], Option[Choice]) = {
+    val (left, right) = (leftChoices.map(_._1), rightChoices.map(_._1))
+    def choice(of: Seq[Choice], c: IndexCandidate): Choice = of.find(_._1 eq c).get
     val pairs = for (l <- left; r <- right if aligned(spark, l.entry, r.entry, lk, rk)) yield (l, r)
     if (pairs.nonEmpty) {
       val (l, r) = pairs.minBy { case (l, r) =>
         val (lb, rb) = (l.entry.index.numBuckets, r.entry.index.numBuckets)
         (if (lb == rb) 0 else 1, -math.min(lb, rb), l.bytesRead + r.bytesRead, l.name, r.name)
       }
-      (Some(l), Some(r))
+      (Some(choice(leftChoices, l)), Some(choice(rightChoices, r)))
     } else {
       // One side only: the one whose index reads fewer bytes.
       val best = (left.map(e => (e, true)) ++ right.map(e => (e, false)))
         .sortBy { case (c, isLeft) => (c.bytesRead, c.name, !isLeft) }.headOption
       best match {
-        case Some((e, true)) => (Some(e), None)
-        case Some((e, false)) => (None, Some(e))
+        case Some((e, true)) => (Some(choice(leftChoices, e)), None)
+        case Some((e, false)) => (None, Some(choice(rightChoices, e)))
         case None => (None, None)
       }
     }
   }
-
-  private def useIndex(spark: SparkSession, side: LogicalPlan, candidate: IndexCandidate): LogicalPlan =
-    side transformUp {
-      case r: LogicalRelation if CandidateIndexes.sourceScan(r).isDefined =>
-        HybridScan.replace(spark, candidate, r, keepBuckets = true)
-    }
 }

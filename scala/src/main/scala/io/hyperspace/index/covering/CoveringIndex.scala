@@ -2,13 +2,13 @@ package io.hyperspace.index.covering
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
-import org.apache.spark.sql.catalyst.analysis.Resolver
 import org.apache.spark.sql.execution.datasources.BucketingUtils
 import org.apache.spark.sql.functions.{broadcast, coalesce, col, lit, raise_error}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.index.BoundedCache
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
@@ -40,26 +40,35 @@ object CoveringIndex {
     if (indexed.isEmpty) {
       throw new HyperspaceException(s"Index '$indexName' needs at least one indexed column.")
     }
-    val indexedFields = indexed.map(resolve(indexName, schema, resolver, _))
-    val includedFields = included.map(resolve(indexName, schema, resolver, _))
-    val all = indexedFields ++ includedFields
-    all.groupBy(_.name).collect { case (n, fs) if fs.size > 1 => n }.toSeq.sorted.headOption
+    val indexedColumns = indexed.map(IndexColumn.resolve(indexName, schema, resolver, _))
+    val includedColumns = included.map(IndexColumn.resolve(indexName, schema, resolver, _))
+    val all = indexedColumns ++ includedColumns
+    all.groupBy(_._1).collect { case (c, cs) if cs.size > 1 => c.name }.toSeq.sorted.headOption
       .foreach { dup =>
         throw new HyperspaceException(
           s"Column '$dup' appears more than once in the indexed and included columns of index '$indexName'.")
       }
-    indexedFields.foreach { f =>
+    // The index data names nested fields with a reserved prefix; a source column spelled that
+    // way would be read back as one of them.
+    schema.fieldNames.find(_.startsWith(IndexColumn.NestedPrefix))
+      .filter(reserved => all.exists(c => c._1.isNested || c._1.path.head == reserved))
+      .foreach { reserved =>
+        throw new HyperspaceException(
+          s"Index '$indexName' cannot index this source's column '$reserved', nor nested fields beside it: it starts " +
+            s"with '${IndexColumn.NestedPrefix}', which Hyperspace reserves for the nested fields it stores.")
+      }
+    indexedColumns.foreach { case (c, f) =>
       if (!canIndex(f.dataType)) {
         throw new HyperspaceException(
-          s"Column '${f.name}' of type ${f.dataType.simpleString} cannot be an indexed column of " +
+          s"Column '${c.name}' of type ${f.dataType.simpleString} cannot be an indexed column of " +
             s"index '$indexName': indexed columns must be of an atomic, orderable type (numbers, " +
             "strings, booleans, dates, timestamps, decimals, binary).")
       }
     }
-    includedFields.foreach { f =>
+    includedColumns.foreach { case (c, f) =>
       if (!canStore(f.dataType)) {
         throw new HyperspaceException(
-          s"Column '${f.name}' of type ${f.dataType.simpleString} cannot be included in index " +
+          s"Column '${c.name}' of type ${f.dataType.simpleString} cannot be included in index " +
             s"'$indexName': Parquet cannot store it.")
       }
     }
@@ -67,25 +76,30 @@ object CoveringIndex {
       throw new HyperspaceException(
         s"Index '$indexName' cannot have lineage: the source already has a column named $LineageColumn.")
     }
-    val dataSchema = StructType(all ++
+    val dataSchema = StructType(all.map(_._2) ++
       (if (lineage) Seq(StructField(LineageColumn, LongType, nullable = false)) else Nil))
-    IndexDefinition(Kind, KindVersion, indexedFields.map(_.name), includedFields.map(_.name),
+    IndexDefinition(Kind, KindVersion, indexedColumns.map(_._1.name), includedColumns.map(_._1.name),
       numBuckets, lineage, dataSchema.json)
   }
 
-  private def resolve(indexName: String, schema: StructType, resolver: Resolver, name: String): StructField =
-    schema.fields.filter(f => resolver(f.name, name)) match {
-      case Array(f) => f
-      case Array() =>
-        throw new HyperspaceException(
-          s"Column '$name' of index '$indexName' is not in the source; its columns are " +
-            s"${schema.fieldNames.mkString(", ")}" +
-            (if (name.contains(".")) " (nested fields cannot be indexed)." else "."))
-      case many =>
-        throw new HyperspaceException(
-          s"Column '$name' of index '$indexName' is ambiguous: it matches " +
-            s"${many.map(_.name).mkString(", ")}.")
-    }
+  /**
+   * The index's indexed and included columns, from the stored schema (whose fields are the
+   * indexed columns, then the included ones, then the lineage column): the log's names alone
+   * cannot tell a top-level column named `a.b` from field `b` of struct `a`.
+   */
+  def columnsOf(definition: IndexDefinition): (Seq[IndexColumn], Seq[IndexColumn]) =
+    // Rules ask for every candidate of every query: parse each stored schema once.
+    columnsCache.getOrElseUpdate((definition.schema, definition.indexedColumns.size, definition.includedColumns.size), {
+      val stored = DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
+        .map(IndexColumn.fromStoredName)
+      val indexed = stored.take(definition.indexedColumns.size)
+      (indexed, stored.slice(indexed.size, indexed.size + definition.includedColumns.size))
+    })
+
+  private val columnsCache = new BoundedCache[(String, Int, Int), (Seq[IndexColumn], Seq[IndexColumn])](1024)
+
+  /** The index data's names of the indexed columns: what it is bucketed and sorted by. */
+  def storedIndexedColumns(definition: IndexDefinition): Seq[String] = columnsOf(definition)._1.map(_.storedName)
 
   private def canIndex(t: DataType): Boolean = t match {
     case _: NumericType | _: StringType | BooleanType | DateType | TimestampType |
@@ -106,7 +120,8 @@ object CoveringIndex {
    * `dataPath`: one file per non-empty bucket. With lineage, every row gets its source file's id
    * from `files`; a row whose file is not among them (the source changed during the build) fails
    * the build rather than being indexed without lineage. `mode` Append adds to a directory the
-   * same operation already wrote into.
+   * same operation already wrote into. Nested fields are read out of their structs into flat
+   * columns ([[IndexColumn.storedName]]), here and for every refresh alike.
    */
   def write(
       df: DataFrame,
@@ -114,12 +129,15 @@ object CoveringIndex {
       files: Seq[SourceFile],
       dataPath: Path,
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
-    val columns = (definition.indexedColumns ++ definition.includedColumns).map(quote)
-    val data = if (definition.lineage) withLineage(df, files, columns) else df.select(columns.map(col): _*)
-    val bucketed = data.repartition(definition.numBuckets,
-      definition.indexedColumns.map(c => col(quote(c))): _*)
+    val (indexed, included) = columnsOf(definition)
+    val flat = df.select((indexed ++ included).map(_.fromSource) ++
+      (if (definition.lineage) Seq(col("_metadata.file_path").as("__hs_file_path")) else Nil): _*)
+    val stored = (indexed ++ included).map(c => quote(c.storedName))
+    val data = if (definition.lineage) withLineage(flat, files, stored) else flat
+    val bucketColumns = indexed.map(_.storedName)
+    val bucketed = data.repartition(definition.numBuckets, bucketColumns.map(c => col(quote(c))): _*)
     SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets,
-      definition.indexedColumns, definition.indexedColumns, mode)
+      bucketColumns, bucketColumns, mode)
   }
 
   /**
@@ -141,25 +159,26 @@ object CoveringIndex {
     val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
     val all = spark.read.schema(schema).parquet(files.map(entry.content.pathOf): _*)
     val kept = if (dropIds.isEmpty) all else all.where(!col(LineageColumn).isin(dropIds.toSeq: _*))
+    val bucketColumns = storedIndexedColumns(definition)
     val data = if (!oneFilePerBucket) kept else kept.repartition(definition.numBuckets,
-      definition.indexedColumns.map(c => col(quote(c))): _*)
+      bucketColumns.map(c => col(quote(c))): _*)
     SparkInternals.writeBucketedParquet(data, dataPath, definition.numBuckets,
-      definition.indexedColumns, definition.indexedColumns, mode)
+      bucketColumns, bucketColumns, mode)
   }
 
-  private def withLineage(df: DataFrame, files: Seq[SourceFile], columns: Seq[String]): DataFrame = {
-    val spark = df.sparkSession
+  /** `flat` (the index columns and `__hs_file_path`) with each row's source file id as lineage. */
+  private def withLineage(flat: DataFrame, files: Seq[SourceFile], columns: Seq[String]): DataFrame = {
+    val spark = flat.sparkSession
     import spark.implicits._
     // Rows name their file as `_metadata.file_path` does: percent-encoded, unlike the listing.
     val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
     val fileId = coalesce(col("__hs_file_id"),
       raise_error(lit("A source file changed while the index was being built; retry.")).cast(LongType))
-    df.select(columns.map(col) :+ col("_metadata.file_path").as("__hs_file_path"): _*)
-      .join(broadcast(ids), Seq("__hs_file_path"), "left")
+    flat.join(broadcast(ids), Seq("__hs_file_path"), "left")
       .select(columns.map(col) :+ fileId.as(LineageColumn): _*)
   }
 
-  private def quote(name: String): String = s"`${name.replace("`", "``")}`"
+  private def quote(name: String): String = IndexColumn.quote(name)
 
   /** The bucket a data file holds, from its name (Spark's bucketed-file naming). */
   def bucketOf(file: ContentFile): Option[Int] = BucketingUtils.getBucketId(file.name)

@@ -50,7 +50,7 @@ object IndexFileIndex {
    * pins the single indexed column to known values; None when every bucket may match.
    */
   def bucketsToRead(entry: LogEntry, filters: Seq[Expression]): Option[Set[Int]] = {
-    val indexed = entry.index.indexedColumns
+    val indexed = CoveringIndex.storedIndexedColumns(entry.index)
     if (indexed.size != 1) return None
     val column = indexed.head
     def isColumn(a: Attribute): Boolean = a.name.equalsIgnoreCase(column)
@@ -88,7 +88,7 @@ class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
     new IndexFileIndex(entry),
     new StructType(),
     DataType.fromJson(entry.index.schema).asInstanceOf[StructType],
-    Some(BucketSpec(entry.index.numBuckets, entry.index.indexedColumns, entry.index.indexedColumns)),
+    Some(IndexHadoopFsRelation.bucketSpec(entry)),
     new ParquetFileFormat,
     IndexHadoopFsRelation.options)(spark) {
 
@@ -97,6 +97,12 @@ class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
 }
 
 object IndexHadoopFsRelation {
+  /** Bucketed and sorted by the indexed columns, as the index data names them. */
+  def bucketSpec(entry: LogEntry): BucketSpec = {
+    val columns = CoveringIndex.storedIndexedColumns(entry.index)
+    BucketSpec(entry.index.numBuckets, columns, columns)
+  }
+
   /** Read options of every index scan: a missing or damaged index file fails the query. */
   val options: Map[String, String] = Map(
     FileSourceOptions.IGNORE_MISSING_FILES -> "false",
@@ -114,13 +120,20 @@ object IndexScan {
    * expression ids) in the source's order, so the plan above it stays valid: operators bind
    * columns by expression id, but the rows a query returns are read by position, so an index
    * storing its columns in another order (indexed first) needs a Project restoring the source's
-   * order. The Project also drops index columns the source does not output (the lineage column).
+   * order. The Project also drops index columns the source does not output (the lineage column)
+   * except the flat columns of nested fields named in `fields` ([[IndexColumn.storedName]]s),
+   * which follow the source's columns for the plan above to read in place of struct fields.
    */
-  def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalPlan = {
+  def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation, fields: Seq[String] = Nil): LogicalPlan = {
     val scan = scanFor(spark, entry, source)
-    val sourceOutput = sourceColumns(scan, source)
-    if (scan.output.map(_.exprId) == sourceOutput.map(_.exprId)) scan else Project(sourceOutput, scan)
+    val output = sourceColumns(scan, source) ++ fieldColumns(scan, fields)
+    if (scan.output.map(_.exprId) == output.map(_.exprId)) scan else Project(output, scan)
   }
+
+  /** The attributes of `scan` (from [[scanFor]]) holding the nested fields stored as `fields`. */
+  def fieldColumns(scan: LogicalRelation, fields: Seq[String]): Seq[Attribute] =
+    fields.map(f => scan.output.find(_.name == f).getOrElse(
+      throw new IllegalStateException(s"The index scan $scan has no column $f")))
 
   /**
    * The index relation of `entry` standing in for `source`: its columns that the source has
