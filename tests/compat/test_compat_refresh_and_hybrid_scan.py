@@ -167,9 +167,15 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
             df = self.spark.read.format("parquet").load(path)
             return df.filter(df["Date"] > "2000-01-01").select(df["clicks"])
 
+        def onePartitionQuery():
+            df = self.spark.read.format("parquet").option("basePath", path).load(indexSourcePaths[1])
+            return df.filter(df["Date"] > "2000-01-01").select(df["clicks"])
+
         for hybridScan in ("false", "true"):
             self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", hybridScan)
             assert len(self.verifyIndexUsage(filterQuery, {"indexName"})) == 3
+            # One of the index's partition directories: only its rows of the index.
+            assert self.verifyIndexUsage(onePartitionQuery, {"indexName"}) == [(2000,)]
 
         self.writeParquet([("2019-10-03", "d", 4000)], ["Date", "Query", "clicks"], path, mode="append",
                           partitionBy=["Date"])

@@ -6,7 +6,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
 import org.apache.spark.sql.catalyst.expressions.{Cast, EvalMode, Literal}
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex
-import org.apache.spark.sql.types.{ByteType, DataType, IntegerType, LongType, ShortType, StringType, StructType}
+import org.apache.spark.sql.types.{ByteType, DataType, DateType, IntegerType, LongType, ShortType, StringType, StructType}
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.hyperspace.config.HyperspaceConf
@@ -23,8 +23,8 @@ import io.hyperspace.log.{LogEntry, SourceFile}
  *  - otherwise by the partition values of the directories read, when the index holds the
  *    partition columns, the query and the index find them relative to the same base directory,
  *    and no directory outside the query's holds the same values (`p=1` and `p=01` are both the
- *    integer 1). Only string and integer partition values are compared this way: their spelling
- *    in a directory name maps to one value as Spark parses it.
+ *    integer 1). Only string, integer and date partition values are compared this way: Spark
+ *    turns their spelling in a directory name into a value as a cast from string does.
  *
  * Anything else is refused with the reason, and the query reads its files.
  */
@@ -78,7 +78,8 @@ object SourceSubset {
     else byPartitionValues(entry, source, kept.map(_.path).toSet).left.map(why =>
       s"the index has no lineage column to keep only their rows, and $why")
 
-  private val comparableTypes: Set[DataType] = Set(StringType, ByteType, ShortType, IntegerType, LongType)
+  // Types whose directory spelling Spark turns into a value exactly as a cast from string does.
+  private val comparableTypes: Set[DataType] = Set(StringType, ByteType, ShortType, IntegerType, LongType, DateType)
 
   private def byPartitionValues(
       entry: LogEntry,
@@ -102,8 +103,8 @@ object SourceSubset {
     } else indexColumns.find(c => !indexSchema.exists(f => f.name.equalsIgnoreCase(c.name) && f.dataType == c.dataType)) match {
       case Some(c) => Left(s"the index does not hold the partition column '${c.name}' (include it in the index)")
       case None => indexColumns.find(c => !comparableTypes.contains(c.dataType)) match {
-        case Some(c) => Left(s"partition column '${c.name}' is of type ${c.dataType.simpleString}; only string " +
-          "and integer partition values are compared with the directories of the index")
+        case Some(c) => Left(s"partition column '${c.name}' is of type ${c.dataType.simpleString}; only string, " +
+          "integer and date partition values are compared with the directories of the index")
         case None =>
           val partitions = spec.map(_.partitions).getOrElse(Nil)
           val queryBases = partitions.map(p => up(p.path, indexColumns.size)).distinct
