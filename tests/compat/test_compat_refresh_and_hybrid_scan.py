@@ -4,6 +4,7 @@ stale indexes read through hybrid scan."""
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,50 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
 
         rows = self.verifyIndexUsage(query, {"idx"})
         assert (100, "name2") in rows  # an appended row (names cycle with id % 7)
+
+    def test_hybrid_scan_for_partitioned_source_with_user_specified_base_path(self) -> None:
+        # The original's HybridScanForPartitionedDataTest: an index over two partition
+        # directories read with basePath serves a query over the root holding exactly them;
+        # a partition appended later is served by hybrid scan only, and an incremental refresh
+        # keeps the partition values of the rows it adds.
+        path = self.dataPath("partitioned")
+        rows = [("2017-09-03", "a", 1000), ("2017-09-03", "b", 3000), ("2018-09-03", "c", 2000)]
+        self.writeParquet(rows, ["Date", "Query", "clicks"], path, partitionBy=["Date"])
+        indexSourcePaths = [f"{path}/Date=2017-09-03", f"{path}/Date=2018-09-03"]
+        df = self.spark.read.format("parquet").option("basePath", path).load(indexSourcePaths)
+        self.hyperspace.createIndex(df, IndexConfig("indexName", ["Date"], ["clicks"]))
+
+        def filterQuery():
+            df = self.spark.read.format("parquet").load(path)
+            return df.filter(df["Date"] > "2000-01-01").select(df["clicks"])
+
+        def onePartitionQuery():
+            df = self.spark.read.format("parquet").option("basePath", path).load(indexSourcePaths[1])
+            return df.filter(df["Date"] > "2000-01-01").select(df["clicks"])
+
+        for hybridScan in ("false", "true"):
+            self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", hybridScan)
+            assert len(self.verifyIndexUsage(filterQuery, {"indexName"})) == 3
+            # One of the index's partition directories: only its rows of the index.
+            assert self.verifyIndexUsage(onePartitionQuery, {"indexName"}) == [(2000,)]
+
+        self.writeParquet([("2019-10-03", "d", 4000)], ["Date", "Query", "clicks"], path, mode="append",
+                          partitionBy=["Date"])
+        self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "false")
+        assert len(self.verifyIndexUsage(filterQuery, set())) == 4
+        self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
+        self.spark.conf.set("spark.hyperspace.index.hybridscan.maxAppendedRatio", "0.9")
+        assert len(self.verifyIndexUsage(filterQuery, {"indexName"})) == 4
+
+        # New rows in an indexed partition: the incremental refresh indexes them with their Date.
+        self.writeParquet([("2018-09-03", "e", 5000)], ["Date", "Query", "clicks"], path, mode="append",
+                          partitionBy=["Date"])
+        self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "false")
+        self.hyperspace.refreshIndex("indexName", "incremental")
+
+        def indexedPartitions():
+            return self.spark.read.format("parquet").option("basePath", path).load(indexSourcePaths) \
+                .filter("Date = '2018-09-03'").select("clicks", "Date")
+
+        assert sorted(self.verifyIndexUsage(indexedPartitions, {"indexName"})) == \
+            [(2000, datetime.date(2018, 9, 3)), (5000, datetime.date(2018, 9, 3))]

@@ -161,6 +161,33 @@ class TestE2EHyperspaceRules(HyperspaceCompatTestCase):
 
         self.verifyIndexUsage(query, set())
 
+    def test_base_path_over_partition_directories(self) -> None:
+        # An index over the root; queries over some partition directories read with basePath
+        # (however basePath is spelled) read only those directories' rows of the index.
+        root = self.dataPath("basePath")
+        self.writeParquet([(i, i % 3, f"n{i}") for i in range(30)], ["id", "p", "name"], root, partitionBy=["p"])
+        self.hyperspace.createIndex(self.spark.read.parquet(root), IndexConfig("baseIdx", ["id"], ["name", "p"]))
+
+        for basePath in (root, root + "/", "file://" + root):
+            def query(basePath=basePath):
+                return self.spark.read.option("basePath", basePath).parquet(f"{root}/p=1") \
+                    .filter("id = 4 or id = 5").select("name", "p")
+
+            assert self.verifyIndexUsage(query, {"baseIdx"}) == [("n4", 1)]
+
+    def test_base_path_over_a_partition_the_index_cannot_tell_apart(self) -> None:
+        # Without lineage and without the partition column, the index cannot keep one partition's
+        # rows: it is not used, and whyNot says so.
+        root = self.dataPath("basePathNoColumn")
+        self.writeParquet([(i, i % 3, f"n{i}") for i in range(30)], ["id", "p", "name"], root, partitionBy=["p"])
+        self.hyperspace.createIndex(self.spark.read.parquet(root), IndexConfig("baseIdx", ["id"], ["name"]))
+
+        def query():
+            return self.spark.read.option("basePath", root).parquet(f"{root}/p=1").filter("id = 4").select("name")
+
+        assert self.verifyIndexUsage(query, set()) == [("n4",)]
+        assert "lineage" in self.hyperspace.whyNot(query(), "baseIdx")
+
 
 class TestNestedColumns(HyperspaceCompatTestCase):
     """Indexes over struct fields named by dotted paths (the original's `__hs_nested` columns)."""

@@ -12,7 +12,7 @@ import io.hyperspace.log.{LogEntry, States}
 import io.hyperspace.index.dataskipping.DataSkippingIndex
 import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule, FileListings, RewriteScope, StructFields}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.sources.{FileSource, SourceSubset}
 
 /** `whyNot(df)`: for each index a query does not use, the reasons in words. */
 object WhyNot extends PredicateHelper {
@@ -52,14 +52,15 @@ object WhyNot extends PredicateHelper {
   /** Why `entry` cannot serve any file scan of `plan`. */
   private[explain] def reasonsFor(spark: SparkSession, entry: LogEntry, plan: LogicalPlan): Seq[String] = {
     val resolver = spark.sessionState.conf.resolver
-    val rootPaths = entry.source.rootPaths.toSet
+    // Scans of the index's data: its directories, some inside them or around them (basePath),
+    // or those its glob patterns match.
     val relations = plan.collect {
-      case r: LogicalRelation if CandidateIndexes.sourceScan(r).exists(_.location.rootPaths.map(_.toString).toSet == rootPaths) => r
+      case r: LogicalRelation if CandidateIndexes.sourceScan(r).exists(fs => SourceSubset.overlaps(entry, FileSource(r, fs))) => r
     }
     if (relations.isEmpty) {
       val throughTableFormat = plan.collect {
-        case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if !FileListings.isPlain(fs.location) &&
-            fs.location.rootPaths.map(_.toString).toSet == rootPaths => fs.location.getClass.getSimpleName
+        case r @ LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if !FileListings.isPlain(fs.location) &&
+            SourceSubset.overlaps(entry, FileSource(r, fs)) => fs.location.getClass.getSimpleName
       }
       return throughTableFormat.headOption match {
         case Some(listing) => Seq(s"the query reads the data through a table format's file list ($listing), " +
@@ -71,7 +72,7 @@ object WhyNot extends PredicateHelper {
     relations.flatMap { r =>
       val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
       val now = source.listedFiles.toSet
-      val servable = CandidateIndexes.changesToServe(spark, entry, now)
+      val servable = CandidateIndexes.serve(spark, entry, source, now)
       if (!CandidateIndexes.sameReader(entry, source)) {
         Seq(s"the query reads the data as ${source.format} with options ${source.readOptions}; " +
           s"the index was built from ${entry.source.format} with options ${entry.source.options}")

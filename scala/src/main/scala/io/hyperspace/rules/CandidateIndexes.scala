@@ -15,7 +15,7 @@ import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
 import io.hyperspace.index.dataskipping.DataSkippingIndex
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges}
+import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges, SourceSubset}
 
 /**
  * The ACTIVE indexes of a session (covering and data skipping), and which covering indexes can
@@ -135,29 +135,74 @@ object CandidateIndexes extends Logging {
       Right(SourceChanges(entry.source.appendedFiles.map(_.key), entry.source.deletedFiles))
     } else {
       val changes = SourceChanges.between(entry.source.files, listed.toSeq)
-      val stale = s"the source changed since the index was built (${changes.describe})"
-      if (entry.isHypothetical) Left(stale)
-      else if (!HyperspaceConf.hybridScanEnabled(spark)) {
-        Left(s"$stale; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})")
-      } else if (changes.deleted.nonEmpty && !entry.index.lineage) {
-        Left(s"$stale, and without lineage hybrid scan cannot drop the rows of deleted files; refresh the index")
-      } else {
-        val listedBytes = math.max(1L, listed.toSeq.map(_._2).sum)
-        val indexedBytes = math.max(1L, entry.source.sizeInBytes)
-        val appendedRatio = changes.appendedBytes.toDouble / listedBytes
-        val deletedRatio = changes.deletedBytes.toDouble / indexedBytes
-        val maxAppended = HyperspaceConf.hybridScanMaxAppendedRatio(spark)
-        val maxDeleted = HyperspaceConf.hybridScanMaxDeletedRatio(spark)
-        if (appendedRatio > maxAppended) {
-          Left(f"$stale; appended bytes are ${appendedRatio * 100}%.1f%% of the source, above " +
-            f"${HyperspaceConf.HYBRID_SCAN_MAX_APPENDED_RATIO.key}=$maxAppended; refresh the index")
-        } else if (deletedRatio > maxDeleted) {
-          Left(f"$stale; deleted bytes are ${deletedRatio * 100}%.1f%% of the indexed data, above " +
-            f"${HyperspaceConf.HYBRID_SCAN_MAX_DELETED_RATIO.key}=$maxDeleted; refresh the index")
-        } else Right(changes)
-      }
+      hybridScanAllows(spark, entry, changes, listed.toSeq.map(_._2).sum, entry.source.sizeInBytes, "")
     }
   }
+
+  /**
+   * Whether hybrid scan may make up for `changes` of a source of `listedBytes` against the
+   * `indexedBytes` the index covers: Right with them, or Left with the reason (`where` names the
+   * part of the source compared, for messages).
+   */
+  private def hybridScanAllows(
+      spark: SparkSession,
+      entry: LogEntry,
+      changes: SourceChanges,
+      listedBytes: Long,
+      indexedBytes: Long,
+      where: String): Either[String, SourceChanges] = {
+    val stale = s"the source${where} changed since the index was built (${changes.describe})"
+    if (changes.isEmpty) Right(changes)
+    else if (entry.isHypothetical) Left(stale)
+    else if (!HyperspaceConf.hybridScanEnabled(spark)) {
+      Left(s"$stale; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})")
+    } else if (changes.deleted.nonEmpty && !entry.index.lineage) {
+      Left(s"$stale, and without lineage hybrid scan cannot drop the rows of deleted files; refresh the index")
+    } else {
+      val appendedRatio = changes.appendedBytes.toDouble / math.max(1L, listedBytes)
+      val deletedRatio = changes.deletedBytes.toDouble / math.max(1L, indexedBytes)
+      val maxAppended = HyperspaceConf.hybridScanMaxAppendedRatio(spark)
+      val maxDeleted = HyperspaceConf.hybridScanMaxDeletedRatio(spark)
+      if (appendedRatio > maxAppended) {
+        Left(f"$stale; appended bytes are ${appendedRatio * 100}%.1f%% of the source, above " +
+          f"${HyperspaceConf.HYBRID_SCAN_MAX_APPENDED_RATIO.key}=$maxAppended; refresh the index")
+      } else if (deletedRatio > maxDeleted) {
+        Left(f"$stale; deleted bytes are ${deletedRatio * 100}%.1f%% of the indexed data, above " +
+          f"${HyperspaceConf.HYBRID_SCAN_MAX_DELETED_RATIO.key}=$maxDeleted; refresh the index")
+      } else Right(changes)
+    }
+  }
+
+  /**
+   * How `entry` can serve a scan of `source` whose files are `listed` (same reader assumed):
+   * Right with the candidate, or Left with the reason it cannot. A scan of some directories
+   * inside the index's source ([[SourceSubset]]) is compared with the index's files under those
+   * directories, and the index's rows are scoped to them; any other scan with all the index's
+   * files ([[changesToServe]]).
+   */
+  def serve(
+      spark: SparkSession,
+      entry: LogEntry,
+      source: FileSource,
+      listed: Set[(String, Long, Long)]): Either[String, IndexCandidate] =
+    SourceSubset.directoriesWithin(entry, source) match {
+      case None => changesToServe(spark, entry, listed).map(IndexCandidate(entry, _))
+      case Some(dirs) =>
+        val reading = s"the query reads ${dirs.mkString(", ")} inside the index's source " +
+          s"(${entry.source.rootPaths.mkString(", ")})"
+        val scoped = SourceSubset.filesUnder(entry, dirs)
+        if (scoped.isEmpty) Left(s"$reading, where the index covers no file")
+        else {
+          val changes = SourceChanges.between(scoped, listed.toSeq)
+          for {
+            allowed <- hybridScanAllows(spark, entry, changes, listed.toSeq.map(_._2).sum,
+              scoped.map(_.size).sum, s" under ${dirs.mkString(", ")}").left.map(why => s"$reading; $why")
+            deleted = allowed.deleted.map(_.id).toSet
+            scope <- SourceSubset.scope(entry, source, scoped.filterNot(f => deleted.contains(f.id)))
+              .left.map(why => s"$reading; $why")
+          } yield IndexCandidate(entry, allowed, Some(scope))
+        }
+    }
 
   /**
    * Why `entry`'s data cannot be read, if it cannot: a data file it lists is missing or has
@@ -207,6 +252,6 @@ object CandidateIndexes extends Logging {
       lazy val listed = source.listedFiles.toSet
       indexes.filter(e => e.index.kind == CoveringIndex.Kind && coversColumns(e, needed, resolver) &&
           sameReader(e, source))
-        .flatMap(e => changesToServe(spark, e, listed).toOption.map(IndexCandidate(e, _)))
+        .flatMap(e => serve(spark, e, source, listed).toOption)
   }
 }

@@ -1,12 +1,12 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, In, Literal, Not}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, In, Literal, Not}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project, Union}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexScan}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.sources.{ByLineage, FileSource}
 
 /**
  * Reads an index in place of a source scan, making up for the source's changes since the index
@@ -14,7 +14,8 @@ import io.hyperspace.sources.FileSource
  * column; appended files are read from the source and unioned in. Where the plan above relies on
  * the index's bucketing (joins, aggregations), the appended rows are shuffled into the index's
  * buckets and merged bucket by bucket ([[BucketUnion]]), so the index side is never shuffled;
- * for filters a plain union is cheapest.
+ * for filters a plain union is cheapest. A query reading only some directories of the index's
+ * source sees only their rows of the index ([[IndexCandidate.scope]]).
  */
 object HybridScan {
 
@@ -31,16 +32,19 @@ object HybridScan {
       keepBuckets: Boolean,
       fields: Seq[IndexColumn] = Nil): LogicalPlan = {
     val entry = candidate.entry
-    if (!candidate.isHybrid) return IndexScan.replace(spark, entry, source, fields.map(_.storedName))
+    if (candidate.isExact) return IndexScan.replace(spark, entry, source, fields.map(_.storedName))
 
     val scan = IndexScan.scanFor(spark, entry, source)
     val columns = IndexScan.sourceColumns(scan, source) ++ IndexScan.fieldColumns(scan, fields.map(_.storedName))
+    // A scope by lineage lists the ids kept, so it leaves the deleted files' rows out already.
     val deletedIds = candidate.changes.deleted.map(_.id)
-    val kept = if (deletedIds.isEmpty) scan else {
+    val dropDeleted = if (deletedIds.isEmpty || candidate.scope.exists(_.isInstanceOf[ByLineage])) None else {
       val lineage = scan.output.find(_.name == CoveringIndex.LineageColumn).getOrElse(
         throw new IllegalStateException(s"Index '${entry.name}' has no lineage column"))
-      Filter(Not(In(lineage, deletedIds.map(id => Literal(id)))), scan)
+      Some(Not(In(lineage, deletedIds.map(id => Literal(id)))))
     }
+    val kept = (candidate.scope.map(_.condition(scan.output)) ++ dropDeleted).reduceOption(And)
+      .map(Filter(_, scan)).getOrElse(scan)
     val indexSide = Project(columns, kept)
     if (candidate.changes.appended.isEmpty) return indexSide
 

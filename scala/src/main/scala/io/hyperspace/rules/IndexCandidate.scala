@@ -1,16 +1,21 @@
 package io.hyperspace.rules
 
 import io.hyperspace.log.LogEntry
-import io.hyperspace.sources.SourceChanges
+import io.hyperspace.sources.{RowScope, SourceChanges}
 
 /**
  * An index a relation can read, and the changes of the relation's files since the index data
- * was built, which hybrid scan makes up for (none when the index is up to date).
+ * was built, which hybrid scan makes up for (none when the index is up to date). `scope`, when
+ * the relation reads only some directories of the index's source (partition directories read
+ * with `basePath`), says which of the index's rows are those directories' rows.
  */
-case class IndexCandidate(entry: LogEntry, changes: SourceChanges) {
+case class IndexCandidate(entry: LogEntry, changes: SourceChanges, scope: Option[RowScope] = None) {
 
   /** Whether reading the index needs hybrid scan. */
   def isHybrid: Boolean = !changes.isEmpty
+
+  /** Whether the index is read as it is: all its rows, nothing added or dropped. */
+  def isExact: Boolean = !isHybrid && scope.isEmpty
 
   /** Bytes a query reads through this candidate: the index data and the appended source files. */
   def bytesRead: Long = entry.content.sizeInBytes + changes.appendedBytes

@@ -83,6 +83,24 @@ class GlobAndBasePathSuite extends MaintenanceTestSupport {
     assert(indexesUsed(sameResult(query)) == Seq("globs_idx"))
   }
 
+  test("whyNot finds an index declared over a glob pattern and gives the rule's reasons") {
+    val root = newDir("glob-whynot").getAbsolutePath
+    writeRows(s"$root/1", 0)
+    writeRows(s"$root/2", 100)
+    val glob = s"$root/*"
+    hs.createIndex(globRead(glob), IndexConfig("glob_why", Seq("id"), Seq("name")))
+    for (df <- Seq(globRead(glob), spark.read.parquet(glob))) {
+      val why = withHyperspace(on = true)(hs.whyNot(df.where("name = 'name-3'").select("id", "name"), "glob_why"))
+      assert(why.contains("no filter on the leading indexed column 'id'"), why)
+      val uncovered = withHyperspace(on = true)(hs.whyNot(df.where("id = 3").select("part"), "glob_why"))
+      assert(uncovered.contains("part not covered"), uncovered)
+    }
+    // A new directory matching the pattern: the index is stale, and whyNot says so.
+    writeRows(s"$root/3", 1000)
+    val stale = withHyperspace(on = true)(hs.whyNot(spark.read.parquet(glob).where("id = 3").select("id"), "glob_why"))
+    assert(stale.contains("changed since the index was built"), stale)
+  }
+
   test("a glob pattern option that does not match the paths read is a clear error") {
     val root = newDir("glob-bad").getAbsolutePath
     writeRows(s"$root/2/1", 0)
