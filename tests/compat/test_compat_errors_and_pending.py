@@ -58,8 +58,8 @@ class TestErrorsAreTranslated(HyperspaceCompatTestCase):
         assert self.hyperspace.index("gone").first()["state"] == "ACTIVE"
 
 
-class TestPendingFeatures(HyperspaceCompatTestCase):
-    """Scenarios of the original that need #13 items 7-10 (another branch)."""
+class TestGlobSources(HyperspaceCompatTestCase):
+    """Sources declared with `spark.hyperspace.source.globbingPattern` (#13 item 7)."""
 
     def test_glob_pattern_source_and_refresh(self) -> None:
         root = self.dataPath("glob")
