@@ -23,15 +23,15 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 from pyspark.sql import SparkSession
 
+from conftest import REPO
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
 from hyperspace import log as hslog
-from conftest import REPO
 
 pytestmark = pytest.mark.chaos
 
@@ -67,7 +67,8 @@ class Lake:
         (
             self.spark.range(start, end, 1, files)
             .selectExpr("CAST(id % 997 AS INT) AS k", "id AS v")
-            .write.mode(mode).parquet(str(self.source))
+            .write.mode(mode)
+            .parquet(str(self.source))
         )
 
     def append(self) -> None:
@@ -83,7 +84,9 @@ class Lake:
             for path in sorted(top.rglob("*")):
                 if path.is_file():
                     files[str(path.relative_to(self.root))] = (
-                        path.stat().st_size, hashlib.sha1(path.read_bytes()).hexdigest())
+                        path.stat().st_size,
+                        hashlib.sha1(path.read_bytes()).hexdigest(),
+                    )
         return files
 
 
@@ -118,14 +121,18 @@ class Worker:
     """A chaos_worker.py process in its own process group (its JVM dies with it)."""
 
     def __init__(self, lake: Lake, op: str, name: str, log: Path, **extra: object) -> None:
-        args = {"op": op, "name": name, "source": str(lake.source),
-                "system_path": str(lake.system_path), **extra}
+        args = {"op": op, "name": name, "source": str(lake.source), "system_path": str(lake.system_path), **extra}
         self.log = log
         self.stderr = open(log, "w")
         self.proc = subprocess.Popen(
             [sys.executable, WORKER, json.dumps(args)],
-            stdout=subprocess.PIPE, stderr=self.stderr, text=True, cwd=str(REPO),
-            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+            cwd=str(REPO),
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         self.lines: list[str] = []
         self.go = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -334,8 +341,7 @@ def test_racing_operations(
 def test_create_races_differently_cased_names(spark: SparkSession, lake: Lake) -> None:
     """`X` and `x` are one name: of two processes creating them at once, exactly one wins."""
     workers = [
-        Worker(lake, "create", name, lake.root / f"case-{i}.log")
-        for i, name in enumerate(("Chaos_Case", "chaos_case"))
+        Worker(lake, "create", name, lake.root / f"case-{i}.log") for i, name in enumerate(("Chaos_Case", "chaos_case"))
     ]
     codes = [w.wait() for w in workers]
     details = "\n".join(w.describe() for w in workers)
@@ -364,14 +370,22 @@ def test_queries_beside_refresh_and_vacuum(spark: SparkSession, lake: Lake) -> N
     setup_active(spark, hs, lake, name)
     expected = expected_answers(spark, lake)
     before = lake.snapshot()
-    worker = Worker(lake, "query-loop", name, lake.root / "loop.log", seconds=35,
-                    expected=[[list(r) for r in rows] for rows in expected])
+    worker = Worker(
+        lake,
+        "query-loop",
+        name,
+        lake.root / "loop.log",
+        seconds=35,
+        expected=[[list(r) for r in rows] for rows in expected],
+    )
     assert worker.go.wait(timeout=180), worker.describe()
     rounds = 0
     while worker.proc.poll() is None and rounds < 12:
         (
-            spark.range(0, 50, 1, 1).selectExpr(f"CAST(-1 - id - {50 * rounds} AS INT) AS k", "id AS v")
-            .write.mode("append").parquet(str(lake.source))
+            spark.range(0, 50, 1, 1)
+            .selectExpr(f"CAST(-1 - id - {50 * rounds} AS INT) AS k", "id AS v")
+            .write.mode("append")
+            .parquet(str(lake.source))
         )
         hs.refresh_index(name, "incremental")
         hs.optimize_index(name, "full")

@@ -46,9 +46,7 @@ def _jvm_handles_used(path: Path) -> set[str]:
 
 def test_only_the_jvm_module_imports_py4j() -> None:
     offenders = {
-        p.name: sorted(m for m in _imports(p) if m.split(".")[0] == "py4j")
-        for p in _modules()
-        if p.name != "_jvm.py"
+        p.name: sorted(m for m in _imports(p) if m.split(".")[0] == "py4j") for p in _modules() if p.name != "_jvm.py"
     }
     assert {name: mods for name, mods in offenders.items() if mods} == {}
 
@@ -76,9 +74,10 @@ def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
     shutil.copy(PACKAGE.parent.parent / "versions.properties", source)
     wheel_dir = tmp_path / "wheel"
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-         "-w", str(wheel_dir), str(source)],
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheel_dir), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     (wheel,) = wheel_dir.glob("hyperspace_py-*.whl")

@@ -10,12 +10,10 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException, PySparkException
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
 
 class TestErrorsAreTranslated(HyperspaceCompatTestCase):
-
     def writeSource(self) -> str:
         path = self.dataPath("source")
         self.writeParquet([(i, f"n{i}") for i in range(30)], ["id", "name"], path, numFiles=3)
@@ -64,10 +62,12 @@ class TestPendingFeatures(HyperspaceCompatTestCase):
     @pytest.mark.xfail(strict=True, reason="#13 item 6: nested (struct) columns")
     def test_filter_on_a_nested_column(self) -> None:
         path = self.dataPath("nested")
-        self.spark.range(20).selectExpr("id", "named_struct('leaf', named_struct('id', id, 'cnt', id * 2)) AS nested") \
-            .write.parquet(path)
-        self.hyperspace.createIndex(self.spark.read.parquet(path),
-                                    IndexConfig("nestedIdx", ["nested.leaf.id"], ["nested.leaf.cnt"]))
+        self.spark.range(20).selectExpr(
+            "id", "named_struct('leaf', named_struct('id', id, 'cnt', id * 2)) AS nested"
+        ).write.parquet(path)
+        self.hyperspace.createIndex(
+            self.spark.read.parquet(path), IndexConfig("nestedIdx", ["nested.leaf.id"], ["nested.leaf.cnt"])
+        )
 
         def query():
             return self.spark.read.parquet(path).filter("nested.leaf.id = 3").select("nested.leaf.cnt")
@@ -89,7 +89,10 @@ class TestPendingFeatures(HyperspaceCompatTestCase):
         self.hyperspace.refreshIndex("globIdx", "incremental")
         assert self.verifyIndexUsage(lambda: read().filter("id = 30").select("name"), {"globIdx"}) == [("d3",)]
 
-    @pytest.mark.xfail(strict=True, reason="#13 item 8: basePath over partition subdirectories (a subset of the root's files) does not match an index over the root yet")
+    @pytest.mark.xfail(
+        strict=True,
+        reason="#13 item 8: basePath over partition subdirectories (a subset of the root's files) does not match an index over the root yet",
+    )
     def test_base_path_over_partition_directories(self) -> None:
         root = self.dataPath("basePath")
         self.writeParquet([(i, i % 3, f"n{i}") for i in range(30)], ["id", "p", "name"], root, partitionBy=["p"])

@@ -9,17 +9,23 @@ from pathlib import Path
 import pytest
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
 
 class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
-
-    def writeSource(self, name: str = "source", start: int = 0, rows: int = 40, numFiles: int = 4,
-                    mode: str = "overwrite", fmt: str = "parquet") -> str:
+    def writeSource(
+        self,
+        name: str = "source",
+        start: int = 0,
+        rows: int = 40,
+        numFiles: int = 4,
+        mode: str = "overwrite",
+        fmt: str = "parquet",
+    ) -> str:
         path = self.dataPath(name)
-        df = self.spark.createDataFrame([(i, f"name{i % 7}", i * 10) for i in range(start, start + rows)],
-                                        ["id", "name", "amount"]).repartition(numFiles)
+        df = self.spark.createDataFrame(
+            [(i, f"name{i % 7}", i * 10) for i in range(start, start + rows)], ["id", "name", "amount"]
+        ).repartition(numFiles)
         df.write.mode(mode).format(fmt).save(path)
         return path
 
@@ -36,6 +42,7 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
             left = self.spark.read.parquet(path).select("id", "name")
             right = self.spark.read.parquet(path).select("id", "amount")
             return left.join(right, "id")
+
         return query
 
     def test_incremental_refresh_with_deletes_fails_on_an_index_without_lineage(self) -> None:
@@ -118,8 +125,9 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
             return reader.load(path)
 
         self.hyperspace.createIndex(read(), IndexConfig("idx", ["name"], ["id"]))
-        self.spark.createDataFrame([(100, "name3")], ["id", "name"]).write.mode("append").format(fmt) \
-            .option("header", "true").save(path)
+        self.spark.createDataFrame([(100, "name3")], ["id", "name"]).write.mode("append").format(fmt).option(
+            "header", "true"
+        ).save(path)
         self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
 
         def query():

@@ -5,24 +5,24 @@ from __future__ import annotations
 import pytest
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
-SAMPLE = [("2017-09-03", "810a20a2baa24ff3ad493bfbf064569a", "donde", 2, 1000),
-          ("2017-09-03", "fd093f8a05604515957083e70cb3dceb", "facebook", 1, 3000),
-          ("2017-09-03", "af3ed6a197a8447cba8bc8ea21fad208", "facebook", 1, 3000),
-          ("2017-09-03", "975134eca06c4711a0406d0464cbe7d6", "facebook", 1, 4000),
-          ("2018-09-03", "e90a6028e15b4f4593eef557daf5166d", "ibraco", 2, 3000),
-          ("2018-09-03", "576ed96b0d5340aa98a47de15c9f87ce", "facebook", 2, 3000),
-          ("2018-09-03", "50d690516ca641438166049a6303650c", "ibraco", 2, 1000),
-          ("2019-10-03", "380786e6495d4cd8a5dd4cc8d3d12917", "facebook", 2, 3000),
-          ("2019-10-03", "ff60e4838b92421eafc3e6ee59a9e9f1", "miperro", 2, 2000),
-          ("2019-10-03", "187696fe0a6a40cc9516bc6e47c70bc1", "facebook", 4, 3000)]
+SAMPLE = [
+    ("2017-09-03", "810a20a2baa24ff3ad493bfbf064569a", "donde", 2, 1000),
+    ("2017-09-03", "fd093f8a05604515957083e70cb3dceb", "facebook", 1, 3000),
+    ("2017-09-03", "af3ed6a197a8447cba8bc8ea21fad208", "facebook", 1, 3000),
+    ("2017-09-03", "975134eca06c4711a0406d0464cbe7d6", "facebook", 1, 4000),
+    ("2018-09-03", "e90a6028e15b4f4593eef557daf5166d", "ibraco", 2, 3000),
+    ("2018-09-03", "576ed96b0d5340aa98a47de15c9f87ce", "facebook", 2, 3000),
+    ("2018-09-03", "50d690516ca641438166049a6303650c", "ibraco", 2, 1000),
+    ("2019-10-03", "380786e6495d4cd8a5dd4cc8d3d12917", "facebook", 2, 3000),
+    ("2019-10-03", "ff60e4838b92421eafc3e6ee59a9e9f1", "miperro", 2, 2000),
+    ("2019-10-03", "187696fe0a6a40cc9516bc6e47c70bc1", "facebook", 4, 3000),
+]
 COLUMNS = ["Date", "RGUID", "Query", "imprs", "clicks"]
 
 
 class TestE2EHyperspaceRules(HyperspaceCompatTestCase):
-
     def writeSample(self, partitioned: bool) -> str:
         path = self.dataPath("partitioned" if partitioned else "nonPartitioned")
         self.writeParquet(SAMPLE, COLUMNS, path, partitionBy=["Date", "Query"] if partitioned else None, numFiles=3)
