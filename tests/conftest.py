@@ -28,8 +28,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "slow: starts a standalone cluster, whole benchmark runs or other processes of its own "
-        "(left out by `make test-quick`; `make test` runs it)",
+        "slow: starts a standalone cluster, a whole benchmark or demo run, or another interpreter "
+        "or JVM of its own (left out by `make test-quick`; `make test` runs it)",
     )
 
 

@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "hyperspace"
 
 # pyspark's handles on the JVM side of its objects (and py4j's gateway): only _jvm.py uses them.
@@ -66,6 +68,7 @@ def test_the_log_reader_needs_neither_spark_nor_the_jvm() -> None:
         assert hyperspace_modules <= allowed, path.name
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
     """Built for real: a subpackage missing from the setuptools configuration would be absent."""
     # Built from a copy: setuptools writes build/ and *.egg-info/ beside the sources.

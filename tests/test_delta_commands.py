@@ -10,7 +10,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conftest import run_python
+
+pytestmark = pytest.mark.slow
 
 SCRIPT = textwrap.dedent(
     """

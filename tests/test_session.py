@@ -136,6 +136,7 @@ def test_a_missing_class_is_reported_as_jar_not_loaded(spark: SparkSession) -> N
         _jvm.java_class(spark, "NoSuchClass")
 
 
+@pytest.mark.slow
 def test_session_without_the_jar_gets_instructions() -> None:
     code = textwrap.dedent(
         """
@@ -157,6 +158,7 @@ def test_session_without_the_jar_gets_instructions() -> None:
     assert "spark-submit --jars" in result.stdout and str(hyperspace.jar_path()) in result.stdout
 
 
+@pytest.mark.slow
 def test_session_with_the_jar_but_without_the_extension_gets_instructions() -> None:
     code = textwrap.dedent(
         """
