@@ -28,14 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=64, help="files lineitem and orders are spread over")
     parser.add_argument("--buckets", type=int, default=16, help="buckets of indexes and tuned tables")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (after a warm-up)")
-    parser.add_argument("--queries", default=None,
-                        help="comma-separated query names to run (tpch and dataskipping suites); default all")
+    parser.add_argument(
+        "--queries", default=None, help="comma-separated query names to run (tpch and dataskipping suites); default all"
+    )
     parser.add_argument("--name", default=None, help="results file name (default sf<SF>)")
     parser.add_argument("--data-dir", default=str(HERE / "data"), help="cache of generated data")
     parser.add_argument("--results-dir", default=str(HERE / "results"))
     parser.add_argument("--quick", action="store_true", help="tiny smoke run: sf 0.01, 1 run, few files")
-    parser.add_argument("--report-only", action="store_true",
-                        help="rewrite <name>.md/.png from <name>.json (e.g. after editing <name>.notes.md)")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite <name>.md/.png from <name>.json (e.g. after editing <name>.notes.md)",
+    )
     args = parser.parse_args(argv)
     if args.report_only:
         name = args.name or f"sf{args.sf:g}"
@@ -52,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     work_dir = data_dir / f"work-{name}"
     shutil.rmtree(work_dir, ignore_errors=True)
     builder = (
-        SparkSession.builder.master("local[*]").appName(f"hyperspace-bench-{name}")
-        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+        SparkSession.builder.master("local[*]")
+        .appName(f"hyperspace-bench-{name}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "8g")
         .config("spark.sql.shuffle.partitions", str(max(4, args.buckets)))
         .config("spark.sql.warehouse.dir", str(work_dir / "warehouse"))

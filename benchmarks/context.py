@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, TypeVar
+from typing import TypeVar
 
 from pyspark.sql import SparkSession
 
@@ -21,7 +21,7 @@ class BenchContext:
     runs: int
     buckets: int
     quick: bool
-    only: Optional[frozenset[str]] = None  # query names to run (--queries); None: all
+    only: frozenset[str] | None = None  # query names to run (--queries); None: all
 
     def selected(self, queries: dict[str, T]) -> dict[str, T]:
         """``queries`` restricted to the names chosen with ``--queries`` (all by default)."""

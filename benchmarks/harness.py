@@ -6,9 +6,10 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -84,7 +85,7 @@ def run_queries(
             elif rows != expected:
                 raise AssertionError(f"{name}: variant {v.name} returned different rows")
         for r in range(runs):
-            order = list(variants[r % len(variants):]) + list(variants[: r % len(variants)])
+            order = list(variants[r % len(variants) :]) + list(variants[: r % len(variants)])
             for v in order:
                 v.prepare(name)
                 start = time.perf_counter()

@@ -21,19 +21,30 @@ PLANNING_TARGET = (0.05, 20.0)  # 5 % or 20 ms per query with 100 indexes
 
 def environment(spark: Any, sf: float) -> dict[str, Any]:
     """CPU count, memory, versions, scale factor and git commit of this run."""
-    mem_kb = next((int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines()
-                   if l.startswith("MemTotal")), 0) if Path("/proc/meminfo").exists() else 0
+    mem_kb = (
+        next(
+            (int(ln.split()[1]) for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")),
+            0,
+        )
+        if Path("/proc/meminfo").exists()
+        else 0
+    )
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
     return {
-        "cpus": os.cpu_count(), "memoryGiB": round(mem_kb / 1024 / 1024, 1),
-        "spark": spark.version, "pyspark": pyspark.__version__,
+        "cpus": os.cpu_count(),
+        "memoryGiB": round(mem_kb / 1024 / 1024, 1),
+        "spark": spark.version,
+        "pyspark": pyspark.__version__,
         "java": str(spark.sparkContext._jvm.System.getProperty("java.version")),
-        "python": platform.python_version(), "master": spark.sparkContext.master,
-        "scaleFactor": sf, "gitCommit": commit,
+        "python": platform.python_version(),
+        "master": spark.sparkContext.master,
+        "scaleFactor": sf,
+        "gitCommit": commit,
     }
 
 
@@ -42,19 +53,23 @@ def _fmt(m: dict[str, Any]) -> str:
 
 
 def tpch_markdown(result: dict[str, Any]) -> list[str]:
-    lines = ["## TPC-H queries", "",
-             "Seconds: median (min–max). Ratios of medians. Files/bytes read and Exchanges are from "
-             "the executed plans.", "",
-             "| query | no index | Hyperspace | hand-tuned | no-index / Hyperspace | Hyperspace / hand-tuned "
-             "| files read (no index → Hyperspace) | bytes read (no index → Hyperspace) | Exchanges (no index → Hyperspace) | index used |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## TPC-H queries",
+        "",
+        "Seconds: median (min–max). Ratios of medians. Files/bytes read and Exchanges are from the executed plans.",
+        "",
+        "| query | no index | Hyperspace | hand-tuned | no-index / Hyperspace | Hyperspace / hand-tuned "
+        "| files read (no index → Hyperspace) | bytes read (no index → Hyperspace) | Exchanges (no index → Hyperspace) | index used |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for q, v in result["queries"].items():
         s, h, t = v["spark"], v["hyperspace"], v["tuned"]
         lines.append(
             f"| {q} | {_fmt(s)} | {_fmt(h)} | {_fmt(t)} | {s['median'] / h['median']:.2f}× "
             f"| {h['median'] / t['median']:.2f} | {s['facts']['filesRead']} → {h['facts']['filesRead']} "
             f"| {s['facts']['bytesRead']:,} → {h['facts']['bytesRead']:,} "
-            f"| {s['facts']['exchanges']} → {h['facts']['exchanges']} | {', '.join(h['facts']['indexes']) or '—'} |")
+            f"| {s['facts']['exchanges']} → {h['facts']['exchanges']} | {', '.join(h['facts']['indexes']) or '—'} |"
+        )
     lines += ["", "### Targets (reported, not asserted)", ""]
     for q, target in SPEEDUP_TARGETS.items():
         if q in result["queries"]:
@@ -64,29 +79,52 @@ def tpch_markdown(result: dict[str, Any]) -> list[str]:
             lines.append(f"- {q}: {ratio:.2f}× vs target ≥ {target:g}× — {verdict}")
     worst = max(result["queries"].items(), key=lambda kv: kv[1]["hyperspace"]["median"] / kv[1]["tuned"]["median"])
     ratio = worst[1]["hyperspace"]["median"] / worst[1]["tuned"]["median"]
-    lines.append(f"- every query within {TUNED_TARGET}× of hand-tuned: worst is {worst[0]} at {ratio:.2f}× — "
-                 + ("met" if ratio <= TUNED_TARGET else "missed"))
-    lines += ["", "### Indexes", "", "| index | table | build seconds | size bytes | files | source bytes |",
-              "|---|---|---|---|---|---|"]
+    lines.append(
+        f"- every query within {TUNED_TARGET}× of hand-tuned: worst is {worst[0]} at {ratio:.2f}× — "
+        + ("met" if ratio <= TUNED_TARGET else "missed")
+    )
+    lines += [
+        "",
+        "### Indexes",
+        "",
+        "| index | table | build seconds | size bytes | files | source bytes |",
+        "|---|---|---|---|---|---|",
+    ]
     for i in result["indexes"]:
-        lines.append(f"| {i['index']} | {i['table']} | {i['seconds']:.1f} | {i['sizeInBytes']:,} | {i['files']} | {i['sourceBytes']:,} |")
-    lines += ["", "Hand-tuned tables written in: " + ", ".join(
-        f"{k} {v:.1f}s" for k, v in result["tunedBuildSeconds"].items()), ""]
+        lines.append(
+            f"| {i['index']} | {i['table']} | {i['seconds']:.1f} | {i['sizeInBytes']:,} | {i['files']} | {i['sourceBytes']:,} |"
+        )
+    lines += [
+        "",
+        "Hand-tuned tables written in: " + ", ".join(f"{k} {v:.1f}s" for k, v in result["tunedBuildSeconds"].items()),
+        "",
+    ]
     return lines
 
 
 def overhead_markdown(result: dict[str, Any]) -> list[str]:
-    lines = ["## Optimizer overhead", "", "Planning time (analysis + optimization + physical planning), "
-             "median ms, of queries that use no index, with N indexes defined:", "",
-             "| query | indexes | Hyperspace off | Hyperspace on | overhead |", "|---|---|---|---|---|"]
+    lines = [
+        "## Optimizer overhead",
+        "",
+        "Planning time (analysis + optimization + physical planning), "
+        "median ms, of queries that use no index, with N indexes defined:",
+        "",
+        "| query | indexes | Hyperspace off | Hyperspace on | overhead |",
+        "|---|---|---|---|---|",
+    ]
     for q, per in result["planning"].items():
         for n, t in per.items():
             lines.append(f"| {q} | {n} | {t['off_ms']:.1f} | {t['on_ms']:.1f} | {t['on_ms'] - t['off_ms']:+.1f} ms |")
     b = result["build"]
     ratio = b["indexSeconds"] / b["bucketBySeconds"]
-    lines += ["", f"Index creation {b['indexSeconds']:.1f}s vs the same columns written with "
-              f"bucketBy().sortBy() {b['bucketBySeconds']:.1f}s: {ratio:.2f}× (target ≤ {BUILD_TARGET}×, "
-              + ("met" if ratio <= BUILD_TARGET else "missed") + ")", ""]
+    lines += [
+        "",
+        f"Index creation {b['indexSeconds']:.1f}s vs the same columns written with "
+        f"bucketBy().sortBy() {b['bucketBySeconds']:.1f}s: {ratio:.2f}× (target ≤ {BUILD_TARGET}×, "
+        + ("met" if ratio <= BUILD_TARGET else "missed")
+        + ")",
+        "",
+    ]
     return lines
 
 
@@ -94,49 +132,74 @@ def indexed_markdown(result: dict[str, Any]) -> list[str]:
     """The Indexed DataFrame against Spark's in-memory cache (seconds are medians)."""
     ms = lambda s: f"{s * 1000:.1f}"  # noqa: E731
     look = result["lookups"]
-    lines = ["## Indexed DataFrame", "",
-             f"{result['rows']:,} rows, {result['keys']:,} distinct keys, {result['partitions']} partitions; "
-             "both sides in memory (the index vs `df.cache()`). Milliseconds: median (min–max).", "",
-             "| operation | Indexed DataFrame | Spark, cached | speedup |", "|---|---|---|---|",
-             f"| point lookup | {ms(look['indexed']['median'])} ({ms(look['indexed']['min'])}–{ms(look['indexed']['max'])}) "
-             f"| {ms(look['cached_filter']['median'])} ({ms(look['cached_filter']['min'])}–{ms(look['cached_filter']['max'])}) "
-             f"| {look['cached_filter']['median'] / look['indexed']['median']:.1f}× |"]
+    lines = [
+        "## Indexed DataFrame",
+        "",
+        f"{result['rows']:,} rows, {result['keys']:,} distinct keys, {result['partitions']} partitions; "
+        "both sides in memory (the index vs `df.cache()`). Milliseconds: median (min–max).",
+        "",
+        "| operation | Indexed DataFrame | Spark, cached | speedup |",
+        "|---|---|---|---|",
+        f"| point lookup | {ms(look['indexed']['median'])} ({ms(look['indexed']['min'])}–{ms(look['indexed']['max'])}) "
+        f"| {ms(look['cached_filter']['median'])} ({ms(look['cached_filter']['min'])}–{ms(look['cached_filter']['max'])}) "
+        f"| {look['cached_filter']['median'] / look['indexed']['median']:.1f}× |",
+    ]
     for size, j in result["joins"].items():
         best = min(j["spark_broadcast"]["median"], j["spark_default"]["median"])
         lines.append(
             f"| join, probe {int(size):,} rows | {ms(j['indexed']['median'])} ({ms(j['indexed']['min'])}–{ms(j['indexed']['max'])}) "
             f"| broadcast {ms(j['spark_broadcast']['median'])}, default ({j['sparkDefaultPlan']}) {ms(j['spark_default']['median'])} "
-            f"| {best / j['indexed']['median']:.2f}× vs Spark's best |")
+            f"| {best / j['indexed']['median']:.2f}× vs Spark's best |"
+        )
     b = result["build"]
-    lines += ["", f"Build: index {b['indexSeconds']:.1f}s vs `df.cache()` + count {b['cacheSeconds']:.1f}s.", "",
-              "| appended rows per batch | append + materialize, ms | rows/s |", "|---|---|---|"]
+    lines += [
+        "",
+        f"Build: index {b['indexSeconds']:.1f}s vs `df.cache()` + count {b['cacheSeconds']:.1f}s.",
+        "",
+        "| appended rows per batch | append + materialize, ms | rows/s |",
+        "|---|---|---|",
+    ]
     for size, a in result["appends"].items():
-        lines.append(f"| {int(size):,} | {ms(a['median'])} ({ms(a['min'])}–{ms(a['max'])}) | {a['rowsPerSecond']:,.0f} |")
+        lines.append(
+            f"| {int(size):,} | {ms(a['median'])} ({ms(a['min'])}–{ms(a['max'])}) | {a['rowsPerSecond']:,.0f} |"
+        )
     i = result["interleaved"]
-    lines += ["", f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
-              f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
-              f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
-              f"(without appends {i['joinMsWithoutAppends']:.1f} ms).", ""]
+    lines += [
+        "",
+        f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
+        f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
+        f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
+        f"(without appends {i['joinMsWithoutAppends']:.1f} ms).",
+        "",
+    ]
     m = result["memory"]
     ratio = lambda a: f"{a / m['cachedDataFrameBytes']:.2f}×" if m["cachedDataFrameBytes"] else "n/a"  # noqa: E731
-    lines += ["| memory | bytes | relative to the cached DataFrame |", "|---|---|---|",
-              f"| cached DataFrame (block manager) | {m['cachedDataFrameBytes']:,} | 1.00× |",
-              f"| index (block manager) | {m['indexBlockManagerBytes']:,} | {ratio(m['indexBlockManagerBytes'])} |",
-              f"| index row batches (allocated / used) | {m['indexRowBatchBytes']:,} / {m['indexRowBytesUsed']:,} | {ratio(m['indexRowBatchBytes'])} |",
-              f"| index trie (estimated) | {m['indexTrieBytesEstimated']:,} | {ratio(m['indexTrieBytesEstimated'])} |",
-              f"| JVM heap growth: cached DataFrame / index | {m['heapDeltaCachedDataFrame']:,} / {m['heapDeltaIndex']:,} "
-              f"| {m['heapDeltaIndex'] / m['heapDeltaCachedDataFrame']:.2f}× |" if m["heapDeltaCachedDataFrame"] > 0 else
-              f"| JVM heap growth: cached DataFrame / index | {m['heapDeltaCachedDataFrame']:,} / {m['heapDeltaIndex']:,} | n/a |",
-              ""]
+    lines += [
+        "| memory | bytes | relative to the cached DataFrame |",
+        "|---|---|---|",
+        f"| cached DataFrame (block manager) | {m['cachedDataFrameBytes']:,} | 1.00× |",
+        f"| index (block manager) | {m['indexBlockManagerBytes']:,} | {ratio(m['indexBlockManagerBytes'])} |",
+        f"| index row batches (allocated / used) | {m['indexRowBatchBytes']:,} / {m['indexRowBytesUsed']:,} | {ratio(m['indexRowBatchBytes'])} |",
+        f"| index trie (estimated) | {m['indexTrieBytesEstimated']:,} | {ratio(m['indexTrieBytesEstimated'])} |",
+        f"| JVM heap growth: cached DataFrame / index | {m['heapDeltaCachedDataFrame']:,} / {m['heapDeltaIndex']:,} "
+        f"| {m['heapDeltaIndex'] / m['heapDeltaCachedDataFrame']:.2f}× |"
+        if m["heapDeltaCachedDataFrame"] > 0
+        else f"| JVM heap growth: cached DataFrame / index | {m['heapDeltaCachedDataFrame']:,} / {m['heapDeltaIndex']:,} | n/a |",
+        "",
+    ]
     return lines
 
 
 def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, Any]) -> list[Path]:
     """Writes <name>.md, <name>.json and <name>.png; returns their paths."""
     results_dir.mkdir(parents=True, exist_ok=True)
-    md = [f"# Benchmark results: {name}", "",
-          f"Scale factor {env['scaleFactor']:g}, Spark {env['spark']} `{env['master']}`, Java {env['java']}, "
-          f"{env['cpus']} CPUs, {env['memoryGiB']} GiB, commit {env['gitCommit']}.", ""]
+    md = [
+        f"# Benchmark results: {name}",
+        "",
+        f"Scale factor {env['scaleFactor']:g}, Spark {env['spark']} `{env['master']}`, Java {env['java']}, "
+        f"{env['cpus']} CPUs, {env['memoryGiB']} GiB, commit {env['gitCommit']}.",
+        "",
+    ]
     if "tpch" in suites:
         md += tpch_markdown(suites["tpch"])
     if "overhead" in suites:

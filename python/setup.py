@@ -38,6 +38,11 @@ setup(
             # from Maven Central through spark.jars.packages at session start.
             f"delta-spark=={V['delta']}",
         ],
+        "dev": [
+            # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].
+            f"ruff=={V['ruff']}",
+            f"mypy=={V['mypy']}",
+        ],
         "bench": [
             f"tpchgen-cli=={V['tpchgen-cli']}",
             f"matplotlib=={V['matplotlib']}",

@@ -12,8 +12,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pyspark
 
@@ -29,8 +29,14 @@ def free_port() -> int:
 class StandaloneCluster:
     """A master and ``workers`` workers; use as a context manager so they always stop."""
 
-    def __init__(self, work_dir: Path, workers: int = 1, cores_per_worker: int = 2,
-                 memory_per_worker: str = "2g", start_timeout: float = 90.0) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        workers: int = 1,
+        cores_per_worker: int = 2,
+        memory_per_worker: str = "2g",
+        start_timeout: float = 90.0,
+    ) -> None:
         self.work_dir = work_dir
         self.workers = workers
         self.cores_per_worker = cores_per_worker
@@ -56,7 +62,9 @@ class StandaloneCluster:
         handle = open(log, "wb")
         proc = subprocess.Popen(
             [str(SPARK_HOME / "bin" / "spark-class"), *args],
-            stdout=handle, stderr=subprocess.STDOUT, env=self.env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=self.env,
             start_new_session=True,  # its own process group, killed as a whole
         )
         self.processes.append(proc)
@@ -69,22 +77,39 @@ class StandaloneCluster:
             time.sleep(0.25)
         raise RuntimeError(f"{name} did not start; its log:\n{log.read_text(errors='replace')[-4000:]}")
 
-    def __enter__(self) -> "StandaloneCluster":
+    def __enter__(self) -> StandaloneCluster:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         try:
             self._start(
                 "master",
-                ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                 "--port", str(self.port), "--webui-port", str(free_port())],
+                [
+                    "org.apache.spark.deploy.master.Master",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--webui-port",
+                    str(free_port()),
+                ],
                 "I have been elected leader",
             )
             for i in range(self.workers):
                 self._start(
                     f"worker-{i}",
-                    ["org.apache.spark.deploy.worker.Worker", self.master_url,
-                     "--host", "127.0.0.1", "--cores", str(self.cores_per_worker),
-                     "--memory", self.memory_per_worker, "--webui-port", str(free_port()),
-                     "--work-dir", str(self.work_dir / f"worker-{i}")],
+                    [
+                        "org.apache.spark.deploy.worker.Worker",
+                        self.master_url,
+                        "--host",
+                        "127.0.0.1",
+                        "--cores",
+                        str(self.cores_per_worker),
+                        "--memory",
+                        self.memory_per_worker,
+                        "--webui-port",
+                        str(free_port()),
+                        "--work-dir",
+                        str(self.work_dir / f"worker-{i}"),
+                    ],
                     "Successfully registered with master",
                 )
         except BaseException:
@@ -111,8 +136,14 @@ class StandaloneCluster:
                 proc.wait(timeout=15)
         self.processes.clear()
 
-    def submit(self, app: Path, *app_args: str, jars: Sequence[str] = (),
-               conf: dict[str, str] | None = None, timeout: float = 300.0) -> subprocess.CompletedProcess[str]:
+    def submit(
+        self,
+        app: Path,
+        *app_args: str,
+        jars: Sequence[str] = (),
+        conf: dict[str, str] | None = None,
+        timeout: float = 300.0,
+    ) -> subprocess.CompletedProcess[str]:
         """``spark-submit --master <this cluster>`` in client mode; output captured."""
         command = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", self.master_url]
         if jars:

@@ -28,7 +28,8 @@ def main(out_path: str) -> None:
     (
         spark.range(0, 20000, numPartitions=8)
         .select(F.col("id"), (F.col("id") % 1000).cast("string").alias("k"))
-        .write.bucketBy(8, "k").saveAsTable("bucketed")
+        .write.bucketBy(8, "k")
+        .saveAsTable("bucketed")
     )
     # hyperspace_bucket_id is evaluated by io.hyperspace.expressions.BucketId inside the tasks.
     rows = (
@@ -43,7 +44,11 @@ def main(out_path: str) -> None:
     )
     result["bucket_check"] = {str(r["match"]): r["count"] for r in rows}
     result["plan_uses_bucket_id"] = "hyperspace_bucket_id" in (
-        spark.table("bucketed").select(F.expr("hyperspace_bucket_id(8, k)"))._jdf.queryExecution().executedPlan().toString()
+        spark.table("bucketed")
+        .select(F.expr("hyperspace_bucket_id(8, k)"))
+        ._jdf.queryExecution()
+        .executedPlan()
+        .toString()
     )
     # Executors known to the driver (the driver itself is listed too).
     infos = sc._jsc.sc().statusTracker().getExecutorInfos()

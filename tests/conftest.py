@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from pyspark.sql import SparkSession
@@ -23,7 +24,13 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "chaos: kills and races real processes (tests/test_chaos.py; `make chaos` runs more rounds)")
+        "markers", "chaos: kills and races real processes (tests/test_chaos.py; `make chaos` runs more rounds)"
+    )
+    config.addinivalue_line(
+        "markers",
+        "slow: starts a standalone cluster, a whole benchmark or demo run, or another interpreter "
+        "or JVM of its own (left out by `make test-quick`; `make test` runs it)",
+    )
 
 
 def versions() -> dict[str, str]:
@@ -60,10 +67,8 @@ def spark(work_dir: Path) -> Iterator[SparkSession]:
     session.stop()
 
 
-def run_python(code: str, timeout: float = 180) -> "subprocess.CompletedProcess[str]":
+def run_python(code: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """Runs ``code`` in a fresh interpreter (its own JVM), capturing output."""
-    import subprocess
-
     return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -30,10 +30,8 @@ def main(control: Path) -> None:
         time.sleep(0.5)
 
     # Deterministic sources: lineage can recompute them anywhere.
-    source = spark.range(0, 120000, numPartitions=6).selectExpr(
-        "id % 4000 AS k", "id AS v", "concat('s', id) AS s")
-    appended = spark.range(0, 3000, numPartitions=2).selectExpr(
-        "id % 5000 AS k", "-id AS v", "'appended' AS s")
+    source = spark.range(0, 120000, numPartitions=6).selectExpr("id % 4000 AS k", "id AS v", "concat('s', id) AS s")
+    appended = spark.range(0, 3000, numPartitions=2).selectExpr("id % 5000 AS k", "-id AS v", "'appended' AS s")
     probe = spark.range(0, 9000, 7, numPartitions=3).selectExpr("id % 4600 AS pk", "id AS pv")
     plain = source.union(appended)
 
@@ -46,12 +44,12 @@ def main(control: Path) -> None:
         answers = {}
         for key in lookup_keys:
             answers[f"lookup {key}"] = sorted(tuple(r) for r in version.get_rows(key).collect())
-        joined = version.join(probe, version["k"] == probe["pk"], "left_outer") \
-            .agg(F.count("*"), F.sum("v"), F.sum("pv"), F.count("s"))
+        joined = version.join(probe, version["k"] == probe["pk"], "left_outer").agg(
+            F.count("*"), F.sum("v"), F.sum("pv"), F.count("s")
+        )
         answers["left join"] = [tuple(r) for r in joined.collect()]
         # The probe side broadcast to the index partitions instead of shuffled to them.
-        semi = version.join(F.broadcast(probe), version["k"] == probe["pk"], "left_semi") \
-            .agg(F.count("*"), F.sum("v"))
+        semi = version.join(F.broadcast(probe), version["k"] == probe["pk"], "left_semi").agg(F.count("*"), F.sum("v"))
         answers["semi join"] = [tuple(r) for r in semi.collect()]
         answers["count"] = version.count()
         return answers
@@ -60,8 +58,9 @@ def main(control: Path) -> None:
         answers = {}
         for key in lookup_keys:
             answers[f"lookup {key}"] = sorted(tuple(r) for r in data.filter(F.col("k") == key).collect())
-        joined = data.join(probe, data["k"] == probe["pk"], "left_outer") \
-            .agg(F.count("*"), F.sum("v"), F.sum("pv"), F.count("s"))
+        joined = data.join(probe, data["k"] == probe["pk"], "left_outer").agg(
+            F.count("*"), F.sum("v"), F.sum("pv"), F.count("s")
+        )
         answers["left join"] = [tuple(r) for r in joined.collect()]
         semi = data.join(probe, data["k"] == probe["pk"], "left_semi").agg(F.count("*"), F.sum("v"))
         answers["semi join"] = [tuple(r) for r in semi.collect()]
@@ -96,8 +95,7 @@ def main(control: Path) -> None:
     result["victim"] = victim
     result["locations_after"] = {str(p): e for p, e in v1.cached_partition_executors().items()}
     result["cached_after"] = v1.memory_stats()["cachedPartitions"]
-    result["plan_after"] = str(
-        v1.join(probe, v1["k"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
+    result["plan_after"] = str(v1.join(probe, v1["k"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
     result["lookup_plan_after"] = str(v1.get_rows(1)._jdf.queryExecution().executedPlan().toString())
     (control / "result.json").write_text(json.dumps(result))
     spark.stop()

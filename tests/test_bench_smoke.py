@@ -8,23 +8,51 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
+
+pytestmark = pytest.mark.slow
 
 
 def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     results = tmp_path / "results"
     run = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--name", "smoke",
-         "--data-dir", str(REPO / "benchmarks" / "data"), "--results-dir", str(results)],
-        capture_output=True, text=True, timeout=1200, cwd=str(REPO),
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--quick",
+            "--name",
+            "smoke",
+            "--data-dir",
+            str(REPO / "benchmarks" / "data"),
+            "--results-dir",
+            str(results),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        cwd=str(REPO),
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     report = (results / "smoke.md").read_text()
     raw = json.loads((results / "smoke.json").read_text())
     assert (results / "smoke.png").stat().st_size > 0
     queries = raw["suites"]["tpch"]["queries"]
-    assert set(queries) == {"point_lookup", "in_list", "csv_lookup", "date_range", "q6", "q3", "q17",
-                            "join", "join_filtered", "broadcast_join", "no_index"}
+    assert set(queries) == {
+        "point_lookup",
+        "in_list",
+        "csv_lookup",
+        "date_range",
+        "q6",
+        "q3",
+        "q17",
+        "join",
+        "join_filtered",
+        "broadcast_join",
+        "no_index",
+    }
     for per in queries.values():
         assert set(per) == {"spark", "hyperspace", "tuned"}
         assert per["spark"]["facts"]["indexes"] == []  # without Hyperspace no index is read

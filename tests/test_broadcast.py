@@ -3,8 +3,8 @@ rows, and why_not naming the broadcast side; over the threshold the index join i
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -47,8 +47,7 @@ def _run(spark: SparkSession, df: DataFrame, on: bool) -> tuple[list[tuple], str
         disable_hyperspace(spark)
 
 
-def test_a_join_spark_broadcasts_is_left_to_spark(spark: SparkSession, hs: Hyperspace,
-                                                  tables: dict[str, str]) -> None:
+def test_a_join_spark_broadcasts_is_left_to_spark(spark: SparkSession, hs: Hyperspace, tables: dict[str, str]) -> None:
     previous = spark.conf.get(THRESHOLD)
     try:
         spark.conf.set(THRESHOLD, "10485760")  # both tables are far below it: Spark broadcasts dim

@@ -23,15 +23,15 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 from pyspark.sql import SparkSession
 
+from conftest import REPO
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
 from hyperspace import log as hslog
-from conftest import REPO
 
 pytestmark = pytest.mark.chaos
 
@@ -67,7 +67,8 @@ class Lake:
         (
             self.spark.range(start, end, 1, files)
             .selectExpr("CAST(id % 997 AS INT) AS k", "id AS v")
-            .write.mode(mode).parquet(str(self.source))
+            .write.mode(mode)
+            .parquet(str(self.source))
         )
 
     def append(self) -> None:
@@ -83,7 +84,9 @@ class Lake:
             for path in sorted(top.rglob("*")):
                 if path.is_file():
                     files[str(path.relative_to(self.root))] = (
-                        path.stat().st_size, hashlib.sha1(path.read_bytes()).hexdigest())
+                        path.stat().st_size,
+                        hashlib.sha1(path.read_bytes()).hexdigest(),
+                    )
         return files
 
 
@@ -133,9 +136,15 @@ class WorkerPool:
         self.started += 1
         log = self.log_dir / f"worker-{self.started}.log"
         proc = subprocess.Popen(
-            [sys.executable, WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=open(log, "w"), text=True, cwd=str(REPO),
-            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            [sys.executable, WORKER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(log, "w"),
+            text=True,
+            cwd=str(REPO),
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         self.idle.append((proc, log))
 
     def take(self) -> tuple[subprocess.Popen, Path]:
@@ -174,8 +183,7 @@ class Worker:
 
     def __init__(self, lake: Lake, op: str, name: str, **extra: object) -> None:
         assert _pool is not None
-        args = {"op": op, "name": name, "source": str(lake.source),
-                "system_path": str(lake.system_path), **extra}
+        args = {"op": op, "name": name, "source": str(lake.source), "system_path": str(lake.system_path), **extra}
         self.proc, self.log = _pool.take()
         self.lines: list[str] = []
         self.go = threading.Event()
@@ -373,10 +381,7 @@ def test_racing_operations(
         context = f"race {label} (round {round_no})"
         setup(spark, hs, lake, name)
         before = lake.snapshot()
-        workers = [
-            Worker(lake, op, name, **extra)
-            for op, extra in (first, second)
-        ]
+        workers = [Worker(lake, op, name, **extra) for op, extra in (first, second)]
         codes = [w.wait() for w in workers]
         for worker, code in zip(workers, codes):
             assert code in (0, 3), f"{context}: a racer failed unclearly (exit {code})\n{worker.describe()}"
@@ -389,10 +394,7 @@ def test_racing_operations(
 
 def test_create_races_differently_cased_names(spark: SparkSession, lake: Lake) -> None:
     """`X` and `x` are one name: of two processes creating them at once, exactly one wins."""
-    workers = [
-        Worker(lake, "create", name)
-        for name in ("Chaos_Case", "chaos_case")
-    ]
+    workers = [Worker(lake, "create", name) for name in ("Chaos_Case", "chaos_case")]
     codes = [w.wait() for w in workers]
     details = "\n".join(w.describe() for w in workers)
     assert sorted(codes) == [0, 3], f"exactly one create must win: exits {codes}\n{details}"
@@ -421,14 +423,17 @@ def test_queries_beside_refresh_and_vacuum(spark: SparkSession, lake: Lake) -> N
     expected = expected_answers(spark, lake)
     before = lake.snapshot()
     # 20 s of queries in CI's single round; longer with `make chaos`.
-    worker = Worker(lake, "query-loop", name, seconds=10 + 10 * ROUNDS,
-                    expected=[[list(r) for r in rows] for rows in expected])
+    worker = Worker(
+        lake, "query-loop", name, seconds=10 + 10 * ROUNDS, expected=[[list(r) for r in rows] for rows in expected]
+    )
     assert worker.go.wait(timeout=180), worker.describe()
     rounds = 0
     while worker.proc.poll() is None and rounds < 6 + 6 * ROUNDS:
         (
-            spark.range(0, 50, 1, 1).selectExpr(f"CAST(-1 - id - {50 * rounds} AS INT) AS k", "id AS v")
-            .write.mode("append").parquet(str(lake.source))
+            spark.range(0, 50, 1, 1)
+            .selectExpr(f"CAST(-1 - id - {50 * rounds} AS INT) AS k", "id AS v")
+            .write.mode("append")
+            .parquet(str(lake.source))
         )
         hs.refresh_index(name, "incremental")
         hs.optimize_index(name, "full")

@@ -11,6 +11,8 @@ import hyperspace
 from cluster import StandaloneCluster
 from conftest import versions
 
+pytestmark = pytest.mark.slow
+
 APP = Path(__file__).resolve().parent / "cluster_app.py"
 EXTENSION = "io.hyperspace.HyperspaceSparkSessionExtension"
 
@@ -19,7 +21,8 @@ def test_spark_submit_with_jars_runs_the_extension_in_executor_tasks(tmp_path: P
     out = tmp_path / "result.json"
     with StandaloneCluster(tmp_path / "cluster", workers=1, cores_per_worker=2) as cluster:
         result = cluster.submit(
-            APP, str(out),
+            APP,
+            str(out),
             jars=[str(hyperspace.jar_path())],
             conf={
                 "spark.sql.extensions": EXTENSION,

@@ -4,8 +4,8 @@ compared with data columns, glob patterns, ``basePath`` reads and filtered hybri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -48,14 +48,18 @@ def same_rows(hs: Hyperspace, query) -> list[tuple]:  # type: ignore[no-untyped-
 
 
 def write(spark: SparkSession, path: Path | str, start: int, n: int, files: int, mode: str = "overwrite") -> None:
-    (spark.range(start, start + n, 1, files)
-     .selectExpr("id", "CAST(id AS INT) AS a", "CONCAT('n', id % 7) AS name", "CAST(id DIV 40 AS INT) AS part")
-     .write.mode(mode).parquet(str(path)))
+    (
+        spark.range(start, start + n, 1, files)
+        .selectExpr("id", "CAST(id AS INT) AS a", "CONCAT('n', id % 7) AS name", "CAST(id DIV 40 AS INT) AS part")
+        .write.mode(mode)
+        .parquet(str(path))
+    )
 
 
 @pytest.mark.parametrize("char", [" ", "%", "#", '"', "<", "|", "`"])
 def test_data_skipping_over_a_path_with_escaped_characters(
-        spark: SparkSession, hs: Hyperspace, tmp_path: Path, char: str) -> None:
+    spark: SparkSession, hs: Hyperspace, tmp_path: Path, char: str
+) -> None:
     src = tmp_path / f"da{char}ta"
     write(spark, src, 0, 120, 6)
     name = f"py_path_{ord(char)}"
@@ -69,8 +73,10 @@ def test_data_skipping_over_a_path_with_escaped_characters(
 def test_minmax_on_expressions_with_literals_skips(spark: SparkSession, hs: Hyperspace, tmp_path: Path) -> None:
     src = tmp_path / "exprs"
     write(spark, src, 0, 200, 10)
-    hs.create_index(spark.read.parquet(str(src)), DataSkippingIndexConfig(
-        "py_exprs", MinMaxSketch("id + 1"), MinMaxSketch("abs(a - 50)"), MinMaxSketch("a % 7")))
+    hs.create_index(
+        spark.read.parquet(str(src)),
+        DataSkippingIndexConfig("py_exprs", MinMaxSketch("id + 1"), MinMaxSketch("abs(a - 50)"), MinMaxSketch("a % 7")),
+    )
     for predicate, files in [("id + 1 = 46", 1), ("abs(a - 50) > 140", 1), ("a % 7 = 9", 0)]:
         same_rows(hs, lambda: spark.read.parquet(str(src)).where(predicate))
         [stats] = hs.skipping_stats(spark.read.parquet(str(src)).where(predicate))
@@ -79,8 +85,12 @@ def test_minmax_on_expressions_with_literals_skips(spark: SparkSession, hs: Hype
 
 def test_partition_column_equal_to_data_column(spark: SparkSession, hs: Hyperspace, tmp_path: Path) -> None:
     src = tmp_path / "partitioned"
-    (spark.range(0, 1000, 1, 20).selectExpr("CAST(id / 200 AS INT) * 200 AS A", "id AS B")
-     .write.partitionBy("A").parquet(str(src)))
+    (
+        spark.range(0, 1000, 1, 20)
+        .selectExpr("CAST(id / 200 AS INT) * 200 AS A", "id AS B")
+        .write.partitionBy("A")
+        .parquet(str(src))
+    )
     hs.create_index(spark.read.parquet(str(src)), DataSkippingIndexConfig("py_a_eq_b", MinMaxSketch("B")))
     assert len(same_rows(hs, lambda: spark.read.parquet(str(src)).filter("A = B"))) == 5
     assert hs.last_query_skipping_stats()[0].files_read == 5
@@ -109,8 +119,12 @@ def test_base_path_partitions_serve_the_root(spark: SparkSession, hs: Hyperspace
     root = tmp_path / "data"
     # A column the index leaves out: an index holding every source column in another order hits
     # issue #12 item 0 (columns scrambled), fixed separately.
-    (spark.range(0, 90, 1, 3).selectExpr("id", "CONCAT('n', id) AS name", "CAST(id % 3 AS STRING) AS part")
-     .write.partitionBy("part").parquet(str(root)))
+    (
+        spark.range(0, 90, 1, 3)
+        .selectExpr("id", "CONCAT('n', id) AS name", "CAST(id % 3 AS STRING) AS part")
+        .write.partitionBy("part")
+        .parquet(str(root))
+    )
     indexed = spark.read.option("basePath", str(root)).parquet(*[f"{root}/part={p}" for p in range(3)])
     hs.create_index(indexed, IndexConfig("py_base", ["part"], ["id"]))
     query = lambda: spark.read.parquet(str(root)).where("part = '1'").select("id", "part")  # noqa: E731
@@ -125,11 +139,19 @@ def test_filtered_join_side_over_hybrid_scan(spark: SparkSession, hs: Hyperspace
     hs.create_index(spark.read.parquet(str(src)), IndexConfig("py_hybrid_join", ["id"], ["name"], lineage=True))
     write(spark, src, 1000, 40, 1, mode="append")
     conf = HyperspaceConfig(spark)
-    with conf.override(hybrid_scan_enabled=True, hybrid_scan_max_appended_ratio=0.9), \
-            _sql_conf(spark, "spark.sql.autoBroadcastJoinThreshold", "-1"):
+    with (
+        conf.override(hybrid_scan_enabled=True, hybrid_scan_max_appended_ratio=0.9),
+        _sql_conf(spark, "spark.sql.autoBroadcastJoinThreshold", "-1"),
+    ):
+
         def query() -> DataFrame:
-            return (spark.read.parquet(str(src)).where("id IN (3, 1005)").select("id", "name")
-                    .join(spark.read.parquet(str(other)).select("id", "a"), "id"))
+            return (
+                spark.read.parquet(str(src))
+                .where("id IN (3, 1005)")
+                .select("id", "name")
+                .join(spark.read.parquet(str(other)).select("id", "a"), "id")
+            )
+
         assert [r[0] for r in same_rows(hs, query)] == [3, 1005]
         assert "py_hybrid_join" in hs.explain(query(), display=False)
 

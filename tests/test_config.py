@@ -20,8 +20,11 @@ def test_keys_are_exactly_the_jvm_settings(spark: SparkSession, conf: Hyperspace
 
 def test_older_key_names_are_exactly_the_jvm_alternatives(spark: SparkSession, conf: HyperspaceConfig) -> None:
     jvm_aliases = dict(spark.sparkContext._jvm.io.hyperspace.config.HyperspaceConf.alternativeKeysAsJava())
-    assert HyperspaceConfig.aliases() == jvm_aliases == {
-        "spark.hyperspace.index.num.buckets": "spark.hyperspace.index.numBuckets"}
+    assert (
+        HyperspaceConfig.aliases()
+        == jvm_aliases
+        == {"spark.hyperspace.index.num.buckets": "spark.hyperspace.index.numBuckets"}
+    )
     # Setting through the old name sets the current key; unset clears both.
     spark.conf.set("spark.hyperspace.index.num.buckets", "9")
     try:
@@ -91,9 +94,21 @@ def test_an_invalid_value_in_override_changes_nothing(conf: HyperspaceConfig) ->
     [
         ("num_buckets", 0, "Invalid value '0' for spark.hyperspace.index.numBuckets: must be between 1 and 100000."),
         ("num_buckets", "8", "Invalid value '8' for spark.hyperspace.index.numBuckets: expected an int, got str."),
-        ("lineage_enabled", "yes", "Invalid value 'yes' for spark.hyperspace.index.lineage.enabled: expected a bool, got str."),
-        ("explain_display_mode", "fancy", "Invalid value 'fancy' for spark.hyperspace.explain.displayMode: expected one of console, html, plaintext."),
-        ("optimize_file_size_threshold", "huge", "Invalid value 'huge' for spark.hyperspace.index.optimize.fileSizeThreshold: expected a size such as 256m, 1g or a number of bytes."),
+        (
+            "lineage_enabled",
+            "yes",
+            "Invalid value 'yes' for spark.hyperspace.index.lineage.enabled: expected a bool, got str.",
+        ),
+        (
+            "explain_display_mode",
+            "fancy",
+            "Invalid value 'fancy' for spark.hyperspace.explain.displayMode: expected one of console, html, plaintext.",
+        ),
+        (
+            "optimize_file_size_threshold",
+            "huge",
+            "Invalid value 'huge' for spark.hyperspace.index.optimize.fileSizeThreshold: expected a size such as 256m, 1g or a number of bytes.",
+        ),
     ],
 )
 def test_invalid_values_are_rejected_with_the_key_named(

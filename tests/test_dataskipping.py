@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -33,15 +33,20 @@ def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
             h.disable()
 
 
-def make_events(spark: SparkSession, path: Path, start: int = 0, files: int = 20, per_file: int = 30,
-                mode: str = "overwrite") -> None:
+def make_events(
+    spark: SparkSession, path: Path, start: int = 0, files: int = 20, per_file: int = 30, mode: str = "overwrite"
+) -> None:
     """Events ordered by time: ``id``/``ts``/the ``user`` prefix are clustered by file."""
     (
         spark.range(start, start + files * per_file, 1, files)
-        .selectExpr("id", "TIMESTAMP'2025-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, id, 0) AS ts",
-                    f"CONCAT('user', LPAD(CAST(id DIV {per_file} AS STRING), 3, '0')) AS user",
-                    "CASE WHEN id % 2 = 0 THEN 'click' ELSE 'view' END AS kind")
-        .write.mode(mode).parquet(str(path))
+        .selectExpr(
+            "id",
+            "TIMESTAMP'2025-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, id, 0) AS ts",
+            f"CONCAT('user', LPAD(CAST(id DIV {per_file} AS STRING), 3, '0')) AS user",
+            "CASE WHEN id % 2 = 0 THEN 'click' ELSE 'view' END AS kind",
+        )
+        .write.mode(mode)
+        .parquet(str(path))
     )
 
 
@@ -52,8 +57,12 @@ def rows(df: DataFrame) -> list[tuple]:
 def test_create_query_and_stats(spark: SparkSession, hs: Hyperspace, tmp_path: Path) -> None:
     src = tmp_path / "events"
     make_events(spark, src)
-    hs.create_index(spark.read.parquet(str(src)), DataSkippingIndexConfig(
-        "py_events", MinMaxSketch("ts"), BloomFilterSketch("id"), PrefixSketch("user", 7), ValueListSketch("kind")))
+    hs.create_index(
+        spark.read.parquet(str(src)),
+        DataSkippingIndexConfig(
+            "py_events", MinMaxSketch("ts"), BloomFilterSketch("id"), PrefixSketch("user", 7), ValueListSketch("kind")
+        ),
+    )
     row = hs.indexes().where("name = 'py_events'").collect()[0]
     assert row["kind"] == "DataSkippingIndex" and row["numBuckets"] == 0
     assert "MinMax(ts)" in row["indexedColumns"]
@@ -78,7 +87,10 @@ def test_create_query_and_stats(spark: SparkSession, hs: Hyperspace, tmp_path: P
     assert rows(like()) == expected
     assert hs.last_query_skipping_stats()[0].files_read == 10  # user010 .. user019
 
-    assert [s.files_skipped for s in hs.skipping_stats(spark.read.parquet(str(src)).where("ts < TIMESTAMP'2025-01-01 00:45:00'"))] == [18]
+    assert [
+        s.files_skipped
+        for s in hs.skipping_stats(spark.read.parquet(str(src)).where("ts < TIMESTAMP'2025-01-01 00:45:00'"))
+    ] == [18]
     assert "Data skipping: " in hs.explain(spark.read.parquet(str(src)).where("id = 5"), display=False)
     spark.range(2).collect()
     assert hs.last_query_skipping_stats() == []

@@ -45,7 +45,9 @@ def test_json_form() -> None:
 
 def test_round_trip_in_python() -> None:
     assert DataSkippingIndexConfig.from_json(ALL.to_json()) == ALL
-    assert Sketch.from_dict({"kind": "BloomFilter", "expr": "b", "params": {"fpp": 0.05}}) == BloomFilterSketch("b", 0.05)
+    assert Sketch.from_dict({"kind": "BloomFilter", "expr": "b", "params": {"fpp": 0.05}}) == BloomFilterSketch(
+        "b", 0.05
+    )
     assert Sketch.from_dict({"kind": "my.Sketch", "expr": "x", "params": {"k": "1"}}) == CustomSketch(
         "my.Sketch", "x", {"k": "1"}
     )
@@ -61,10 +63,10 @@ def test_the_jvm_reads_and_writes_the_same_json(spark: SparkSession) -> None:
 
 def test_jvm_defaults_match_python(spark: SparkSession) -> None:
     # Params left out are filled with the same defaults on both sides.
-    text = json.dumps({"name": "i", "sketches": [{"kind": "ValueList", "expr": "c"}, {"kind": "BloomFilter", "expr": "b"}]})
-    jvm = DataSkippingIndexConfig(
-        "i", ValueListSketch("c"), BloomFilterSketch("b")
-    )._to_java(spark)
+    text = json.dumps(
+        {"name": "i", "sketches": [{"kind": "ValueList", "expr": "c"}, {"kind": "BloomFilter", "expr": "b"}]}
+    )
+    jvm = DataSkippingIndexConfig("i", ValueListSketch("c"), BloomFilterSketch("b"))._to_java(spark)
     from hyperspace._jvm import java_class
 
     parsed = java_class(spark, "index.dataskipping.DataSkippingIndexConfig").fromJson(text)

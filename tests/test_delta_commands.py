@@ -10,7 +10,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conftest import run_python
+
+pytestmark = pytest.mark.slow
 
 SCRIPT = textwrap.dedent(
     """
@@ -75,4 +79,8 @@ def test_delta_dml_and_optimize_on_an_indexed_table(tmp_path: Path) -> None:
     result = run_python(SCRIPT.format(work=str(tmp_path)), timeout=900)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
     assert [line for line in result.stdout.splitlines() if line.startswith("OK ")] == [
-        "OK delete", "OK update", "OK merge", "OK optimize"], result.stdout
+        "OK delete",
+        "OK update",
+        "OK merge",
+        "OK optimize",
+    ], result.stdout

@@ -7,14 +7,32 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO
+
+pytestmark = pytest.mark.slow
 
 
 def test_demo_prints_its_report(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "hyperspace.demo", "--data-dir", str(tmp_path / "demo"),
-         "--rows", "50000", "--files", "4", "--runs", "1"],
-        capture_output=True, text=True, timeout=300, cwd=str(REPO),
+        [
+            sys.executable,
+            "-m",
+            "hyperspace.demo",
+            "--data-dir",
+            str(tmp_path / "demo"),
+            "--rows",
+            "50000",
+            "--files",
+            "4",
+            "--runs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(REPO),
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = result.stdout

@@ -26,12 +26,16 @@ def executed_plan(df: DataFrame) -> str:
 
 @pytest.fixture(scope="module")
 def source(spark: SparkSession) -> DataFrame:
-    return spark.range(2000).selectExpr(
-        "CASE WHEN id % 89 = 0 THEN NULL ELSE id % 300 END AS k",
-        "concat('v', id) AS v",
-        "date_add(DATE '2024-01-01', CAST(id % 30 AS INT)) AS day",
-        "CAST(id % 11 AS DECIMAL(8, 2)) AS amount",
-    ).cache()
+    return (
+        spark.range(2000)
+        .selectExpr(
+            "CASE WHEN id % 89 = 0 THEN NULL ELSE id % 300 END AS k",
+            "concat('v', id) AS v",
+            "date_add(DATE '2024-01-01', CAST(id % 30 AS INT)) AS day",
+            "CAST(id % 11 AS DECIMAL(8, 2)) AS amount",
+        )
+        .cache()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +46,8 @@ def idf(source: DataFrame) -> IndexedDataFrame:
 @pytest.fixture(scope="module")
 def probe(spark: SparkSession) -> DataFrame:
     return spark.range(0, 900, 2).selectExpr(
-        "CASE WHEN id % 40 = 0 THEN NULL ELSE id % 350 END AS pk", "CAST(id AS INT) AS pv")
+        "CASE WHEN id % 40 = 0 THEN NULL ELSE id % 350 END AS pk", "CAST(id AS INT) AS pv"
+    )
 
 
 def test_create_cache_and_describe(idf: IndexedDataFrame, source: DataFrame) -> None:
@@ -66,9 +71,14 @@ def test_get_rows_matches_a_filter(idf: IndexedDataFrame, source: DataFrame, key
         assert "IndexedLookup" in executed_plan(found)
 
 
-@pytest.mark.parametrize("column,value", [
-    ("v", "v17"), ("day", datetime.date(2024, 1, 7)), ("amount", Decimal("3.00")),
-])
+@pytest.mark.parametrize(
+    "column,value",
+    [
+        ("v", "v17"),
+        ("day", datetime.date(2024, 1, 7)),
+        ("amount", Decimal("3.00")),
+    ],
+)
 def test_get_rows_on_other_key_types(source: DataFrame, column: str, value: Any) -> None:
     by = create_index(source, column, num_partitions=3)
     found = by.get_rows(value)
@@ -79,8 +89,9 @@ def test_get_rows_on_other_key_types(source: DataFrame, column: str, value: Any)
 
 @pytest.mark.parametrize("how", ["inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"])
 @pytest.mark.parametrize("aqe", ["true", "false"])
-def test_joins_match_plain_joins(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame,
-                                 probe: DataFrame, how: str, aqe: str) -> None:
+def test_joins_match_plain_joins(
+    spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, probe: DataFrame, how: str, aqe: str
+) -> None:
     spark.conf.set("spark.sql.adaptive.enabled", aqe)
     try:
         indexed = idf.join(probe, idf["k"] == probe["pk"], how)
@@ -95,21 +106,23 @@ def test_joins_match_plain_joins(spark: SparkSession, idf: IndexedDataFrame, sou
         spark.conf.unset("spark.sql.adaptive.enabled")
 
 
-def test_join_using_a_column_name(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame,
-                                  probe: DataFrame) -> None:
+def test_join_using_a_column_name(
+    spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, probe: DataFrame
+) -> None:
     other = probe.withColumnRenamed("pk", "k")
     assert rows(idf.join(other, "k", "left_outer")) == rows(source.join(other, "k", "left_outer"))
     assert "IndexedJoin" in executed_plan(idf.join(other, ["k"]))
 
 
-def test_sql_over_a_temp_view(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame,
-                              probe: DataFrame) -> None:
+def test_sql_over_a_temp_view(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, probe: DataFrame) -> None:
     idf.create_or_replace_temp_view("py_idx")
     source.createOrReplaceTempView("py_plain")
     probe.createOrReplaceTempView("py_probe")
-    for sql in ("SELECT * FROM {} WHERE k = 42",
-                "SELECT v FROM {} WHERE k IN (1, 2, 3)",
-                "SELECT t.v, p.pv FROM {} t JOIN py_probe p ON t.k = p.pk"):
+    for sql in (
+        "SELECT * FROM {} WHERE k = 42",
+        "SELECT v FROM {} WHERE k IN (1, 2, 3)",
+        "SELECT t.v, p.pv FROM {} t JOIN py_probe p ON t.k = p.pk",
+    ):
         indexed = spark.sql(sql.format("py_idx"))
         assert rows(indexed) == rows(spark.sql(sql.format("py_plain")))
         plan = executed_plan(indexed)

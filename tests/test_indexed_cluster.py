@@ -12,8 +12,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 import hyperspace
 from cluster import SPARK_HOME, StandaloneCluster
+
+pytestmark = pytest.mark.slow
 
 APP = Path(__file__).resolve().parent / "indexed_cluster_app.py"
 EXTENSION = "io.hyperspace.HyperspaceSparkSessionExtension"
@@ -31,20 +35,36 @@ def _worker_of_executor(cluster: StandaloneCluster, executor: str) -> int:
 def test_killing_a_worker_rebuilds_the_lost_partitions(tmp_path: Path) -> None:
     control = tmp_path / "control"
     control.mkdir()
-    with StandaloneCluster(tmp_path / "cluster", workers=2, cores_per_worker=1,
-                           memory_per_worker="1g") as cluster:
+    with StandaloneCluster(tmp_path / "cluster", workers=2, cores_per_worker=1, memory_per_worker="1g") as cluster:
         command = [
-            str(SPARK_HOME / "bin" / "spark-submit"), "--master", cluster.master_url,
-            "--jars", str(hyperspace.jar_path()),
-            "--conf", f"spark.sql.extensions={EXTENSION}",
-            "--conf", "spark.executor.cores=1", "--conf", "spark.executor.memory=768m",
-            "--conf", "spark.cores.max=2", "--conf", "spark.driver.host=127.0.0.1",
-            "--conf", "spark.ui.enabled=false", "--conf", "spark.ui.showConsoleProgress=false",
-            "--conf", "spark.sql.shuffle.partitions=8",
+            str(SPARK_HOME / "bin" / "spark-submit"),
+            "--master",
+            cluster.master_url,
+            "--jars",
+            str(hyperspace.jar_path()),
+            "--conf",
+            f"spark.sql.extensions={EXTENSION}",
+            "--conf",
+            "spark.executor.cores=1",
+            "--conf",
+            "spark.executor.memory=768m",
+            "--conf",
+            "spark.cores.max=2",
+            "--conf",
+            "spark.driver.host=127.0.0.1",
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.ui.showConsoleProgress=false",
+            "--conf",
+            "spark.sql.shuffle.partitions=8",
             # Probe sides are shuffled to the index partitions unless hinted (the app does both).
-            "--conf", "spark.sql.autoBroadcastJoinThreshold=-1",
-            "--conf", f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}",
-            str(APP), str(control),
+            "--conf",
+            "spark.sql.autoBroadcastJoinThreshold=-1",
+            "--conf",
+            f"spark.sql.warehouse.dir={tmp_path / 'warehouse'}",
+            str(APP),
+            str(control),
         ]
         log = open(tmp_path / "app.log", "wb")
         app = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=cluster.env)
@@ -73,8 +93,9 @@ def test_killing_a_worker_rebuilds_the_lost_partitions(tmp_path: Path) -> None:
     assert app.returncode == 0, output[-8000:]
     result = json.loads((control / "result.json").read_text())
     assert result["before"] == {"v0": True, "v1": True}
-    assert len(set().union(*map(set, result["locations_before"].values()))) == 2, \
+    assert len(set().union(*map(set, result["locations_before"].values()))) == 2, (
         f"both executors should cache partitions before the kill: {result['locations_before']}"
+    )
     assert result["after"] == [{"v0": True, "v1": True}] * 2, output[-8000:]
     # Every partition is cached again, none on the dead executor.
     assert result["cached_after"] == 8

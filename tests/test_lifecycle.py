@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
+from conftest import REPO
 from hyperspace import (
     Hyperspace,
     HyperspaceConfig,
@@ -20,7 +21,6 @@ from hyperspace import (
     IndexConfig,
 )
 from hyperspace import log as hslog
-from conftest import REPO
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,11 @@ def test_index_config_accepts_both_spellings() -> None:
     assert original.indexedColumns == ("a",) and original.includedColumns == ("b",)
     assert repr(IndexConfig("i", ["a"], num_buckets=8)) == "IndexConfig('i', ['a'], num_buckets=8)"
     assert json.loads(IndexConfig("i", ["a"], lineage=True).to_json()) == {
-        "name": "i", "indexedColumns": ["a"], "includedColumns": [], "numBuckets": None, "lineage": True,
+        "name": "i",
+        "indexedColumns": ["a"],
+        "includedColumns": [],
+        "numBuckets": None,
+        "lineage": True,
     }
 
 
@@ -80,9 +84,22 @@ def test_create_list_delete_restore_vacuum(spark: SparkSession, hs: Hyperspace, 
     assert row["indexedColumns"] == ["name"] and row["includedColumns"] == ["amount"]
     assert row["numBuckets"] == 4 and row["numSourceFiles"] == 3 and row["numIndexFiles"] == 4
     assert hs.indexes().columns == [
-        "name", "kind", "indexedColumns", "includedColumns", "numBuckets", "state",
-        "indexLocation", "sizeInBytes", "numIndexFiles", "numSourceFiles", "appendedFiles",
-        "deletedFiles", "lastModified", "stateReason", "indexRoot", "additionalStats",
+        "name",
+        "kind",
+        "indexedColumns",
+        "includedColumns",
+        "numBuckets",
+        "state",
+        "indexLocation",
+        "sizeInBytes",
+        "numIndexFiles",
+        "numSourceFiles",
+        "appendedFiles",
+        "deletedFiles",
+        "lastModified",
+        "stateReason",
+        "indexRoot",
+        "additionalStats",
     ]
     extended = hs.index("py_idx").first()
     assert extended["dataVersion"] == 0 and extended["sourceFormat"] == "parquet"

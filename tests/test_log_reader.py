@@ -551,8 +551,17 @@ def test_incarnation_is_read() -> None:
         lambda d: d.update(state="SLEEPING"),
     ],
     ids=[
-        "id-str", "enabled-str", "ts-float", "ts-bool", "cols-str", "cols-int",
-        "options", "table", "files-obj", "owner-null", "state",
+        "id-str",
+        "enabled-str",
+        "ts-float",
+        "ts-bool",
+        "cols-str",
+        "cols-int",
+        "options",
+        "table",
+        "files-obj",
+        "owner-null",
+        "state",
     ],
 )
 def test_wrong_types_and_unknown_state_name_file(index: Path, mutate: Any) -> None:
@@ -620,8 +629,8 @@ def test_signature_of_non_ascii_uses_utf8_and_jvm_order() -> None:
     # U+FF21 (one UTF-16 unit 0xFF21) sorts after U+1F600 (surrogates 0xD83D 0xDE00) in Java's
     # String order, though before it by code point.
     a = SourceFile("file:/d/\uff21.csv", 1, 2, 0)
-    b = SourceFile("file:/d/\U0001F600.csv", 3, 4, 1)
-    text = "file:/d/\U0001F600.csv\t3\t4\nfile:/d/\uff21.csv\t1\t2"
+    b = SourceFile("file:/d/\U0001f600.csv", 3, 4, 1)
+    text = "file:/d/\U0001f600.csv\t3\t4\nfile:/d/\uff21.csv\t1\t2"
     assert signature_of([a, b]) == hashlib.md5(text.encode("utf-8")).hexdigest()
 
 

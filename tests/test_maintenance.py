@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -25,12 +25,15 @@ def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
         yield Hyperspace(spark)
 
 
-def make_lake(spark: SparkSession, path: Path, start: int = 0, rows: int = 300, files: int = 3,
-              mode: str = "overwrite") -> None:
+def make_lake(
+    spark: SparkSession, path: Path, start: int = 0, rows: int = 300, files: int = 3, mode: str = "overwrite"
+) -> None:
     (
         spark.range(start, start + rows, 1, files)
         .selectExpr("id", "CONCAT('n', id % 11) AS name", "DATE_ADD(DATE'2025-01-01', CAST(id % 3 AS INT)) AS day")
-        .write.mode(mode).partitionBy("day").parquet(str(path))
+        .write.mode(mode)
+        .partitionBy("day")
+        .parquet(str(path))
     )
 
 
@@ -93,7 +96,8 @@ def test_refresh_modes_follow_appends_and_deletes(spark: SparkSession, hs: Hyper
 
 
 def test_hybrid_scan_uses_a_stale_index_through_the_typed_config(
-        spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:
+    spark: SparkSession, hs: Hyperspace, work_dir: Path
+) -> None:
     lake = work_dir / "hybrid-lake"
     make_lake(spark, lake)
     hs.create_index(spark.read.parquet(str(lake)), IndexConfig("py_hybrid", ["id"], ["name"], lineage=True))
@@ -127,7 +131,8 @@ def test_optimize_compacts_without_changing_results(spark: SparkSession, hs: Hyp
 
 
 def test_bad_modes_and_deletes_without_lineage_raise_clear_errors(
-        spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:
+    spark: SparkSession, hs: Hyperspace, work_dir: Path
+) -> None:
     lake = work_dir / "errors-lake"
     make_lake(spark, lake)
     hs.create_index(spark.read.parquet(str(lake)), IndexConfig("py_nolineage", ["id"], ["name"], lineage=False))

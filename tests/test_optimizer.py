@@ -7,8 +7,9 @@ import datetime
 import math
 import os
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -89,16 +90,21 @@ def _same_with_and_without(spark: SparkSession, build: Callable[[], DataFrame]) 
 
 def test_filters_use_the_index_automatically(spark: SparkSession, tables: dict[str, str]) -> None:
     plan = _same_with_and_without(
-        spark, lambda: spark.read.parquet(tables["events"]).where("Key = 42").select("tag", "score"))
+        spark, lambda: spark.read.parquet(tables["events"]).where("Key = 42").select("tag", "score")
+    )
     assert "Hyperspace(Type: CI, Name: evByKey, LogVersion: 1)" in plan
 
 
 def test_case_insensitive_column_names_and_sql_over_views(spark: SparkSession, tables: dict[str, str]) -> None:
     spark.read.parquet(tables["events"]).createOrReplaceTempView("events_v")
     spark.read.parquet(tables["users"]).createOrReplaceTempView("users_v")
-    plan = _same_with_and_without(spark, lambda: spark.sql(
-        "SELECT u.uname, count(*) AS n FROM events_v e JOIN users_v u ON e.KEY = u.KEY "
-        "WHERE e.TAG <> 'ü-3' GROUP BY u.uname"))
+    plan = _same_with_and_without(
+        spark,
+        lambda: spark.sql(
+            "SELECT u.uname, count(*) AS n FROM events_v e JOIN users_v u ON e.KEY = u.KEY "
+            "WHERE e.TAG <> 'ü-3' GROUP BY u.uname"
+        ),
+    )
     assert "Name: evByKey" in plan and "Name: usersByKey" in plan
 
 
@@ -112,8 +118,9 @@ def test_enable_affects_only_its_own_session(spark: SparkSession, tables: dict[s
         disable_hyperspace(spark)
 
 
-def test_explain_why_not_what_if(spark: SparkSession, hs: Hyperspace, tables: dict[str, str],
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_why_not_what_if(
+    spark: SparkSession, hs: Hyperspace, tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     events = spark.read.parquet(tables["events"])
     users = spark.read.parquet(tables["users"])
     join = events.select("Key", "tag").join(users, events["Key"] == users["key"])
@@ -129,8 +136,9 @@ def test_explain_why_not_what_if(spark: SparkSession, hs: Hyperspace, tables: di
     assert "evByKey: column(s) id not covered by the index" in reasons
     assert hs.whyNot is not None and Hyperspace.whyNot is Hyperspace.why_not
 
-    report = hs.what_if(events.where("day = DATE'2024-02-01'").select("id", "day"),
-                        IndexConfig("byDay", ["day"], ["id"]), display=False)
+    report = hs.what_if(
+        events.where("day = DATE'2024-02-01'").select("id", "day"), IndexConfig("byDay", ["day"], ["id"]), display=False
+    )
     assert report.startswith("byDay (day; incl. id; 4 buckets, ~") and "would be used" in report
     with pytest.raises(HyperspaceException, match="what_if expects one or more IndexConfig"):
         hs.what_if(events, display=False)
@@ -172,17 +180,30 @@ def predicates(draw: st.DrawFn, depth: int = 0) -> Column:
     if op == "between":
         return c.between(F.lit(value), F.lit(draw(_COLUMNS[column])))
     lit = F.lit(value)
-    return {"=": c == lit, "<>": c != lit, "<": c < lit, "<=": c <= lit,
-            ">": c > lit, ">=": c >= lit,
-            "<=>": c.eqNullSafe(F.lit(draw(st.one_of(st.none(), _COLUMNS[column]))))}[op]
+    return {
+        "=": c == lit,
+        "<>": c != lit,
+        "<": c < lit,
+        "<=": c <= lit,
+        ">": c > lit,
+        ">=": c >= lit,
+        "<=>": c.eqNullSafe(F.lit(draw(st.one_of(st.none(), _COLUMNS[column])))),
+    }[op]
 
 
-@settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=FUZZ_EXAMPLES <= 30,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(condition=predicates(),
-       projection=st.one_of(st.none(), st.sets(st.sampled_from(["Key", "tag", "score", "day"]), min_size=1)))
-def test_generated_filters_same_result(spark: SparkSession, tables: dict[str, str],
-                                       condition: Column, projection: set[str] | None) -> None:
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    derandomize=FUZZ_EXAMPLES <= 30,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    condition=predicates(),
+    projection=st.one_of(st.none(), st.sets(st.sampled_from(["Key", "tag", "score", "day"]), min_size=1)),
+)
+def test_generated_filters_same_result(
+    spark: SparkSession, tables: dict[str, str], condition: Column, projection: set[str] | None
+) -> None:
     def build() -> DataFrame:
         filtered = spark.read.parquet(tables["events"]).where(condition)
         # None: SELECT * (whole rows, in the source's column order).
@@ -212,10 +233,13 @@ def test_generated_filters_did_exercise_indexes() -> None:
     assert sum(_USED_INDEX) >= len(_USED_INDEX) // 5, f"{sum(_USED_INDEX)} of {len(_USED_INDEX)} used an index"
 
 
-@settings(max_examples=max(6, FUZZ_EXAMPLES // 5), deadline=None, derandomize=FUZZ_EXAMPLES <= 30,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(how=st.sampled_from(["inner", "left", "right", "full", "left_semi", "left_anti"]),
-       condition=predicates(depth=2))
+@settings(
+    max_examples=max(6, FUZZ_EXAMPLES // 5),
+    deadline=None,
+    derandomize=FUZZ_EXAMPLES <= 30,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(how=st.sampled_from(["inner", "left", "right", "full", "left_semi", "left_anti"]), condition=predicates(depth=2))
 def test_generated_joins_same_result(spark: SparkSession, tables: dict[str, str], how: str, condition: Column) -> None:
     def build() -> DataFrame:
         events = spark.read.parquet(tables["events"]).where(condition).select("Key", "tag")

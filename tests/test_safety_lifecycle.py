@@ -8,8 +8,9 @@ import hashlib
 import json
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -246,14 +247,35 @@ def test_item15_a_failed_build_leaves_nothing_behind(
 
 def _entry_text(**overrides: Any) -> str:
     entry = {
-        "specVersion": 1, "id": 0, "name": "x", "state": "ACTIVE", "operation": "CREATE",
-        "timestamp": 1, "enabled": True, "owner": {"host": "h", "pid": 1, "startedAt": 0},
-        "index": {"kind": "CoveringIndex", "kindVersion": 1, "indexedColumns": ["a"],
-                  "includedColumns": [], "numBuckets": 4, "lineage": False, "schema": "{}"},
+        "specVersion": 1,
+        "id": 0,
+        "name": "x",
+        "state": "ACTIVE",
+        "operation": "CREATE",
+        "timestamp": 1,
+        "enabled": True,
+        "owner": {"host": "h", "pid": 1, "startedAt": 0},
+        "index": {
+            "kind": "CoveringIndex",
+            "kindVersion": 1,
+            "indexedColumns": ["a"],
+            "includedColumns": [],
+            "numBuckets": 4,
+            "lineage": False,
+            "schema": "{}",
+        },
         "content": {"root": "file:/x", "dataVersion": 0, "files": []},
-        "source": {"format": "parquet", "rootPaths": [], "options": {}, "schema": "{}",
-                   "partitionSchema": "{}", "table": None, "files": [], "appendedFiles": [],
-                   "deletedFiles": []},
+        "source": {
+            "format": "parquet",
+            "rootPaths": [],
+            "options": {},
+            "schema": "{}",
+            "partitionSchema": "{}",
+            "table": None,
+            "files": [],
+            "appendedFiles": [],
+            "deletedFiles": [],
+        },
         "signature": {"provider": "FileSetMD5", "value": "v"},
     }
     entry.update(overrides)
@@ -266,8 +288,17 @@ def _entry_text(**overrides: Any) -> str:
         _entry_text(timestamp=2**63),
         _entry_text(id=-1),
         _entry_text(content={"root": "file:/x", "dataVersion": 2**31, "files": []}),
-        _entry_text(index={"kind": "CoveringIndex", "kindVersion": 1, "indexedColumns": ["a"],
-                           "includedColumns": [], "numBuckets": 10**30, "lineage": False, "schema": "{}"}),
+        _entry_text(
+            index={
+                "kind": "CoveringIndex",
+                "kindVersion": 1,
+                "indexedColumns": ["a"],
+                "includedColumns": [],
+                "numBuckets": 10**30,
+                "lineage": False,
+                "schema": "{}",
+            }
+        ),
         _entry_text().replace('"timestamp": 1', '"timestamp": ' + "9" * 5000),
         _entry_text().replace('"timestamp": 1', '"timestamp": NaN'),
         _entry_text().replace('"timestamp": 1', '"timestamp": 1e999'),
@@ -275,8 +306,18 @@ def _entry_text(**overrides: Any) -> str:
         "[" * 200000 + "]" * 200000,
         '{"specVersion": 1, "extra": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}",
     ],
-    ids=["long-overflow", "negative-id", "int-overflow", "huge-buckets", "5000-digits", "nan",
-         "inf", "string-for-int", "deep-array", "deep-object"],
+    ids=[
+        "long-overflow",
+        "negative-id",
+        "int-overflow",
+        "huge-buckets",
+        "5000-digits",
+        "nan",
+        "inf",
+        "string-for-int",
+        "deep-array",
+        "deep-object",
+    ],
 )
 def test_item15_log_reader_rejects_hostile_json(text: str) -> None:
     with pytest.raises(ValueError, match="Corrupted index log entry where") as info:

@@ -10,19 +10,19 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 
 import hyperspace
+from conftest import run_python, versions
 from hyperspace import (
     Hyperspace,
     HyperspaceConfig,
     HyperspaceException,
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
+    _jvm,
     configure_spark_with_hyperspace,
     disable_hyperspace,
     enable_hyperspace,
     is_hyperspace_enabled,
 )
-from hyperspace import _jvm
-from conftest import run_python, versions
 
 EXTENSION = "io.hyperspace.HyperspaceSparkSessionExtension"
 
@@ -101,9 +101,7 @@ def test_system_path_follows_the_setting(spark: SparkSession, tmp_path: Path) ->
 
 
 def test_bucket_id_function_is_available_to_sql(spark: SparkSession) -> None:
-    rows = spark.sql(
-        "SELECT hyperspace_bucket_id(8, id) AS b, pmod(hash(id), 8) AS expected FROM range(100)"
-    ).collect()
+    rows = spark.sql("SELECT hyperspace_bucket_id(8, id) AS b, pmod(hash(id), 8) AS expected FROM range(100)").collect()
     assert all(r.b == r.expected for r in rows)
     assert len({r.b for r in rows}) == 8
 
@@ -138,6 +136,7 @@ def test_a_missing_class_is_reported_as_jar_not_loaded(spark: SparkSession) -> N
         _jvm.java_class(spark, "NoSuchClass")
 
 
+@pytest.mark.slow
 def test_session_without_the_jar_gets_instructions() -> None:
     code = textwrap.dedent(
         """
@@ -159,9 +158,10 @@ def test_session_without_the_jar_gets_instructions() -> None:
     assert "spark-submit --jars" in result.stdout and str(hyperspace.jar_path()) in result.stdout
 
 
+@pytest.mark.slow
 def test_session_with_the_jar_but_without_the_extension_gets_instructions() -> None:
     code = textwrap.dedent(
-        f"""
+        """
         from pyspark.sql import SparkSession
         import hyperspace
         from hyperspace import Hyperspace, HyperspaceExtensionNotInstalledException, enable_hyperspace

@@ -4,7 +4,8 @@ register here and run through the same CLI and report (``--suite NAME``)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from benchmarks.context import BenchContext
 from benchmarks.suites import broadcast, dataskipping, indexed, maintenance, overhead, tpch

@@ -51,8 +51,13 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     disable_hyperspace(spark)
     out: dict[str, Any] = {
         "loadAverage": {"before": load_before, "after": load_after},
-        "queries": {q: {v: {"seconds": m.seconds, "median": m.median, "min": m.low, "max": m.high,
-                            "facts": m.facts} for v, m in per.items()} for q, per in measured.items()},
+        "queries": {
+            q: {
+                v: {"seconds": m.seconds, "median": m.median, "min": m.low, "max": m.high, "facts": m.facts}
+                for v, m in per.items()
+            }
+            for q, per in measured.items()
+        },
     }
     out["markdown"] = markdown(out)
     return out
@@ -60,17 +65,22 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
 def markdown(result: dict[str, Any]) -> list[str]:
     load = result["loadAverage"]
-    lines = ["## Never slower by choice", "",
-             "Seconds: median (min–max) of interleaved runs; the ratio is Spark / Hyperspace (≥ "
-             f"{AT_LEAST} required). 1-minute load average {load['before']:.1f} before, "
-             f"{load['after']:.1f} after.", "",
-             "| query | Spark | Hyperspace | Spark / Hyperspace | indexes used | Exchanges (Spark → Hyperspace) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "## Never slower by choice",
+        "",
+        "Seconds: median (min–max) of interleaved runs; the ratio is Spark / Hyperspace (≥ "
+        f"{AT_LEAST} required). 1-minute load average {load['before']:.1f} before, "
+        f"{load['after']:.1f} after.",
+        "",
+        "| query | Spark | Hyperspace | Spark / Hyperspace | indexes used | Exchanges (Spark → Hyperspace) |",
+        "|---|---|---|---|---|---|",
+    ]
     for q, per in result["queries"].items():
         s, h = per["spark"], per["hyperspace"]
         ratio = s["median"] / h["median"]
         lines.append(
             f"| {q} | {s['median']:.3f} ({s['min']:.2f}–{s['max']:.2f}) | {h['median']:.3f} "
             f"({h['min']:.2f}–{h['max']:.2f}) | {ratio:.2f}× {'' if ratio >= AT_LEAST else '(below ' + str(AT_LEAST) + ')'} "
-            f"| {', '.join(h['facts']['indexes']) or '—'} | {s['facts']['exchanges']} → {h['facts']['exchanges']} |")
+            f"| {', '.join(h['facts']['indexes']) or '—'} | {s['facts']['exchanges']} → {h['facts']['exchanges']} |"
+        )
     return lines + [""]

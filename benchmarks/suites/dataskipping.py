@@ -64,18 +64,23 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     data = root / "events"
     # spark.range with one partition per file keeps ids contiguous per file: time-ordered files.
     # One tenant per 6 files; PDFs only in every 50th file (a rare suffix).
-    (spark.range(0, files * rows_per_file, 1, files).selectExpr(
-        "id AS event_id",
-        "TIMESTAMP'2025-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id) AS ts",
-        "md5(CAST(id AS STRING)) AS request_id",
-        f"CONCAT('/t', LPAD(CAST(id DIV {rows_per_file * 6} AS STRING), 5, '0'), '/page', CAST(id % 97 AS STRING), "
-        f"CASE WHEN (id DIV {rows_per_file}) % 50 = 7 AND id % 5 = 0 THEN '.pdf' ELSE '.html' END) AS url",
-        "CAST(id * 7919 % 100000 AS BIGINT) AS bytes")
-     .write.parquet(str(data)))
+    (
+        spark.range(0, files * rows_per_file, 1, files)
+        .selectExpr(
+            "id AS event_id",
+            "TIMESTAMP'2025-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id) AS ts",
+            "md5(CAST(id AS STRING)) AS request_id",
+            f"CONCAT('/t', LPAD(CAST(id DIV {rows_per_file * 6} AS STRING), 5, '0'), '/page', CAST(id % 97 AS STRING), "
+            f"CASE WHEN (id DIV {rows_per_file}) % 50 = 7 AND id % 5 = 0 THEN '.pdf' ELSE '.html' END) AS url",
+            "CAST(id * 7919 % 100000 AS BIGINT) AS bytes",
+        )
+        .write.parquet(str(data))
+    )
     data_bytes = _size(data)
     source = spark.read.parquet(str(data))
-    config = DataSkippingIndexConfig(INDEX, BloomFilterSketch("request_id"), MinMaxSketch("ts"),
-                                     PrefixSketch("url", 7), SuffixSketch("url", 4))
+    config = DataSkippingIndexConfig(
+        INDEX, BloomFilterSketch("request_id"), MinMaxSketch("ts"), PrefixSketch("url", 7), SuffixSketch("url", 4)
+    )
     start = time.perf_counter()
     hs.create_index(source, config)
     build_seconds = time.perf_counter() - start
@@ -86,10 +91,16 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         def prepare(_: str) -> None:
             spark.read.parquet(str(data)).createOrReplaceTempView("ev")
             (enable_hyperspace if on else disable_hyperspace)(spark)
+
         return Variant(name, prepare)
 
-    measured = run_queries(spark, ctx.selected(_queries(files, rows_per_file)),
-                           [variant("no index", False), variant("data skipping", True)], ctx.runs, ctx.log)
+    measured = run_queries(
+        spark,
+        ctx.selected(_queries(files, rows_per_file)),
+        [variant("no index", False), variant("data skipping", True)],
+        ctx.runs,
+        ctx.log,
+    )
     disable_hyperspace(spark)
     out: dict[str, Any] = {
         "files": files,
@@ -99,26 +110,33 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         "indexSizeRatio": index_bytes / max(1, data_bytes),
         "buildSeconds": build_seconds,
         "sketches": [repr(s) for s in config.sketches],
-        "queries": {q: {v: {"median": m.median, "min": m.low, "max": m.high, "facts": m.facts}
-                        for v, m in per.items()} for q, per in measured.items()},
+        "queries": {
+            q: {v: {"median": m.median, "min": m.low, "max": m.high, "facts": m.facts} for v, m in per.items()}
+            for q, per in measured.items()
+        },
     }
     out["markdown"] = markdown(out)
     return out
 
 
 def markdown(result: dict[str, Any]) -> list[str]:
-    lines = ["## Data skipping", "",
-             f"Time-ordered events in {result['files']} Parquet files of {result['rowsPerFile']} rows "
-             f"({result['dataBytes'] / 1e6:.1f} MB). Index `{INDEX}`: {', '.join(result['sketches'])}; built in "
-             f"{result['buildSeconds']:.1f} s, {result['indexBytes'] / 1e6:.2f} MB "
-             f"({result['indexSizeRatio']:.2%} of the data). Seconds are medians (min–max), files read from the "
-             "scan metrics; the ratio is no index / data skipping.", "",
-             "| query | no index | data skipping | speedup | files read (no index → skipping) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "## Data skipping",
+        "",
+        f"Time-ordered events in {result['files']} Parquet files of {result['rowsPerFile']} rows "
+        f"({result['dataBytes'] / 1e6:.1f} MB). Index `{INDEX}`: {', '.join(result['sketches'])}; built in "
+        f"{result['buildSeconds']:.1f} s, {result['indexBytes'] / 1e6:.2f} MB "
+        f"({result['indexSizeRatio']:.2%} of the data). Seconds are medians (min–max), files read from the "
+        "scan metrics; the ratio is no index / data skipping.",
+        "",
+        "| query | no index | data skipping | speedup | files read (no index → skipping) |",
+        "|---|---|---|---|---|",
+    ]
     for q, per in result["queries"].items():
         n, s = per["no index"], per["data skipping"]
         lines.append(
             f"| {q} | {n['median']:.3f} ({n['min']:.2f}–{n['max']:.2f}) "
             f"| {s['median']:.3f} ({s['min']:.2f}–{s['max']:.2f}) | {n['median'] / s['median']:.2f}× "
-            f"| {n['facts']['filesRead']} → {s['facts']['filesRead']} |")
+            f"| {n['facts']['filesRead']} → {s['facts']['filesRead']} |"
+        )
     return lines + [""]

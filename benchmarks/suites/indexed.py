@@ -9,7 +9,8 @@ import os
 import random
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -42,8 +43,9 @@ def _rdd_ids(ctx: BenchContext) -> set[int]:
     return {int(i.id()) for i in ctx.spark.sparkContext._jsc.sc().getRDDStorageInfo()}
 
 
-def _interleaved(ctx: BenchContext, name: str, variants: dict[str, Callable[[], list[Any]]],
-                 runs: int) -> dict[str, Measurement]:
+def _interleaved(
+    ctx: BenchContext, name: str, variants: dict[str, Callable[[], list[Any]]], runs: int
+) -> dict[str, Measurement]:
     """A warm-up each (rows compared), then ``runs`` rounds with a rotating order."""
     out = {v: Measurement() for v in variants}
     expected: list[str] | None = None
@@ -55,7 +57,7 @@ def _interleaved(ctx: BenchContext, name: str, variants: dict[str, Callable[[], 
             raise AssertionError(f"{name}: {v} returned different rows")
     names = list(variants)
     for r in range(runs):
-        for v in names[r % len(names):] + names[: r % len(names)]:
+        for v in names[r % len(names) :] + names[: r % len(names)]:
             start = time.perf_counter()
             rows = variants[v]()
             out[v].seconds.append(time.perf_counter() - start)
@@ -82,8 +84,11 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
     def table(count: int, offset: int = 0) -> DataFrame:
         return spark.range(offset, offset + count).selectExpr(
-            f"id % {keys} AS src", "id AS dst", "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
-            "concat('edge-', id % 1000) AS label")
+            f"id % {keys} AS src",
+            "id AS dst",
+            "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
+            "concat('edge-', id % 1000) AS label",
+        )
 
     ctx.log(f"indexed: {n:,} rows, {keys:,} keys, {partitions} partitions")
     baseline_ids = _rdd_ids(ctx)
@@ -99,8 +104,10 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     index_seconds = time.perf_counter() - start
     heap2 = _jvm_used_bytes(ctx)
     stats = idf.memory_stats()
-    ctx.log(f"  build: cache() {cache_seconds:.1f}s ({cached_bytes:,} B), "
-            f"index {index_seconds:.1f}s ({stats['blockManagerBytes']:,} B)")
+    ctx.log(
+        f"  build: cache() {cache_seconds:.1f}s ({cached_bytes:,} B), "
+        f"index {index_seconds:.1f}s ({stats['blockManagerBytes']:,} B)"
+    )
     memory = {
         "cachedDataFrameBytes": cached_bytes,
         "indexBlockManagerBytes": stats["blockManagerBytes"],
@@ -109,17 +116,23 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         "indexTrieBytesEstimated": stats["ownTrieBytes"],
         "heapDeltaCachedDataFrame": heap1 - heap0,
         "heapDeltaIndex": heap2 - heap1,
-        "rows": stats["rows"], "keys": stats["keys"],
+        "rows": stats["rows"],
+        "keys": stats["keys"],
     }
 
     # Point lookups: a few random keys per round, present and absent.
     lookup_keys = [rng.randrange(keys) for _ in range(4)] + [keys + 17]
     lookups: dict[str, Measurement] = {"indexed": Measurement(), "cached_filter": Measurement()}
     for key in lookup_keys:
-        per = _interleaved(ctx, f"lookup {key}", {
-            "indexed": lambda k=key: idf.get_rows(k).collect(),
-            "cached_filter": lambda k=key: cached.filter(F.col("src") == k).collect(),
-        }, runs)
+        per = _interleaved(
+            ctx,
+            f"lookup {key}",
+            {
+                "indexed": lambda k=key: idf.get_rows(k).collect(),
+                "cached_filter": lambda k=key: cached.filter(F.col("src") == k).collect(),
+            },
+            runs,
+        )
         for v, m in per.items():
             lookups[v].seconds.extend(m.seconds)
 
@@ -141,8 +154,14 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         plan = str(cached.join(probe, cached["src"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
         joins[str(size)] = {v: _summary(m) for v, m in per.items()}
         joins[str(size)]["sparkDefaultPlan"] = (
-            "BroadcastHashJoin" if "BroadcastHashJoin" in plan else
-            "SortMergeJoin" if "SortMergeJoin" in plan else "ShuffledHashJoin" if "ShuffledHashJoin" in plan else "other")
+            "BroadcastHashJoin"
+            if "BroadcastHashJoin" in plan
+            else "SortMergeJoin"
+            if "SortMergeJoin" in plan
+            else "ShuffledHashJoin"
+            if "ShuffledHashJoin" in plan
+            else "other"
+        )
         probe.unpersist()
 
     # Append throughput: a batch appended to the base version and materialized (cache()).
@@ -159,8 +178,12 @@ def run(ctx: BenchContext) -> dict[str, Any]:
             seconds.append(time.perf_counter() - start)
             version.unpersist()
         median = statistics.median(seconds)
-        appends[str(size)] = {"median": median, "min": min(seconds), "max": max(seconds),
-                              "rowsPerSecond": size / median}
+        appends[str(size)] = {
+            "median": median,
+            "min": min(seconds),
+            "max": max(seconds),
+            "rowsPerSecond": size / median,
+        }
         ctx.log(f"  append {size:,} rows: {median * 1000:.1f} ms ({size / median:,.0f} rows/s)")
         batch.unpersist()
 
@@ -173,7 +196,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     current: IndexedDataFrame = idf
     versions = []
     lookup_ms, join_ms, append_ms = [], [], []
-    for r in range(rounds):
+    for _ in range(rounds):
         batch = table(batch_rows, offset)
         offset += batch_rows
         start = time.perf_counter()
@@ -191,15 +214,19 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     if current.count() != expected_rows:
         raise AssertionError(f"interleaved appends: {current.count()} rows, expected {expected_rows}")
     interleaved = {
-        "rounds": rounds, "batchRows": batch_rows,
-        "appendMs": statistics.median(append_ms), "lookupMs": statistics.median(lookup_ms),
+        "rounds": rounds,
+        "batchRows": batch_rows,
+        "appendMs": statistics.median(append_ms),
+        "lookupMs": statistics.median(lookup_ms),
         "joinMs": statistics.median(join_ms),
         "lookupMsWithoutAppends": lookups["indexed"].median * 1000,
         "joinMsWithoutAppends": joins[str(probe_sizes[0])]["indexed"]["median"] * 1000,
         "newestVersion": current.version,
     }
-    ctx.log(f"  interleaved: append {interleaved['appendMs']:.1f} ms, lookup {interleaved['lookupMs']:.1f} ms, "
-            f"join {interleaved['joinMs']:.1f} ms per round")
+    ctx.log(
+        f"  interleaved: append {interleaved['appendMs']:.1f} ms, lookup {interleaved['lookupMs']:.1f} ms, "
+        f"join {interleaved['joinMs']:.1f} ms per round"
+    )
     for v in versions:
         v.unpersist()
     probe.unpersist()
@@ -207,7 +234,9 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     cached.unpersist()
 
     return {
-        "rows": n, "keys": keys, "partitions": partitions,
+        "rows": n,
+        "keys": keys,
+        "partitions": partitions,
         "build": {"cacheSeconds": cache_seconds, "indexSeconds": index_seconds},
         "memory": memory,
         "lookups": {v: _summary(m) for v, m in lookups.items()},

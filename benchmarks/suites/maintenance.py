@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from benchmarks.context import BenchContext
 from benchmarks.harness import Measurement, Variant, run_queries
@@ -80,9 +81,12 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     conf.num_buckets = ctx.buckets
     files = 20 if ctx.quick else 200
     table = ChangingTable(root / "lineitem")
-    (spark.read.parquet(ctx.lake.path("lineitem"))
-     .select("l_orderkey", "l_partkey", "l_quantity", "l_extendedprice", "l_shipdate")
-     .repartition(files).write.parquet(str(table.root)))
+    (
+        spark.read.parquet(ctx.lake.path("lineitem"))
+        .select("l_orderkey", "l_partkey", "l_quantity", "l_extendedprice", "l_shipdate")
+        .repartition(files)
+        .write.parquet(str(table.root))
+    )
     orders = spark.read.parquet(ctx.lake.path("orders"))
     orders.createOrReplaceTempView("morders")
 
@@ -90,11 +94,15 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         spark.read.parquet(str(table.root)).createOrReplaceTempView("mli")
 
     build = {
-        "lineitem": _timed(lambda: hs.create_index(
-            spark.read.parquet(str(table.root)),
-            IndexConfig("mli_orderkey", ["l_orderkey"], ["l_partkey", "l_quantity"], lineage=True))),
-        "orders": _timed(lambda: hs.create_index(
-            orders, IndexConfig("morders_orderkey", ["o_orderkey"], ["o_orderpriority"]))),
+        "lineitem": _timed(
+            lambda: hs.create_index(
+                spark.read.parquet(str(table.root)),
+                IndexConfig("mli_orderkey", ["l_orderkey"], ["l_partkey", "l_quantity"], lineage=True),
+            )
+        ),
+        "orders": _timed(
+            lambda: hs.create_index(orders, IndexConfig("morders_orderkey", ["o_orderkey"], ["o_orderpriority"]))
+        ),
     }
     ctx.log(f"  indexes built: {build}")
 
@@ -103,6 +111,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
             view()
             conf.hybrid_scan_enabled = hybrid
             (enable_hyperspace if on else disable_hyperspace)(spark)
+
         return Variant(name, prepare)
 
     no_index = variant("no index", on=False, hybrid=False)
@@ -165,8 +174,10 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         "buildSeconds": build,
         "changedFiles": changed_files,
         "scenarios": {
-            label: {q: {v: {"median": m.median, "min": m.low, "max": m.high, "facts": m.facts}
-                        for v, m in per.items()} for q, per in queries.items()}
+            label: {
+                q: {v: {"median": m.median, "min": m.low, "max": m.high, "facts": m.facts} for v, m in per.items()}
+                for q, per in queries.items()
+            }
             for label, queries in scenarios.items()
         },
         "refreshSeconds": refresh,
@@ -176,13 +187,17 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
 
 def markdown(result: dict[str, Any]) -> list[str]:
-    lines = ["## Maintenance and hybrid scan (Figure 13)", "",
-             f"lineitem (5 columns) in {result['files']} files, indexed on l_orderkey with lineage; "
-             "orders indexed on o_orderkey. Each scenario changes the table, then runs the queries "
-             "with no index and with the stale index (hybrid scan) side by side; seconds are medians "
-             "(min–max); the ratio is no index / Hyperspace on the same data.", "",
-             "| scenario | files changed | query | no index | Hyperspace | speedup | stale index ignored |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Maintenance and hybrid scan (Figure 13)",
+        "",
+        f"lineitem (5 columns) in {result['files']} files, indexed on l_orderkey with lineage; "
+        "orders indexed on o_orderkey. Each scenario changes the table, then runs the queries "
+        "with no index and with the stale index (hybrid scan) side by side; seconds are medians "
+        "(min–max); the ratio is no index / Hyperspace on the same data.",
+        "",
+        "| scenario | files changed | query | no index | Hyperspace | speedup | stale index ignored |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for label, queries in result["scenarios"].items():
         for q, per in queries.items():
             n, h = per["no index"], per["Hyperspace"]
@@ -192,13 +207,20 @@ def markdown(result: dict[str, Any]) -> list[str]:
                 f"| {label} | {result['changedFiles'].get(label, 0)} | {q} "
                 f"| {n['median']:.3f} ({n['min']:.2f}–{n['max']:.2f}) "
                 f"| {h['median']:.3f} ({h['min']:.2f}–{h['max']:.2f}) | {n['median'] / h['median']:.2f}× "
-                f"| {ignored} |")
-    lines += ["", "### Refresh cost (seconds, one run each)", "",
-              "| change | " + " | ".join(["quick", "incremental", "incremental (deleting them again)", "full"]) + " |",
-              "|---|---|---|---|---|"]
+                f"| {ignored} |"
+            )
+    lines += [
+        "",
+        "### Refresh cost (seconds, one run each)",
+        "",
+        "| change | " + " | ".join(["quick", "incremental", "incremental (deleting them again)", "full"]) + " |",
+        "|---|---|---|---|---|",
+    ]
     for label, costs in result["refreshSeconds"].items():
-        cells = [f"{costs[m]:.2f}" if m in costs else "—"
-                 for m in ("quick", "incremental", "incremental (deleting them again)", "full")]
+        cells = [
+            f"{costs[m]:.2f}" if m in costs else "—"
+            for m in ("quick", "incremental", "incremental (deleting them again)", "full")
+        ]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     build = result["buildSeconds"]
     lines += ["", f"Index build: lineitem {build['lineitem']:.1f}s, orders {build['orders']:.1f}s.", ""]

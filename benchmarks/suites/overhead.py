@@ -63,12 +63,12 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     lineitem = spark.read.parquet(ctx.lake.path("lineitem"))
     spark.sql("DROP TABLE IF EXISTS overhead_bucketed")
     start = time.perf_counter()
-    lineitem.select(*columns).write.bucketBy(ctx.buckets, "l_orderkey").sortBy("l_orderkey") \
-        .saveAsTable("overhead_bucketed")
+    lineitem.select(*columns).write.bucketBy(ctx.buckets, "l_orderkey").sortBy("l_orderkey").saveAsTable(
+        "overhead_bucketed"
+    )
     bucketed_seconds = time.perf_counter() - start
     start = time.perf_counter()
     hs.create_index(lineitem, IndexConfig("overhead_li_orderkey", ["l_orderkey"], columns[1:]))
     index_seconds = time.perf_counter() - start
     ctx.log(f"  create index {index_seconds:.1f}s vs bucketBy().sortBy() {bucketed_seconds:.1f}s")
-    return {"planning": planning,
-            "build": {"indexSeconds": index_seconds, "bucketBySeconds": bucketed_seconds}}
+    return {"planning": planning, "build": {"indexSeconds": index_seconds, "bucketBySeconds": bucketed_seconds}}

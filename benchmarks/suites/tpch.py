@@ -18,20 +18,41 @@ from benchmarks.harness import Variant, run_queries
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
 
 QUERY_DIR = Path(__file__).resolve().parent.parent / "queries"
-QUERIES = ["point_lookup", "in_list", "csv_lookup", "date_range", "q6", "q3", "q17", "join", "join_filtered",
-           "broadcast_join", "no_index"]
+QUERIES = [
+    "point_lookup",
+    "in_list",
+    "csv_lookup",
+    "date_range",
+    "q6",
+    "q3",
+    "q17",
+    "join",
+    "join_filtered",
+    "broadcast_join",
+    "no_index",
+]
 
 # The documented index set: what a user would declare for these queries.
 INDEXES = [
-    ("lineitem", IndexConfig("li_orderkey", ["l_orderkey"],
-                             ["l_linenumber", "l_quantity", "l_extendedprice", "l_discount", "l_shipdate"])),
-    ("orders", IndexConfig("orders_orderkey", ["o_orderkey"],
-                           ["o_custkey", "o_orderdate", "o_shippriority", "o_orderpriority"])),
+    (
+        "lineitem",
+        IndexConfig(
+            "li_orderkey", ["l_orderkey"], ["l_linenumber", "l_quantity", "l_extendedprice", "l_discount", "l_shipdate"]
+        ),
+    ),
+    (
+        "orders",
+        IndexConfig(
+            "orders_orderkey", ["o_orderkey"], ["o_custkey", "o_orderdate", "o_shippriority", "o_orderpriority"]
+        ),
+    ),
     ("lineitem", IndexConfig("li_shipdate", ["l_shipdate"], ["l_extendedprice", "l_discount", "l_quantity"])),
     ("part", IndexConfig("part_partkey", ["p_partkey"], ["p_brand", "p_container"])),
     ("lineitem", IndexConfig("li_partkey", ["l_partkey"], ["l_quantity", "l_extendedprice"])),
-    ("lineitem_csv", IndexConfig("li_csv_orderkey", ["l_orderkey"],
-                                 ["l_linenumber", "l_quantity", "l_extendedprice", "l_shipdate"])),
+    (
+        "lineitem_csv",
+        IndexConfig("li_csv_orderkey", ["l_orderkey"], ["l_linenumber", "l_quantity", "l_extendedprice", "l_shipdate"]),
+    ),
 ]
 
 # The hand-tuned layout: (table name, source, bucket/sort column or None for a sorted copy).
@@ -77,8 +98,7 @@ def build_tuned(spark: SparkSession, ctx: BenchContext) -> dict[str, float]:
         if bucketed:
             df.write.bucketBy(ctx.buckets, column).sortBy(column).saveAsTable(name)
         else:
-            df.orderBy(column).repartition(ctx.lake.files, column).sortWithinPartitions(column) \
-                .write.saveAsTable(name)
+            df.orderBy(column).repartition(ctx.lake.files, column).sortWithinPartitions(column).write.saveAsTable(name)
         seconds[name] = time.perf_counter() - start
     return seconds
 
@@ -96,9 +116,16 @@ def build_indexes(spark: SparkSession, ctx: BenchContext) -> list[dict[str, Any]
         hs.create_index(_frame(spark, ctx, table), config)
         seconds = time.perf_counter() - start
         row = hs.index(config.name).first()
-        built.append({"index": config.name, "table": table, "seconds": seconds,
-                      "sizeInBytes": row["sizeInBytes"], "files": row["numIndexFiles"],
-                      "sourceBytes": row["sourceSizeInBytes"]})
+        built.append(
+            {
+                "index": config.name,
+                "table": table,
+                "seconds": seconds,
+                "sizeInBytes": row["sizeInBytes"],
+                "files": row["numIndexFiles"],
+                "sourceBytes": row["sourceSizeInBytes"],
+            }
+        )
         ctx.log(f"  index {config.name}: {seconds:.1f}s, {row['sizeInBytes']:,} bytes")
     return built
 
@@ -130,7 +157,11 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     return {
         "indexes": indexes,
         "tunedBuildSeconds": tuned_seconds,
-        "queries": {q: {v: {"seconds": m.seconds, "median": m.median, "min": m.low, "max": m.high,
-                            "facts": m.facts} for v, m in per.items()}
-                    for q, per in measured.items()},
+        "queries": {
+            q: {
+                v: {"seconds": m.seconds, "median": m.median, "min": m.low, "max": m.high, "facts": m.facts}
+                for v, m in per.items()
+            }
+            for q, per in measured.items()
+        },
     }

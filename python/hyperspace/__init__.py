@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from importlib import metadata as _metadata
 
-from hyperspace._jvm import jar_path
+from hyperspace._jvm import install_error_translation, jar_path
 from hyperspace.config import HyperspaceConfig
 from hyperspace.dataskipping import (
     BloomFilterSketch,
@@ -31,8 +31,8 @@ from hyperspace.dataskipping import (
 from hyperspace.exceptions import (
     HyperspaceConflictException,
     HyperspaceException,
-    HyperspaceIndexNotFoundException,
     HyperspaceExtensionNotInstalledException,
+    HyperspaceIndexNotFoundException,
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
 )
@@ -48,6 +48,10 @@ from hyperspace.session import (
     is_hyperspace_enabled,
     isHyperspaceEnabled,
 )
+
+# Hyperspace's JVM exceptions reach Python as hyperspace.exceptions wherever they are raised,
+# including inside ordinary pyspark calls such as collect() on a rewritten plan.
+install_error_translation()
 
 try:
     __version__: str = _metadata.version("hyperspace-py")

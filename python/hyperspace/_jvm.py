@@ -1,22 +1,45 @@
-"""The one place that touches py4j: class lookup and translation of JVM errors."""
+"""The one place that touches py4j and pyspark's JVM-side internals.
+
+Every other module reaches the JVM through the small functions here: the jar, class lookup,
+the JVM twins of a session and a DataFrame, and the translation of JVM errors. Objects living in
+the JVM are py4j proxies whose methods py4j resolves at run time; they have no static type, so
+they are typed :data:`JavaObject` (an alias of ``Any``) — the only ``Any`` the package hands
+around.
+
+Errors are translated globally, in the way delta-spark does it: :func:`install_error_translation`
+(run on ``import hyperspace``) puts Hyperspace's conversion in front of pyspark's own, which
+pyspark applies to every JVM call it makes (``df.collect()`` included). A Hyperspace exception
+anywhere in a JVM error's cause chain arrives as the :mod:`hyperspace.exceptions` class of the
+same simple name; everything else is left to pyspark.
+"""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 
-from py4j.java_gateway import JavaClass, JavaObject
+from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
-from pyspark.sql import SparkSession
+from pyspark.errors.exceptions import captured
+from pyspark.sql import DataFrame, SparkSession
 
 from hyperspace import exceptions
 
 EXTENSION_CLASS = "io.hyperspace.HyperspaceSparkSessionExtension"
 JARS_DIR = Path(__file__).resolve().parent / "jars"
 
-F = TypeVar("F", bound=Callable[..., Any])
+JavaObject: TypeAlias = Any
+"""A py4j proxy of a JVM object or class (untyped: py4j resolves its members at run time)."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# A JVM error's cause chain is followed this far: real chains are a handful long, and a cyclic
+# one must not loop.
+_MAX_CAUSES = 20
 
 
 def jar_path() -> Path:
@@ -66,10 +89,10 @@ def java_session(spark: SparkSession) -> JavaObject:
     return jsession
 
 
-def java_class(spark: SparkSession, name: str) -> JavaClass:
+def java_class(spark: SparkSession, name: str) -> JavaObject:
     """The JVM class ``io.hyperspace.<name>``, or a clear error if the jar was not loaded."""
     java_session(spark)
-    node: Any = spark.sparkContext._jvm
+    node: JavaObject = spark.sparkContext._jvm
     for part in f"io.hyperspace.{name}".split("."):
         node = getattr(node, part)
     if not isinstance(node, JavaClass):
@@ -77,40 +100,73 @@ def java_class(spark: SparkSession, name: str) -> JavaClass:
     return node
 
 
-def _hyperspace_exception(error: Py4JJavaError) -> exceptions.HyperspaceException | None:
-    """The Python exception for the first Hyperspace exception in the JVM cause chain."""
-    throwable = error.java_exception
-    seen = 0
-    while throwable is not None and seen < 20:
-        class_name = throwable.getClass().getName()
+def java_hyperspace(spark: SparkSession) -> JavaObject:
+    """The JVM ``io.hyperspace.Hyperspace`` facade of ``spark``'s session."""
+    return java_class(spark, "Hyperspace").apply(java_session(spark))
+
+
+def java_dataframe(df: DataFrame) -> JavaObject:
+    """The JVM ``Dataset`` behind a classic pyspark DataFrame."""
+    jdf = getattr(df, "_jdf", None)
+    if jdf is None:
+        raise exceptions.HyperspaceException(f"Expected a classic pyspark DataFrame; got {type(df).__name__}.")
+    return jdf
+
+
+def python_dataframe(jdf: JavaObject, spark: SparkSession) -> DataFrame:
+    """The pyspark DataFrame over a JVM ``Dataset`` of ``spark``'s session."""
+    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
+
+    return ClassicDataFrame(jdf, spark)
+
+
+def java_storage_level(spark: SparkSession, name: str) -> JavaObject:
+    """The JVM ``StorageLevel`` of that name (e.g. ``MEMORY_AND_DISK``)."""
+    jvm: JavaObject = spark.sparkContext._jvm
+    return jvm.org.apache.spark.storage.StorageLevel.fromString(name)
+
+
+# ---- JVM errors ------------------------------------------------------------------------------
+
+
+def _causes(throwable: JavaObject) -> Iterator[JavaObject]:
+    """``throwable`` and its causes, outermost first."""
+    for _ in range(_MAX_CAUSES):
+        if throwable is None:
+            return
+        yield throwable
+        throwable = throwable.getCause()
+
+
+def hyperspace_error(throwable: JavaObject) -> exceptions.HyperspaceException | None:
+    """The Python exception for the first Hyperspace exception in ``throwable``'s cause chain.
+
+    An error raised in a task reaches the driver wrapped (``SparkException: Job aborted ...``),
+    so the whole chain is searched. A JVM class without a Python twin of the same simple name
+    becomes the base :class:`~hyperspace.exceptions.HyperspaceException`.
+    """
+    for cause in _causes(throwable):
+        class_name = str(cause.getClass().getName())
         if class_name.startswith("io.hyperspace."):
             simple = class_name.rsplit(".", 1)[-1]
             py_class = getattr(exceptions, simple, None)
             if not (isinstance(py_class, type) and issubclass(py_class, exceptions.HyperspaceException)):
                 py_class = exceptions.HyperspaceException
-            return py_class(str(throwable.getMessage()), java_class=class_name)
-        throwable = throwable.getCause()
-        seen += 1
+            return py_class(str(cause.getMessage()), java_class=class_name)
     return None
 
 
-def _spark_exception(error: Py4JJavaError) -> Exception:
-    """pyspark's own exception for a Spark (not Hyperspace) error: the first throwable in the cause
-    chain pyspark knows (``AnalysisException``, ``IllegalArgumentException``, ...), else pyspark's
-    ``UnknownException`` carrying the JVM message and stack trace. pyspark's classic API re-raises
-    such errors as raw ``Py4JJavaError``; Hyperspace users get a ``pyspark.errors`` exception
-    (every one a ``PySparkException``) in every case."""
-    from pyspark.errors.exceptions.captured import UnknownException, convert_exception
-
-    throwable = error.java_exception
-    seen = 0
-    while throwable is not None and seen < 20:
-        converted = convert_exception(throwable)
-        if not isinstance(converted, UnknownException):
+def _spark_error(throwable: JavaObject) -> Exception:
+    """pyspark's own exception for a Spark (not Hyperspace) error: the first throwable in the
+    cause chain pyspark knows (``AnalysisException``, ``IllegalArgumentException``, ...), else
+    pyspark's ``UnknownException`` carrying the JVM message and stack trace. pyspark itself
+    re-raises an unknown one as a raw ``Py4JJavaError``; Hyperspace's own API calls give a
+    ``pyspark.errors`` exception (every one a ``PySparkException``) in every case."""
+    for cause in _causes(throwable):
+        converted = captured.convert_exception(cause)
+        if not isinstance(converted, captured.UnknownException):
             return converted
-        throwable = throwable.getCause()
-        seen += 1
-    return convert_exception(error.java_exception)
+    return captured.convert_exception(throwable)
 
 
 @contextmanager
@@ -120,18 +176,43 @@ def translated_errors() -> Iterator[None]:
     try:
         yield
     except Py4JJavaError as error:
-        translated = _hyperspace_exception(error)
-        if translated is None:
-            translated = _spark_exception(error)
-        raise translated from None
+        translated = hyperspace_error(error.java_exception)
+        raise (translated if translated is not None else _spark_error(error.java_exception)) from None
 
 
-def translate_errors(func: F) -> F:
+def translate_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorator form of :func:`translated_errors`."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         with translated_errors():
             return func(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
+
+
+_TRANSLATES_HYPERSPACE = "_translates_hyperspace_errors"
+
+
+def install_error_translation() -> None:
+    """Makes pyspark raise Hyperspace's exceptions as :mod:`hyperspace.exceptions` classes for
+    every JVM call, not only Hyperspace's own (a rewritten plan's ``collect()``, SQL calling
+    ``hyperspace_bucket_id``, ...). Idempotent; keeps any conversion installed before (Delta's).
+
+    pyspark converts a JVM error by calling ``pyspark.errors.exceptions.captured
+    .convert_exception`` (looked up at each call) and raises the result unless it is an
+    ``UnknownException``; the conversion installed here answers first when the error's cause
+    chain holds a Hyperspace exception and otherwise defers to the one it replaced.
+    """
+    current = captured.convert_exception
+    if getattr(current, _TRANSLATES_HYPERSPACE, False):
+        return
+
+    def convert_exception(e: JavaObject) -> Exception:
+        found = hyperspace_error(e)
+        return found if found is not None else current(e)
+
+    setattr(convert_exception, _TRANSLATES_HYPERSPACE, True)
+    # pyspark declares the function to return its CapturedException; the Hyperspace exceptions
+    # are plain Python ones, which pyspark's callers only raise or keep as a cause.
+    captured.convert_exception = convert_exception  # type: ignore[assignment]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Iterator, TypeVar, overload
+from typing import Generic, TypeVar, overload
 
 from pyspark.sql import SparkSession
 
@@ -22,31 +23,31 @@ def _to_bool(raw: str) -> bool:
     return raw.strip().lower() == "true"
 
 
-def _from_bool(value: Any) -> str:
+def _from_bool(value: object) -> str:
     if not isinstance(value, bool):
         raise TypeError(f"expected a bool, got {type(value).__name__}")
     return "true" if value else "false"
 
 
-def _from_int(value: Any) -> str:
+def _from_int(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected an int, got {type(value).__name__}")
     return str(value)
 
 
-def _from_float(value: Any) -> str:
+def _from_float(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"expected a number, got {type(value).__name__}")
     return repr(float(value))
 
 
-def _from_size(value: Any) -> str:
+def _from_size(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise TypeError(f"expected a byte count or a size string such as '256m', got {type(value).__name__}")
     return str(value)
 
 
-def _from_duration(value: Any) -> str:
+def _from_duration(value: object) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise TypeError(f"expected milliseconds or a duration string such as '60s', got {type(value).__name__}")
     return f"{value}ms" if isinstance(value, int) else value
@@ -56,7 +57,7 @@ def _ms(raw: str) -> int:
     return int(raw[:-2]) if raw.endswith("ms") else int(raw)
 
 
-def _from_str(value: Any) -> str:
+def _from_str(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a str, got {type(value).__name__}")
     return value
@@ -68,7 +69,7 @@ class _Setting(Generic[T]):
 
     key: str
     parse: Callable[[str], T]
-    render: Callable[[Any], str]
+    render: Callable[[object], str]
     doc: str
     #: Older names read while ``key`` is unset (the original Hyperspace's), as on the JVM side.
     aliases: tuple[str, ...] = ()
@@ -77,17 +78,17 @@ class _Setting(Generic[T]):
         object.__setattr__(self, "name", name)
 
     @overload
-    def __get__(self, instance: None, owner: type) -> "_Setting[T]": ...
+    def __get__(self, instance: None, owner: type) -> _Setting[T]: ...
 
     @overload
-    def __get__(self, instance: "HyperspaceConfig", owner: type) -> T: ...
+    def __get__(self, instance: HyperspaceConfig, owner: type) -> T: ...
 
-    def __get__(self, instance: Any, owner: type) -> Any:
+    def __get__(self, instance: HyperspaceConfig | None, owner: type) -> T | _Setting[T]:
         if instance is None:
             return self
         return self.parse(instance.get(self.key))
 
-    def __set__(self, instance: "HyperspaceConfig", value: T) -> None:
+    def __set__(self, instance: HyperspaceConfig, value: T) -> None:
         instance.set(self.key, value)
 
 
@@ -107,63 +108,114 @@ class HyperspaceConfig:
     """
 
     system_path = _Setting(
-        "spark.hyperspace.system.path", str, _from_str,
-        "Root directory under which every index lives (default <warehouse>/indexes).")
+        "spark.hyperspace.system.path",
+        str,
+        _from_str,
+        "Root directory under which every index lives (default <warehouse>/indexes).",
+    )
     apply_enabled = _Setting(
-        "spark.hyperspace.apply.enabled", _to_bool, _from_bool,
-        "Whether query rewriting is on in this session (see enable_hyperspace).")
+        "spark.hyperspace.apply.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether query rewriting is on in this session (see enable_hyperspace).",
+    )
     num_buckets = _Setting(
-        "spark.hyperspace.index.numBuckets", int, _from_int,
+        "spark.hyperspace.index.numBuckets",
+        int,
+        _from_int,
         "Buckets of a new covering index (stored in the index). Default 200.",
-        aliases=("spark.hyperspace.index.num.buckets",))
+        aliases=("spark.hyperspace.index.num.buckets",),
+    )
     lineage_enabled = _Setting(
-        "spark.hyperspace.index.lineage.enabled", _to_bool, _from_bool,
-        "Whether new indexes record each row's source file (stored in the index). Default False.")
+        "spark.hyperspace.index.lineage.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether new indexes record each row's source file (stored in the index). Default False.",
+    )
     hybrid_scan_enabled = _Setting(
-        "spark.hyperspace.index.hybridscan.enabled", _to_bool, _from_bool,
-        "Whether stale indexes may be used through hybrid scan. Default False.")
+        "spark.hyperspace.index.hybridscan.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether stale indexes may be used through hybrid scan. Default False.",
+    )
     hybrid_scan_max_appended_ratio = _Setting(
-        "spark.hyperspace.index.hybridscan.maxAppendedRatio", float, _from_float,
-        "Largest appended bytes / source bytes for hybrid scan. Default 0.3.")
+        "spark.hyperspace.index.hybridscan.maxAppendedRatio",
+        float,
+        _from_float,
+        "Largest appended bytes / source bytes for hybrid scan. Default 0.3.",
+    )
     hybrid_scan_max_deleted_ratio = _Setting(
-        "spark.hyperspace.index.hybridscan.maxDeletedRatio", float, _from_float,
-        "Largest deleted bytes / indexed source bytes for hybrid scan. Default 0.2.")
+        "spark.hyperspace.index.hybridscan.maxDeletedRatio",
+        float,
+        _from_float,
+        "Largest deleted bytes / indexed source bytes for hybrid scan. Default 0.2.",
+    )
     optimize_file_size_threshold = _Setting(
-        "spark.hyperspace.index.optimize.fileSizeThreshold", int, _from_size,
-        "Index files smaller than this many bytes are merged by quick optimize (default 256m).")
+        "spark.hyperspace.index.optimize.fileSizeThreshold",
+        int,
+        _from_size,
+        "Index files smaller than this many bytes are merged by quick optimize (default 256m).",
+    )
     explain_display_mode = _Setting(
-        "spark.hyperspace.explain.displayMode", str, _from_str,
-        "How explain marks differences: 'plaintext', 'console' or 'html'.")
+        "spark.hyperspace.explain.displayMode",
+        str,
+        _from_str,
+        "How explain marks differences: 'plaintext', 'console' or 'html'.",
+    )
     explain_highlight_begin_tag = _Setting(
-        "spark.hyperspace.explain.displayMode.highlight.beginTag", str, _from_str,
-        "Text before each line explain marks; with the end tag, replaces the mode's markers.")
+        "spark.hyperspace.explain.displayMode.highlight.beginTag",
+        str,
+        _from_str,
+        "Text before each line explain marks; with the end tag, replaces the mode's markers.",
+    )
     explain_highlight_end_tag = _Setting(
-        "spark.hyperspace.explain.displayMode.highlight.endTag", str, _from_str,
-        "Text after each line explain marks (used only when both tags are set).")
+        "spark.hyperspace.explain.displayMode.highlight.endTag",
+        str,
+        _from_str,
+        "Text after each line explain marks (used only when both tags are set).",
+    )
     dataskipping_auto_partition_sketch = _Setting(
-        "spark.hyperspace.index.dataskipping.autoPartitionSketch", _to_bool, _from_bool,
-        "Whether data skipping indexes of partitioned sources get a partition sketch.")
+        "spark.hyperspace.index.dataskipping.autoPartitionSketch",
+        _to_bool,
+        _from_bool,
+        "Whether data skipping indexes of partitioned sources get a partition sketch.",
+    )
 
     concurrency_wait_timeout = _Setting(
-        "spark.hyperspace.concurrency.waitTimeout", _ms, _from_duration,
-        "Milliseconds an operation waits for a compatible running one (set e.g. '60s', '2min').")
+        "spark.hyperspace.concurrency.waitTimeout",
+        _ms,
+        _from_duration,
+        "Milliseconds an operation waits for a compatible running one (set e.g. '60s', '2min').",
+    )
     vacuum_retention = _Setting(
-        "spark.hyperspace.index.vacuum.retention", _ms, _from_duration,
-        "Milliseconds vacuum keeps a data version the index no longer uses (set e.g. '168h').")
+        "spark.hyperspace.index.vacuum.retention",
+        _ms,
+        _from_duration,
+        "Milliseconds vacuum keeps a data version the index no longer uses (set e.g. '168h').",
+    )
     vacuum_retention_check_enabled = _Setting(
-        "spark.hyperspace.index.vacuum.retentionCheck.enabled", _to_bool, _from_bool,
-        "Whether vacuum refuses a retain_hours below the retention. Default True.")
+        "spark.hyperspace.index.vacuum.retentionCheck.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether vacuum refuses a retain_hours below the retention. Default True.",
+    )
 
     indexed_num_partitions = _Setting(
-        "spark.hyperspace.indexed.numPartitions", int, _from_int,
-        "Partitions of a new Indexed DataFrame (default spark.sql.shuffle.partitions).")
+        "spark.hyperspace.indexed.numPartitions",
+        int,
+        _from_int,
+        "Partitions of a new Indexed DataFrame (default spark.sql.shuffle.partitions).",
+    )
     indexed_batch_size = _Setting(
-        "spark.hyperspace.indexed.batchSize", int, _from_size,
-        "Largest row batch of an Indexed DataFrame partition in bytes (default 4m).")
+        "spark.hyperspace.indexed.batchSize",
+        int,
+        _from_size,
+        "Largest row batch of an Indexed DataFrame partition in bytes (default 4m).",
+    )
 
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
-        self._jconf = java_class(spark, "config.HyperspaceConf")
+        self._java_conf = java_class(spark, "config.HyperspaceConf")
 
     @classmethod
     def settings(cls) -> dict[str, str]:
@@ -175,10 +227,9 @@ class HyperspaceConfig:
         """Older key (the original Hyperspace's name) → the key it is an alias of."""
         return {alias: s.key for s in vars(cls).values() if isinstance(s, _Setting) for alias in s.aliases}
 
-    def _setting(self, name_or_key: str) -> _Setting[Any]:
+    def _setting(self, name_or_key: str) -> _Setting[object]:
         for name, setting in vars(type(self)).items():
-            if isinstance(setting, _Setting) and (
-                    name_or_key in (name, setting.key) or name_or_key in setting.aliases):
+            if isinstance(setting, _Setting) and (name_or_key in (name, setting.key) or name_or_key in setting.aliases):
                 return setting
         raise exceptions.HyperspaceException(
             f"Unknown Hyperspace setting '{name_or_key}'. Known settings: "
@@ -190,19 +241,18 @@ class HyperspaceConfig:
         as a string; an alias key set in the session is read while the main key is unset."""
         setting = self._setting(key)
         with translated_errors():
-            return str(self._jconf.effectiveValue(java_session(self._spark), setting.key))
+            return str(self._java_conf.effectiveValue(java_session(self._spark), setting.key))
 
-    def _validated(self, key: str, value: Any) -> tuple[str, str]:
+    def _validated(self, key: str, value: object) -> tuple[str, str]:
         setting = self._setting(key)
         try:
             raw = setting.render(value)
         except TypeError as e:
-            raise exceptions.HyperspaceException(
-                f"Invalid value {value!r} for {setting.key}: {e}.") from None
+            raise exceptions.HyperspaceException(f"Invalid value {value!r} for {setting.key}: {e}.") from None
         with translated_errors():
-            return setting.key, str(self._jconf.validate(setting.key, raw))
+            return setting.key, str(self._java_conf.validate(setting.key, raw))
 
-    def set(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: object) -> None:
         """Validates ``value`` and sets ``key`` (an attribute name or a full key) in the session.
         Given an older alias key, the setting's own key is set (it wins over the alias)."""
         full_key, raw = self._validated(key, value)
@@ -214,12 +264,12 @@ class HyperspaceConfig:
         for k in (setting.key, *setting.aliases):
             self._spark.conf.unset(k)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """Every setting's effective typed value, by attribute name."""
         return {name: getattr(self, name) for name in self.settings()}
 
     @contextmanager
-    def override(self, **settings: Any) -> Iterator["HyperspaceConfig"]:
+    def override(self, **settings: object) -> Iterator[HyperspaceConfig]:
         """Sets ``settings`` (attribute names) for the ``with`` block, then restores them.
 
         All values are validated before any is set, so an invalid one changes nothing.

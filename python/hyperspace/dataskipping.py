@@ -21,9 +21,15 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, ClassVar, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from hyperspace.exceptions import HyperspaceException
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from hyperspace._jvm import JavaObject
 
 __all__ = [
     "Sketch",
@@ -38,10 +44,12 @@ __all__ = [
     "DataSkippingIndexConfig",
 ]
 
+N = TypeVar("N", int, float)
+
 _SEPARATORS = (",", ":")  # the JVM's compact JSON, so both sides produce the same text
 
 
-def _check_expr(kind: str, expr: Any) -> str:
+def _check_expr(kind: str, expr: object) -> str:
     if not isinstance(expr, str) or not expr.strip():
         raise HyperspaceException(f"Sketch {kind}: expr must be a non-empty SQL expression string; got {expr!r}.")
     return expr
@@ -60,10 +68,12 @@ class Sketch:
     with ``==``; ``to_dict()`` / ``from_dict()`` convert to and from the JSON object.
 
     Attributes:
+        kind: the sketch's name in the index log (a :class:`CustomSketch`'s JVM class name).
         expr: the SQL expression over the source's columns, e.g. ``"a"`` or ``"lower(email)"``.
     """
 
-    kind: ClassVar[str] = ""
+    # A class attribute of the built-in sketches; set per instance by CustomSketch.
+    kind: str = ""
 
     def __init__(self, expr: str) -> None:
         self.expr: str = _check_expr(self.kind or type(self).__name__, expr)
@@ -72,7 +82,7 @@ class Sketch:
         """Parameters besides ``expr``, as the strings the index log stores."""
         return {}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON object of this sketch: ``{"kind", "expr", "params"}`` (params sorted)."""
         return {"kind": self.kind, "expr": self.expr, "params": dict(sorted(self.params().items()))}
 
@@ -81,7 +91,7 @@ class Sketch:
         return json.dumps(self.to_dict(), separators=_SEPARATORS, ensure_ascii=False)
 
     @staticmethod
-    def from_dict(obj: Mapping[str, Any]) -> "Sketch":
+    def from_dict(obj: Mapping[str, object]) -> Sketch:
         """The sketch described by a JSON object as :meth:`to_dict` (or the JVM) writes it.
 
         Raises:
@@ -102,12 +112,12 @@ class Sketch:
         return cls._from_params(expr, params)
 
     @classmethod
-    def _from_params(cls, expr: str, params: Mapping[str, str]) -> "Sketch":
+    def _from_params(cls, expr: str, params: Mapping[str, str]) -> Sketch:
         _known(cls.kind, expr, params, ())
-        return cls(expr)  # type: ignore[call-arg]
+        return cls(expr)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        return isinstance(other, Sketch) and type(other) is type(self) and self.to_dict() == other.to_dict()
 
     def __hash__(self) -> int:
         return hash(self.to_json())
@@ -125,23 +135,30 @@ def _known(kind: str, expr: str, params: Mapping[str, str], names: tuple[str, ..
         )
 
 
-def _parse(kind: str, expr: str, name: str, text: str | None, convert: type) -> Any:
+def _parse(kind: str, expr: str, name: str, text: str | None, convert: Callable[[str], N], what: str) -> N | None:
     if text is None:
         return None
     try:
-        return convert(text) if convert is float else int(text)
+        return convert(text)
     except ValueError:
-        what = "a number" if convert is float else "an integer"
         raise HyperspaceException(f"Sketch {kind}({expr}): param '{name}' must be {what}; got '{text}'.") from None
 
 
-def _check_fpp(kind: str, expr: str, fpp: Any) -> float:
+def _parse_int(kind: str, expr: str, name: str, text: str | None) -> int | None:
+    return _parse(kind, expr, name, text, int, "an integer")
+
+
+def _parse_float(kind: str, expr: str, name: str, text: str | None) -> float | None:
+    return _parse(kind, expr, name, text, float, "a number")
+
+
+def _check_fpp(kind: str, expr: str, fpp: object) -> float:
     if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not (0.0 < fpp < 1.0) or math.isnan(fpp):
         raise HyperspaceException(f"Sketch {kind}({expr}): fpp must be between 0 and 1 (exclusive); got {fpp!r}.")
     return float(fpp)
 
 
-def _check_int(kind: str, expr: str, name: str, value: Any, low: int, high: int | None = None) -> int:
+def _check_int(kind: str, expr: str, name: str, value: object, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise HyperspaceException(f"Sketch {kind}({expr}): {name} must be an integer {bound}; got {value!r}.")
@@ -188,7 +205,8 @@ class BloomFilterSketch(Sketch):
         super().__init__(expr)
         self.fpp: float = _check_fpp(self.kind, expr, fpp)
         self.expected_distinct: int | None = (
-            None if expected_distinct is None
+            None
+            if expected_distinct is None
             else _check_int(self.kind, expr, "expectedDistinct", expected_distinct, 1, 100_000_000)
         )
 
@@ -200,10 +218,10 @@ class BloomFilterSketch(Sketch):
         return out
 
     @classmethod
-    def _from_params(cls, expr: str, params: Mapping[str, str]) -> "Sketch":
+    def _from_params(cls, expr: str, params: Mapping[str, str]) -> Sketch:
         _known(cls.kind, expr, params, ("fpp", "expectedDistinct"))
-        fpp = _parse(cls.kind, expr, "fpp", params.get("fpp"), float)
-        distinct = _parse(cls.kind, expr, "expectedDistinct", params.get("expectedDistinct"), int)
+        fpp = _parse_float(cls.kind, expr, "fpp", params.get("fpp"))
+        distinct = _parse_int(cls.kind, expr, "expectedDistinct", params.get("expectedDistinct"))
         return cls(expr, 0.01 if fpp is None else fpp, distinct)
 
 
@@ -232,12 +250,11 @@ class ValueListSketch(Sketch):
         return {"maxValues": str(self.max_values), "fpp": _number(self.fpp)}
 
     @classmethod
-    def _from_params(cls, expr: str, params: Mapping[str, str]) -> "Sketch":
+    def _from_params(cls, expr: str, params: Mapping[str, str]) -> Sketch:
         _known(cls.kind, expr, params, ("maxValues", "fpp"))
-        max_values = _parse(cls.kind, expr, "maxValues", params.get("maxValues"), int)
-        fpp = _parse(cls.kind, expr, "fpp", params.get("fpp"), float)
-        return cls(expr, cls.DEFAULT_MAX_VALUES if max_values is None else max_values,
-                   0.01 if fpp is None else fpp)
+        max_values = _parse_int(cls.kind, expr, "maxValues", params.get("maxValues"))
+        fpp = _parse_float(cls.kind, expr, "fpp", params.get("fpp"))
+        return cls(expr, cls.DEFAULT_MAX_VALUES if max_values is None else max_values, 0.01 if fpp is None else fpp)
 
 
 class _AffixSketch(Sketch):
@@ -250,9 +267,9 @@ class _AffixSketch(Sketch):
         return {"length": str(self.length)}
 
     @classmethod
-    def _from_params(cls, expr: str, params: Mapping[str, str]) -> "Sketch":
+    def _from_params(cls, expr: str, params: Mapping[str, str]) -> Sketch:
         _known(cls.kind, expr, params, ("length",))
-        length = _parse(cls.kind, expr, "length", params.get("length"), int)
+        length = _parse_int(cls.kind, expr, "length", params.get("length"))
         if length is None:
             raise HyperspaceException(f"Sketch {cls.kind}({expr}): param 'length' is required.")
         return cls(expr, length)
@@ -284,27 +301,29 @@ class CustomSketch(Sketch):
             raise HyperspaceException(f"CustomSketch kind must be a class name; got {kind!r}.")
         if kind in _BUILT_INS:
             raise HyperspaceException(f"Sketch kind '{kind}' is built in; use {_BUILT_INS[kind].__name__}.")
-        self._kind = kind
+        self.kind = kind
         super().__init__(expr)
         self._params = {str(k): str(v) for k, v in (params or {}).items()}
-
-    @property
-    def kind(self) -> str:  # type: ignore[override]
-        """The sketch's kind (its JVM class name)."""
-        return self._kind
 
     def params(self) -> dict[str, str]:
         """The parameters given."""
         return dict(self._params)
 
     def __repr__(self) -> str:
-        return f"CustomSketch({self._kind!r}, {self.expr!r}, {self._params!r})"
+        return f"CustomSketch({self.kind!r}, {self.expr!r}, {self._params!r})"
 
 
 _BUILT_INS: dict[str, type[Sketch]] = {
     cls.kind: cls
-    for cls in (MinMaxSketch, BloomFilterSketch, ValueListSketch, PrefixSketch, SuffixSketch,
-                NullCountSketch, PartitionSketch)
+    for cls in (
+        MinMaxSketch,
+        BloomFilterSketch,
+        ValueListSketch,
+        PrefixSketch,
+        SuffixSketch,
+        NullCountSketch,
+        PartitionSketch,
+    )
 }
 
 
@@ -326,7 +345,8 @@ class DataSkippingIndexConfig:
         for s in sketches:
             if not isinstance(s, Sketch):
                 raise HyperspaceException(
-                    f"Data skipping index '{name}': sketches must be Sketch objects (MinMaxSketch(...), ...); got {s!r}."
+                    f"Data skipping index '{name}': sketches must be Sketch objects "
+                    f"(MinMaxSketch(...), ...); got {s!r}."
                 )
         seen: set[Sketch] = set()
         for s in sketches:
@@ -350,18 +370,23 @@ class DataSkippingIndexConfig:
         )
 
     @staticmethod
-    def from_json(text: str) -> "DataSkippingIndexConfig":
+    def from_json(text: str) -> DataSkippingIndexConfig:
         """The config described by :meth:`to_json`'s (or the JVM's) JSON text."""
         try:
             obj = json.loads(text)
         except ValueError as e:
             raise HyperspaceException(f"Invalid DataSkippingIndexConfig JSON: {e}") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("sketches"), list) or not obj["sketches"]:
-            raise HyperspaceException(f"DataSkippingIndexConfig JSON needs a name and a list of sketches; got {text!r}.")
+            raise HyperspaceException(
+                f"DataSkippingIndexConfig JSON needs a name and a list of sketches; got {text!r}."
+            )
+        name = obj.get("name")
+        if not isinstance(name, str):
+            raise HyperspaceException("DataSkippingIndexConfig needs a non-empty index name.")
         sketches = [Sketch.from_dict(s) for s in obj["sketches"]]
-        return DataSkippingIndexConfig(obj.get("name"), *sketches)  # type: ignore[arg-type]
+        return DataSkippingIndexConfig(name, *sketches)
 
-    def _to_java(self, spark: Any) -> Any:
+    def _to_java(self, spark: SparkSession) -> JavaObject:
         """The JVM ``DataSkippingIndexConfig`` of this config (its errors become Python ones)."""
         from hyperspace._jvm import java_class, translated_errors
 

@@ -14,8 +14,8 @@ import os
 import shutil
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -43,25 +43,30 @@ def generate(spark: SparkSession, root: Path, rows: int, files: int) -> tuple[st
             (F.col("id") * 7919 % 20000).alias("customer_id"),
             F.expr("date_add(DATE'2024-01-01', CAST(id % 730 AS INT))").alias("order_date"),
             (F.col("id") % 997 * 1.25).cast("decimal(12,2)").alias("amount"),
-            F.element_at(F.array(*[F.lit(s) for s in ("OPEN", "SHIPPED", "RETURNED")]),
-                         (F.col("id") % 3 + 1).cast("int")).alias("status"),
+            F.element_at(
+                F.array(*[F.lit(s) for s in ("OPEN", "SHIPPED", "RETURNED")]), (F.col("id") % 3 + 1).cast("int")
+            ).alias("status"),
             F.sha2(F.col("id").cast("string"), 256).alias("note"),
         )
         .orderBy(F.rand(seed=42))
         .repartition(files)
-        .write.mode("overwrite").parquet(orders)
+        .write.mode("overwrite")
+        .parquet(orders)
     )
     (
         spark.range(20000)
         .select(
             F.col("id").alias("customer_id"),
             F.concat(F.lit("customer-"), F.col("id").cast("string")).alias("name"),
-            F.element_at(F.array(*[F.lit(s) for s in ("retail", "wholesale", "online", "partner")]),
-                         (F.col("id") % 4 + 1).cast("int")).alias("segment"),
+            F.element_at(
+                F.array(*[F.lit(s) for s in ("retail", "wholesale", "online", "partner")]),
+                (F.col("id") % 4 + 1).cast("int"),
+            ).alias("segment"),
         )
         .orderBy(F.rand(seed=7))
         .repartition(4)
-        .write.mode("overwrite").parquet(customers)
+        .write.mode("overwrite")
+        .parquet(customers)
     )
     return orders, customers
 
@@ -125,14 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         hs.create_index(orders, IndexConfig("orders_by_customer", ["customer_id"], ["amount", "status"]))
         hs.create_index(customers, IndexConfig("customers_by_id", ["customer_id"], ["segment"]))
         build_seconds = time.perf_counter() - start
-        hs.delete_index("orders_by_customer")   # the lifecycle: soft delete ...
+        hs.delete_index("orders_by_customer")  # the lifecycle: soft delete ...
         hs.restore_index("orders_by_customer")  # ... and back
-        summary = hs.index("orders_by_customer").first()
+        summary = hs.index("orders_by_customer").collect()[0]
         index_log = history(summary["indexRoot"])
 
         def lookup() -> DataFrame:
-            return (spark.read.parquet(orders_path).where(F.col("customer_id").isin(17, 4242, 19999))
-                    .groupBy("status").agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue")))
+            return (
+                spark.read.parquet(orders_path)
+                .where(F.col("customer_id").isin(17, 4242, 19999))
+                .groupBy("status")
+                .agg(F.count("*").alias("orders"), F.sum("amount").alias("revenue"))
+            )
 
         def join() -> DataFrame:
             o = spark.read.parquet(orders_path).select("customer_id", "amount")
@@ -156,28 +165,41 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Spark                  {spark.version}, master {spark.sparkContext.master}")
         print(f"extension installed    spark.sql.extensions = {spark.conf.get('spark.sql.extensions')}")
         print(f"rewriting enabled      before enable_hyperspace: {enabled_before}, after: {enabled_after}")
-        print(f"lake                   orders: {args.rows:,} rows in {len(orders.inputFiles())} Parquet files"
-              f" (random order); customers: 20,000 rows")
+        print(
+            f"lake                   orders: {args.rows:,} rows in {len(orders.inputFiles())} Parquet files"
+            f" (random order); customers: 20,000 rows"
+        )
         print(f"indexes                built in {build_seconds:.1f}s under {hs.system_path}")
         for row in hs.indexes().orderBy("name").collect():
-            print(f"                         {row['name']}: {list(row['indexedColumns'])}"
-                  f" incl. {list(row['includedColumns'])}, {row['numBuckets']} buckets,"
-                  f" {row['numIndexFiles']} files, {row['sizeInBytes']:,} bytes, {row['state']}")
-        print("index log              orders_by_customer: " + " → ".join(
-            f"{r.id}:{r.state}" for r in index_log.itertuples()))
+            print(
+                f"                         {row['name']}: {list(row['indexedColumns'])}"
+                f" incl. {list(row['includedColumns'])}, {row['numBuckets']} buckets,"
+                f" {row['numIndexFiles']} files, {row['sizeInBytes']:,} bytes, {row['state']}"
+            )
+        print(
+            "index log              orders_by_customer: "
+            + " → ".join(f"{r.id}:{r.state}" for r in index_log.itertuples())
+        )
         print(f"{'query':<22} {'no index':>9} {'Hyperspace':>11} {'speedup':>8}  same result")
-        for name, on, off, same in (("lookup (3 customers)", lookup_on, lookup_off, lookup_same),
-                                    ("join + aggregate", join_on, join_off, join_same)):
+        for name, on, off, same in (
+            ("lookup (3 customers)", lookup_on, lookup_off, lookup_same),
+            ("join + aggregate", join_on, join_off, join_same),
+        ):
             print(f"{name:<22} {off:>8.3f}s {on:>10.3f}s {off / on:>7.1f}×  {same}")
         print(f"(medians of {args.runs} interleaved runs each)")
         print(line)
         print("Why the lookup is cheaper (lines that differ are marked <---- ---->):")
-        print("\n".join(l for l in lookup_explain.splitlines() if "<----" in l or "Indexes used" in l))
+        print("\n".join(ln for ln in lookup_explain.splitlines() if "<----" in ln or "Indexes used" in ln))
         print(line)
         print("Why the join is cheaper (operator counts with and without indexes):")
         stats = join_explain.split("Physical operator stats:", 1)[1]
-        print("\n".join(l for l in stats.splitlines() if "|" in l and ("Exchange" in l or "Operator" in l
-                                                                       or "Bytes" in l or "Scan" in l)))
+        print(
+            "\n".join(
+                ln
+                for ln in stats.splitlines()
+                if "|" in ln and ("Exchange" in ln or "Operator" in ln or "Bytes" in ln or "Scan" in ln)
+            )
+        )
         print(line)
         ok = lookup_same and join_same and enabled_after and not enabled_before and summary["state"] == "ACTIVE"
         return 0 if ok else 1

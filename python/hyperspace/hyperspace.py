@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import json
-import types
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Generic, Literal, TypeVar, overload
 
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
 from hyperspace import exceptions
-from hyperspace._jvm import java_class, java_session, translate_errors
+from hyperspace._jvm import (
+    JavaObject,
+    java_dataframe,
+    java_hyperspace,
+    python_dataframe,
+    translate_errors,
+)
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.session import disable_hyperspace, enable_hyperspace, is_hyperspace_enabled
 
 __all__ = ["Hyperspace", "MaintenanceResult", "RelationSkippingStats", "IndexSkips", "SketchSkips"]
+
+R = TypeVar("R")
 
 RefreshMode = Literal["full", "incremental", "quick"]
 OptimizeMode = Literal["quick", "full"]
@@ -49,13 +57,18 @@ class MaintenanceResult:
     message: str
 
     @classmethod
-    def _from_json(cls, text: str) -> "MaintenanceResult":
+    def _from_json(cls, text: str) -> MaintenanceResult:
         d = json.loads(text)
         return cls(
-            index_name=d["indexName"], operation=d["operation"], mode=d["mode"],
-            changed=bool(d["changed"]), log_version=int(d["logVersion"]),
-            appended_files=int(d["appendedFiles"]), deleted_files=int(d["deletedFiles"]),
-            merged_files=int(d["mergedFiles"]), message=d["message"],
+            index_name=d["indexName"],
+            operation=d["operation"],
+            mode=d["mode"],
+            changed=bool(d["changed"]),
+            log_version=int(d["logVersion"]),
+            appended_files=int(d["appendedFiles"]),
+            deleted_files=int(d["deletedFiles"]),
+            merged_files=int(d["mergedFiles"]),
+            message=d["message"],
         )
 
     def __str__(self) -> str:
@@ -124,17 +137,23 @@ class RelationSkippingStats:
     indexes: tuple[IndexSkips, ...]
 
     @classmethod
-    def _list_from_json(cls, text: str) -> list["RelationSkippingStats"]:
+    def _list_from_json(cls, text: str) -> list[RelationSkippingStats]:
         return [
             cls(
-                relation=d["relation"], filter=d["filter"],
-                files_total=int(d["filesTotal"]), bytes_total=int(d["bytesTotal"]),
-                files_skipped=int(d["filesSkipped"]), bytes_skipped=int(d["bytesSkipped"]),
-                files_read=int(d["filesRead"]), bytes_read=int(d["bytesRead"]),
+                relation=d["relation"],
+                filter=d["filter"],
+                files_total=int(d["filesTotal"]),
+                bytes_total=int(d["bytesTotal"]),
+                files_skipped=int(d["filesSkipped"]),
+                bytes_skipped=int(d["bytesSkipped"]),
+                files_read=int(d["filesRead"]),
+                bytes_read=int(d["bytesRead"]),
                 indexes=tuple(
                     IndexSkips(
-                        index=i["index"], log_version=int(i["logVersion"]),
-                        files_skipped=int(i["filesSkipped"]), bytes_skipped=int(i["bytesSkipped"]),
+                        index=i["index"],
+                        log_version=int(i["logVersion"]),
+                        files_skipped=int(i["filesSkipped"]),
+                        bytes_skipped=int(i["bytesSkipped"]),
                         sketches=tuple(
                             SketchSkips(k["sketch"], int(k["filesSkipped"]), int(k["bytesSkipped"]))
                             for k in i["sketches"]
@@ -148,8 +167,10 @@ class RelationSkippingStats:
 
     def __str__(self) -> str:
         by = "; ".join(f"{i.index}: {i.files_skipped}" for i in self.indexes)
-        return (f"{self.relation}: skipped {self.files_skipped} of {self.files_total} files "
-                f"({self.bytes_skipped} of {self.bytes_total} bytes), read {self.files_read}; by {by}")
+        return (
+            f"{self.relation}: skipped {self.files_skipped} of {self.files_total} files "
+            f"({self.bytes_skipped} of {self.bytes_total} bytes), read {self.files_read}; by {by}"
+        )
 
 
 def _index_name(name: object) -> str:
@@ -159,7 +180,7 @@ def _index_name(name: object) -> str:
     return name
 
 
-class _SessionSwitch:
+class _SessionSwitch(Generic[R]):
     """A session switch callable both ways the original Hyperspace's users call it.
 
     On the class it takes the session, as the original's static methods did:
@@ -169,7 +190,7 @@ class _SessionSwitch:
     through an instance too).
     """
 
-    def __init__(self, on_session: Callable[[SparkSession], Any], facade_result: bool) -> None:
+    def __init__(self, on_session: Callable[[SparkSession], R], facade_result: bool) -> None:
         self._on_session = on_session
         self._facade_result = facade_result
         self.__doc__ = on_session.__doc__
@@ -177,12 +198,21 @@ class _SessionSwitch:
     def __set_name__(self, owner: type, name: str) -> None:
         self._name = name
 
-    def __get__(self, instance: "Hyperspace | None", owner: type) -> Callable[..., Any]:
+    @overload
+    def __get__(self, instance: None, owner: type) -> Callable[[SparkSession], R]: ...
+
+    @overload
+    def __get__(self, instance: Hyperspace, owner: type) -> Callable[[SparkSession | None], R | Hyperspace]: ...
+
+    def __get__(
+        self, instance: Hyperspace | None, owner: type
+    ) -> Callable[[SparkSession], R] | Callable[[SparkSession | None], R | Hyperspace]:
         if instance is None:
             return self._on_session
+        facade = instance
         on_session, facade_result = self._on_session, self._facade_result
 
-        def bound(facade: "Hyperspace", spark: SparkSession | None = None) -> Any:
+        def bound(spark: SparkSession | None = None) -> R | Hyperspace:
             if spark is not None:
                 return on_session(spark)
             result = on_session(facade._spark)
@@ -190,7 +220,7 @@ class _SessionSwitch:
 
         bound.__name__ = self._name
         bound.__doc__ = self.__doc__
-        return types.MethodType(bound, instance)
+        return bound
 
 
 def _spark_line(version: str) -> str:
@@ -213,8 +243,7 @@ class Hyperspace:
 
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
-        with_jvm = java_class(spark, "Hyperspace")
-        self._jhs = with_jvm.apply(java_session(spark))
+        self._jhs: JavaObject = java_hyperspace(spark)
         built_for = str(self._jhs.sparkVersion())
         if _spark_line(built_for) != _spark_line(spark.version):
             raise exceptions.HyperspaceException(
@@ -251,10 +280,8 @@ class Hyperspace:
     disable = _SessionSwitch(disable_hyperspace, facade_result=True)
     is_enabled = _SessionSwitch(is_hyperspace_enabled, facade_result=False)
 
-    def _data_frame(self, jdf: object) -> DataFrame:
-        from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
-
-        return ClassicDataFrame(jdf, self._spark)
+    def _data_frame(self, jdf: JavaObject) -> DataFrame:
+        return python_dataframe(jdf, self._spark)
 
     @translate_errors
     def create_index(self, df: DataFrame, config: IndexConfig | DataSkippingIndexConfig) -> None:
@@ -273,12 +300,13 @@ class Hyperspace:
             HyperspaceConflictException: another operation holds the index.
         """
         if isinstance(config, DataSkippingIndexConfig):
-            self._jhs.createDataSkippingIndexFromJson(self._jdf(df), config.to_json())
+            self._jhs.createDataSkippingIndexFromJson(java_dataframe(df), config.to_json())
         elif isinstance(config, IndexConfig):
-            self._jhs.createIndexFromJson(self._jdf(df), config.to_json())
+            self._jhs.createIndexFromJson(java_dataframe(df), config.to_json())
         else:
             raise exceptions.HyperspaceException(
-                f"create_index expects an IndexConfig or a DataSkippingIndexConfig; got {type(config).__name__}.")
+                f"create_index expects an IndexConfig or a DataSkippingIndexConfig; got {type(config).__name__}."
+            )
 
     @translate_errors
     def last_query_skipping_stats(self) -> list[RelationSkippingStats]:
@@ -293,7 +321,7 @@ class Hyperspace:
     @translate_errors
     def skipping_stats(self, df: DataFrame) -> list[RelationSkippingStats]:
         """Data skipping statistics of ``df``'s query as it is planned (it need not have run)."""
-        return RelationSkippingStats._list_from_json(str(self._jhs.skippingStatsJson(self._jdf(df))))
+        return RelationSkippingStats._list_from_json(str(self._jhs.skippingStatsJson(java_dataframe(df))))
 
     @translate_errors
     def refresh_index(self, name: str, mode: RefreshMode = "full") -> MaintenanceResult:
@@ -404,10 +432,10 @@ class Hyperspace:
         self,
         df: DataFrame,
         verbose: bool = False,
-        redirect_func: Callable[[str], Any] | None = None,
+        redirect_func: Callable[[str], object] | None = None,
         *,
         display: bool = True,
-        redirectFunc: Callable[[str], Any] | None = None,  # noqa: N803
+        redirectFunc: Callable[[str], object] | None = None,  # noqa: N803
     ) -> str:
         """The plan of ``df`` with and without indexes, differing lines marked, indexes used.
 
@@ -426,13 +454,13 @@ class Hyperspace:
             The report.
         """
         if redirect_func is not None and redirectFunc is not None:
-            raise exceptions.HyperspaceException(
-                "explain takes redirect_func or redirectFunc, not both.")
+            raise exceptions.HyperspaceException("explain takes redirect_func or redirectFunc, not both.")
         redirect = redirect_func if redirect_func is not None else redirectFunc
         if redirect is not None and not callable(redirect):
             raise exceptions.HyperspaceException(
-                f"explain's redirect function must be callable; got {type(redirect).__name__}.")
-        text = str(self._jhs.explain(self._jdf(df), verbose))
+                f"explain's redirect function must be callable; got {type(redirect).__name__}."
+            )
+        text = str(self._jhs.explain(java_dataframe(df), verbose))
         if redirect is not None:
             redirect(text)
             return text
@@ -442,7 +470,7 @@ class Hyperspace:
     def why_not(self, df: DataFrame, index_name: str | None = None, display: bool = True) -> str:
         """For each index (or only ``index_name``) that ``df`` does not use, the reasons in words
         (a column not covered, no filter on the leading column, the source changed, ...)."""
-        return self._show(str(self._jhs.whyNot(self._jdf(df), index_name)), display)
+        return self._show(str(self._jhs.whyNot(java_dataframe(df), index_name)), display)
 
     @translate_errors
     def what_if(self, df: DataFrame, *configs: IndexConfig, display: bool = True) -> str:
@@ -451,15 +479,7 @@ class Hyperspace:
         if not configs or not all(isinstance(c, IndexConfig) for c in configs):
             raise exceptions.HyperspaceException("what_if expects one or more IndexConfig objects.")
         payload = "[" + ",".join(c.to_json() for c in configs) + "]"
-        return self._show(str(self._jhs.whatIfFromJson(self._jdf(df), payload)), display)
-
-    @staticmethod
-    def _jdf(df: DataFrame) -> object:
-        jdf = getattr(df, "_jdf", None)
-        if jdf is None:
-            raise exceptions.HyperspaceException(
-                f"Expected a classic pyspark DataFrame; got {type(df).__name__}.")
-        return jdf
+        return self._show(str(self._jhs.whatIfFromJson(java_dataframe(df), payload)), display)
 
     @staticmethod
     def _show(text: str, display: bool) -> str:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
 
 from hyperspace.exceptions import HyperspaceException
 
 __all__ = ["IndexConfig", "CoveringIndexConfig"]
 
 
-def _names(value: Any, what: str) -> tuple[str, ...]:
+def _names(value: object, what: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, Sequence):
         raise HyperspaceException(f"IndexConfig {what} must be a list of column names; got {value!r}.")
     for item in value:
@@ -51,29 +51,32 @@ class IndexConfig:
         included_columns: Sequence[str] = (),
         num_buckets: int | None = None,
         lineage: bool | None = None,
-        **camel_case: Any,
+        **camel_case: object,
     ) -> None:
-        given = {"name": name, "indexed_columns": indexed_columns}
+        # Checked at run time: callers pass anything, and the camelCase names arrive untyped.
+        given: dict[str, object] = {
+            "name": name,
+            "indexed_columns": indexed_columns,
+            "included_columns": included_columns,
+            "num_buckets": num_buckets,
+        }
         for key, value in camel_case.items():
             if key not in self._CAMEL:
                 raise TypeError(f"IndexConfig() got an unexpected keyword argument {key!r}")
             given[self._CAMEL[key]] = value
-        name = given["name"]
-        indexed_columns = given["indexed_columns"]
-        included_columns = given.get("included_columns", included_columns)
-        num_buckets = given.get("num_buckets", num_buckets)
-        if not isinstance(name, str):
-            raise HyperspaceException(f"IndexConfig name must be a string; got {name!r}.")
-        if indexed_columns is None:
-            raise HyperspaceException(f"IndexConfig '{name}' needs indexed columns.")
-        if num_buckets is not None and (isinstance(num_buckets, bool) or not isinstance(num_buckets, int)):
-            raise HyperspaceException(f"IndexConfig num_buckets must be an int; got {num_buckets!r}.")
+        index_name, indexed, buckets = given["name"], given["indexed_columns"], given["num_buckets"]
+        if not isinstance(index_name, str):
+            raise HyperspaceException(f"IndexConfig name must be a string; got {index_name!r}.")
+        if indexed is None:
+            raise HyperspaceException(f"IndexConfig '{index_name}' needs indexed columns.")
+        if buckets is not None and (isinstance(buckets, bool) or not isinstance(buckets, int)):
+            raise HyperspaceException(f"IndexConfig num_buckets must be an int; got {buckets!r}.")
         if lineage is not None and not isinstance(lineage, bool):
             raise HyperspaceException(f"IndexConfig lineage must be a bool; got {lineage!r}.")
-        self.name: str = name
-        self.indexed_columns: tuple[str, ...] = _names(indexed_columns, "indexed columns")
-        self.included_columns: tuple[str, ...] = _names(included_columns, "included columns")
-        self.num_buckets: int | None = num_buckets
+        self.name: str = index_name
+        self.indexed_columns: tuple[str, ...] = _names(indexed, "indexed columns")
+        self.included_columns: tuple[str, ...] = _names(given["included_columns"], "included columns")
+        self.num_buckets: int | None = buckets if isinstance(buckets, int) else None
         self.lineage: bool | None = lineage
 
     # The original Hyperspace's attribute names.
@@ -110,9 +113,7 @@ class IndexConfig:
         )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, IndexConfig) and all(
-            getattr(self, s) == getattr(other, s) for s in self.__slots__
-        )
+        return isinstance(other, IndexConfig) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
 
     def __hash__(self) -> int:
         return hash(tuple(getattr(self, s) for s in self.__slots__))

@@ -17,38 +17,39 @@ cached rows. The session needs the Hyperspace extension (``configure_spark_with_
 
 from __future__ import annotations
 
-from typing import Any, Sequence, Union
+import json
+from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql.types import StructType, _parse_datatype_json_string
+from pyspark.sql.types import StructType
 
 from hyperspace import exceptions
-from hyperspace._jvm import java_class, translate_errors
+from hyperspace._jvm import (
+    JavaObject,
+    java_class,
+    java_dataframe,
+    java_storage_level,
+    python_dataframe,
+    translate_errors,
+)
 
 __all__ = ["IndexedDataFrame", "create_index", "createIndex"]
 
 _LEVELS = {
-    "MEMORY_ONLY", "MEMORY_ONLY_2", "MEMORY_ONLY_SER", "MEMORY_ONLY_SER_2", "MEMORY_AND_DISK",
-    "MEMORY_AND_DISK_2", "MEMORY_AND_DISK_SER", "MEMORY_AND_DISK_SER_2", "DISK_ONLY",
+    "MEMORY_ONLY",
+    "MEMORY_ONLY_2",
+    "MEMORY_ONLY_SER",
+    "MEMORY_ONLY_SER_2",
+    "MEMORY_AND_DISK",
+    "MEMORY_AND_DISK_2",
+    "MEMORY_AND_DISK_SER",
+    "MEMORY_AND_DISK_SER_2",
+    "DISK_ONLY",
 }
 
 
-def _jdf(df: DataFrame) -> Any:
-    jdf = getattr(df, "_jdf", None)
-    if jdf is None:
-        raise exceptions.HyperspaceException(
-            f"Expected a classic pyspark DataFrame; got {type(df).__name__}.")
-    return jdf
-
-
-def _wrap_df(jdf: Any, spark: SparkSession) -> DataFrame:
-    from pyspark.sql.classic.dataframe import DataFrame as ClassicDataFrame
-
-    return ClassicDataFrame(jdf, spark)
-
-
 @translate_errors
-def create_index(df: DataFrame, column: str, num_partitions: int | None = None) -> "IndexedDataFrame":
+def create_index(df: DataFrame, column: str, num_partitions: int | None = None) -> IndexedDataFrame:
     """An Indexed DataFrame over ``df`` keyed on ``column``.
 
     Rows are hash-partitioned on the key into ``num_partitions`` partitions (default
@@ -63,12 +64,11 @@ def create_index(df: DataFrame, column: str, num_partitions: int | None = None) 
     spark = df.sparkSession
     factory = java_class(spark, "indexed.IndexedDataFrame")
     if num_partitions is None:
-        jidf = factory.create(_jdf(df), column)
+        jidf = factory.create(java_dataframe(df), column)
     else:
         if isinstance(num_partitions, bool) or not isinstance(num_partitions, int):
-            raise exceptions.HyperspaceException(
-                f"num_partitions must be an int, got {type(num_partitions).__name__}.")
-        jidf = factory.create(_jdf(df), column, num_partitions)
+            raise exceptions.HyperspaceException(f"num_partitions must be an int, got {type(num_partitions).__name__}.")
+        jidf = factory.create(java_dataframe(df), column, num_partitions)
     return IndexedDataFrame(jidf, spark)
 
 
@@ -83,8 +83,8 @@ class IndexedDataFrame:
     Indexed DataFrame's camelCase names (``getRows``, ``appendRows``, ``toDF``, ...) are aliases.
     """
 
-    def __init__(self, jidf: Any, spark: SparkSession) -> None:
-        self._jidf = jidf
+    def __init__(self, jidf: JavaObject, spark: SparkSession) -> None:
+        self._jidf: JavaObject = jidf
         self._spark = spark
         self._df: DataFrame | None = None
 
@@ -111,7 +111,7 @@ class IndexedDataFrame:
     @property
     def schema(self) -> StructType:
         """The schema of the rows (every column nullable)."""
-        return _parse_datatype_json_string(self._jidf.schema().json())  # type: ignore[return-value]
+        return StructType.fromJson(json.loads(str(self._jidf.schema().json())))
 
     @property
     def is_cached(self) -> bool:
@@ -121,7 +121,7 @@ class IndexedDataFrame:
     def to_df(self) -> DataFrame:
         """The DataFrame over this version; filters and joins on the key use the index."""
         if self._df is None:
-            self._df = _wrap_df(self._jidf.toDF(), self._spark)
+            self._df = python_dataframe(self._jidf.toDF(), self._spark)
         return self._df
 
     def __getitem__(self, name: str) -> Column:
@@ -129,30 +129,30 @@ class IndexedDataFrame:
         return self.to_df()[name]
 
     @translate_errors
-    def cache(self) -> "IndexedDataFrame":
+    def cache(self) -> IndexedDataFrame:
         """Caches this version in memory (MEMORY_ONLY) and builds it now; returns ``self``."""
         self._jidf.cache()
         return self
 
     @translate_errors
-    def persist(self, storage_level: str = "MEMORY_ONLY") -> "IndexedDataFrame":
+    def persist(self, storage_level: str = "MEMORY_ONLY") -> IndexedDataFrame:
         """Persists at a storage level given by name (e.g. ``"MEMORY_AND_DISK_SER"``) and builds it."""
         level = storage_level.upper()
         if level not in _LEVELS:
             raise exceptions.HyperspaceException(
-                f"Unknown storage level '{storage_level}'; use one of {', '.join(sorted(_LEVELS))}.")
-        jlevel = self._spark.sparkContext._jvm.org.apache.spark.storage.StorageLevel.fromString(level)
-        self._jidf.persist(jlevel)
+                f"Unknown storage level '{storage_level}'; use one of {', '.join(sorted(_LEVELS))}."
+            )
+        self._jidf.persist(java_storage_level(self._spark, level))
         return self
 
     @translate_errors
-    def unpersist(self, blocking: bool = False) -> "IndexedDataFrame":
+    def unpersist(self, blocking: bool = False) -> IndexedDataFrame:
         """Frees this version's memory on the executors. Versions appended to it keep working."""
         self._jidf.unpersist(blocking)
         return self
 
     @translate_errors
-    def get_rows(self, key: Any) -> DataFrame:
+    def get_rows(self, key: object) -> DataFrame:
         """The rows whose key equals ``key`` (only the key's partition is read).
 
         ``key`` is a Python value of the key's type (int, float, str, bytes, bool,
@@ -164,10 +164,10 @@ class IndexedDataFrame:
         """
         if isinstance(key, (bytes, bytearray)):
             key = bytearray(key)
-        return _wrap_df(self._jidf.getRows(key), self._spark)
+        return python_dataframe(self._jidf.getRows(key), self._spark)
 
     @translate_errors
-    def append_rows(self, rows: DataFrame) -> "IndexedDataFrame":
+    def append_rows(self, rows: DataFrame) -> IndexedDataFrame:
         """A new version with ``rows`` appended; this version keeps answering with its own rows.
 
         Columns are matched by name; a column whose type safely up-casts to the index's is cast.
@@ -176,18 +176,19 @@ class IndexedDataFrame:
         Raises:
             HyperspaceException: a column is missing, unknown, or of an incompatible type.
         """
-        return IndexedDataFrame(self._jidf.appendRows(_jdf(rows)), self._spark)
+        return IndexedDataFrame(self._jidf.appendRows(java_dataframe(rows)), self._spark)
 
     @translate_errors
-    def join(self, other: DataFrame, on: Union[str, Sequence[str], Column, None] = None,
-             how: str = "inner") -> DataFrame:
+    def join(self, other: DataFrame, on: str | Sequence[str] | Column | None = None, how: str = "inner") -> DataFrame:
         """``to_df().join(other, on, how)``; an equi-join on the key uses the index.
 
         ``on`` is a column name, a list of names (present on both sides), or a Column condition
         built from ``idf["col"]`` and ``other["col"]``. Inner, left/right/full outer, semi and
         anti joins use the index; other conditions are applied after the probe.
         """
-        return self.to_df().join(other, on, how)
+        if on is None or isinstance(on, (str, Column)):
+            return self.to_df().join(other, on, how)
+        return self.to_df().join(other, list(on), how)
 
     def create_or_replace_temp_view(self, name: str) -> None:
         """Registers :meth:`to_df` as a temp view; SQL over it uses the index."""

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from hyperspace._jvm import EXTENSION_CLASS, jar_path, java_class, java_session, translate_errors
+from hyperspace._jvm import EXTENSION_CLASS, jar_path, java_hyperspace, translate_errors
 
 __all__ = [
     "configure_spark_with_hyperspace",
@@ -51,9 +51,7 @@ def configure_spark_with_hyperspace(builder: SparkSession.Builder) -> SparkSessi
         jar,
         lambda e: os.path.basename(e).startswith("hyperspace-spark") and e.endswith(".jar"),
     )
-    extensions = _merge_list(
-        options.get("spark.sql.extensions"), EXTENSION_CLASS, lambda e: e == EXTENSION_CLASS
-    )
+    extensions = _merge_list(options.get("spark.sql.extensions"), EXTENSION_CLASS, lambda e: e == EXTENSION_CLASS)
     return builder.config("spark.jars", jars).config("spark.sql.extensions", extensions)
 
 
@@ -65,21 +63,21 @@ def enable_hyperspace(spark: SparkSession) -> SparkSession:
         HyperspaceNotLoadedError: the session's JVM has no Hyperspace classes.
         HyperspaceExtensionNotInstalledException: the session was built without the extension.
     """
-    java_class(spark, "Hyperspace").apply(java_session(spark)).enable()
+    java_hyperspace(spark).enable()
     return spark
 
 
 @translate_errors
 def disable_hyperspace(spark: SparkSession) -> SparkSession:
     """Turns index-based query rewriting off for ``spark`` only; returns ``spark``."""
-    java_class(spark, "Hyperspace").apply(java_session(spark)).disable()
+    java_hyperspace(spark).disable()
     return spark
 
 
 @translate_errors
 def is_hyperspace_enabled(spark: SparkSession) -> bool:
     """Whether ``spark`` has the extension installed and rewriting switched on."""
-    return bool(java_class(spark, "Hyperspace").apply(java_session(spark)).isEnabled())
+    return bool(java_hyperspace(spark).isEnabled())
 
 
 # The original Hyperspace's camelCase names.

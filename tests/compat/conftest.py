@@ -9,8 +9,8 @@ uses. The session is the suite-wide one of tests/conftest.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -58,7 +58,7 @@ class HyperspaceCompatTestCase:
     index system path and data directory per test, and a ``Hyperspace`` object."""
 
     spark: SparkSession
-    hyperspace: "Hyperspace"  # noqa: F405
+    hyperspace: Hyperspace  # noqa: F405
     tempPath: Path
 
     @pytest.fixture(autouse=True)
@@ -88,9 +88,15 @@ class HyperspaceCompatTestCase:
     def dataPath(self, name: str) -> str:
         return str(self.tempPath / "data" / name)
 
-    def writeParquet(self, rows: Iterable[tuple], columns: list[str], path: str,
-                     mode: str = "overwrite", partitionBy: list[str] | None = None,
-                     numFiles: int = 1) -> None:
+    def writeParquet(
+        self,
+        rows: Iterable[tuple],
+        columns: list[str],
+        path: str,
+        mode: str = "overwrite",
+        partitionBy: list[str] | None = None,
+        numFiles: int = 1,
+    ) -> None:
         writer = self.spark.createDataFrame(list(rows), columns).repartition(numFiles).write.mode(mode)
         if partitionBy:
             writer = writer.partitionBy(*partitionBy)

@@ -10,12 +10,10 @@ from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException, PySparkException
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
 
 class TestErrorsAreTranslated(HyperspaceCompatTestCase):
-
     def writeSource(self) -> str:
         path = self.dataPath("source")
         self.writeParquet([(i, f"n{i}") for i in range(30)], ["id", "name"], path, numFiles=3)

@@ -4,16 +4,13 @@ columns and config class names."""
 from __future__ import annotations
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
 
 class TestHyperspaceIndexManagement(HyperspaceCompatTestCase):
-
     def setUpData(self) -> None:
         self.dataFile = self.dataPath("tempFile.parquet")
-        self.writeParquet([("Alice", 25, "Seattle"), ("Bob", 27, "Bellevue")],
-                          ["name", "age", "city"], self.dataFile)
+        self.writeParquet([("Alice", 25, "Seattle"), ("Bob", 27, "Bellevue")], ["name", "age", "city"], self.dataFile)
         self.df = self.spark.read.parquet(self.dataFile)
 
     def test_index_create(self) -> None:
@@ -77,8 +74,11 @@ class TestHyperspaceIndexManagement(HyperspaceCompatTestCase):
         self.setUpData()
         self.hyperspace.createIndex(self.df, IndexConfig("idx1", ["name"], ["age"]))
         # The original's indexes() columns, and everything its index(name) reported.
-        summary = self.hyperspace.indexes().select(
-            "name", "indexedColumns", "indexLocation", "state", "additionalStats").first()
+        summary = (
+            self.hyperspace.indexes()
+            .select("name", "indexedColumns", "indexLocation", "state", "additionalStats")
+            .first()
+        )
         assert (summary["name"], summary["indexedColumns"], summary["state"]) == ("idx1", ["name"], "ACTIVE")
         assert summary["additionalStats"]["includedColumns"] == "age"
         assert summary["additionalStats"]["numBuckets"] == "5"

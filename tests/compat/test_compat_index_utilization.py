@@ -7,16 +7,17 @@ import pytest
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
 
 class TestHyperspaceIndexUtilization(HyperspaceCompatTestCase):
-
     def setUpData(self) -> None:
         self.dataFile = self.dataPath("tempFile.parquet")
-        self.writeParquet([("Alice", 25, "Seattle", "Dept1"), ("Bob", 27, "Bellevue", "Dept2")],
-                          ["name", "age", "city", "department"], self.dataFile)
+        self.writeParquet(
+            [("Alice", 25, "Seattle", "Dept1"), ("Bob", 27, "Bellevue", "Dept2")],
+            ["name", "age", "city", "department"],
+            self.dataFile,
+        )
         self.df = self.spark.read.parquet(self.dataFile)
 
     def test_hyperspace_enable_disable(self) -> None:
@@ -44,8 +45,9 @@ class TestHyperspaceIndexUtilization(HyperspaceCompatTestCase):
         received: list[str] = []
 
         def verify_result(input: str) -> None:
-            jvmExplainString = self.spark._jvm.io.hyperspace.Hyperspace.apply(
-                self.spark._jsparkSession).explain(filter_query._jdf, False)
+            jvmExplainString = self.spark._jvm.io.hyperspace.Hyperspace.apply(self.spark._jsparkSession).explain(
+                filter_query._jdf, False
+            )
             assert input == jvmExplainString
             received.append(input)
 
@@ -130,18 +132,35 @@ class TestHyperspaceIndexUtilization(HyperspaceCompatTestCase):
 class TestHitchhikersGuide(HyperspaceCompatTestCase):
     """The notebook's cells, in order."""
 
-    dept_schema = StructType([StructField("deptId", IntegerType(), True),
-                              StructField("deptName", StringType(), True),
-                              StructField("location", StringType(), True)])
-    emp_schema = StructType([StructField("empId", IntegerType(), True),
-                             StructField("empName", StringType(), True),
-                             StructField("deptId", IntegerType(), True)])
+    dept_schema = StructType(
+        [
+            StructField("deptId", IntegerType(), True),
+            StructField("deptName", StringType(), True),
+            StructField("location", StringType(), True),
+        ]
+    )
+    emp_schema = StructType(
+        [
+            StructField("empId", IntegerType(), True),
+            StructField("empName", StringType(), True),
+            StructField("deptId", IntegerType(), True),
+        ]
+    )
 
     def test_indexes_for_filters_joins_sql_and_refresh(self) -> None:
-        departments = [(10, "Accounting", "New York"), (20, "Research", "Dallas"),
-                       (30, "Sales", "Chicago"), (40, "Operations", "Boston")]
-        employees = [(7369, "SMITH", 20), (7499, "ALLEN", 30), (7521, "WARD", 30),
-                     (7566, "JONES", 20), (7698, "BLAKE", 30)]
+        departments = [
+            (10, "Accounting", "New York"),
+            (20, "Research", "Dallas"),
+            (30, "Sales", "Chicago"),
+            (40, "Operations", "Boston"),
+        ]
+        employees = [
+            (7369, "SMITH", 20),
+            (7499, "ALLEN", 30),
+            (7521, "WARD", 30),
+            (7566, "JONES", 20),
+            (7698, "BLAKE", 30),
+        ]
         emp_Location = self.dataPath("employees.parquet")
         dept_Location = self.dataPath("departments.parquet")
         self.spark.createDataFrame(employees, self.emp_schema).write.mode("overwrite").parquet(emp_Location)
@@ -207,14 +226,26 @@ class TestHitchhikersGuide(HyperspaceCompatTestCase):
         assert hyperspace.indexes().count() == 0
 
     def test_hybrid_scan_incremental_refresh_and_optimize(self) -> None:
-        testdata = [("orange", 3, "2020-10-01"), ("banana", 1, "2020-10-01"), ("carrot", 5, "2020-10-02"),
-                    ("beetroot", 12, "2020-10-02"), ("orange", 2, "2020-10-03"), ("banana", 11, "2020-10-03"),
-                    ("carrot", 3, "2020-10-03"), ("beetroot", 2, "2020-10-04"), ("cucumber", 7, "2020-10-05"),
-                    ("pepper", 20, "2020-10-06")]
+        testdata = [
+            ("orange", 3, "2020-10-01"),
+            ("banana", 1, "2020-10-01"),
+            ("carrot", 5, "2020-10-02"),
+            ("beetroot", 12, "2020-10-02"),
+            ("orange", 2, "2020-10-03"),
+            ("banana", 11, "2020-10-03"),
+            ("carrot", 3, "2020-10-03"),
+            ("beetroot", 2, "2020-10-04"),
+            ("cucumber", 7, "2020-10-05"),
+            ("pepper", 20, "2020-10-06"),
+        ]
         testdata_location = self.dataPath("productTable")
-        testdata_schema = StructType([StructField("name", StringType(), True),
-                                      StructField("qty", IntegerType(), True),
-                                      StructField("date", StringType(), True)])
+        testdata_schema = StructType(
+            [
+                StructField("name", StringType(), True),
+                StructField("qty", IntegerType(), True),
+                StructField("date", StringType(), True),
+            ]
+        )
         self.spark.createDataFrame(testdata, testdata_schema).write.mode("overwrite").parquet(testdata_location)
         test_df = self.spark.read.parquet(testdata_location)
         hyperspace = Hyperspace(self.spark)

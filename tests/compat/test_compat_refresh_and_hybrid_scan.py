@@ -10,17 +10,23 @@ from pathlib import Path
 import pytest
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
 
 class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
-
-    def writeSource(self, name: str = "source", start: int = 0, rows: int = 40, numFiles: int = 4,
-                    mode: str = "overwrite", fmt: str = "parquet") -> str:
+    def writeSource(
+        self,
+        name: str = "source",
+        start: int = 0,
+        rows: int = 40,
+        numFiles: int = 4,
+        mode: str = "overwrite",
+        fmt: str = "parquet",
+    ) -> str:
         path = self.dataPath(name)
-        df = self.spark.createDataFrame([(i, f"name{i % 7}", i * 10) for i in range(start, start + rows)],
-                                        ["id", "name", "amount"]).repartition(numFiles)
+        df = self.spark.createDataFrame(
+            [(i, f"name{i % 7}", i * 10) for i in range(start, start + rows)], ["id", "name", "amount"]
+        ).repartition(numFiles)
         df.write.mode(mode).format(fmt).save(path)
         return path
 
@@ -37,6 +43,7 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
             left = self.spark.read.parquet(path).select("id", "name")
             right = self.spark.read.parquet(path).select("id", "amount")
             return left.join(right, "id")
+
         return query
 
     def test_incremental_refresh_with_deletes_fails_on_an_index_without_lineage(self) -> None:
@@ -119,8 +126,9 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
             return reader.load(path)
 
         self.hyperspace.createIndex(read(), IndexConfig("idx", ["name"], ["id"]))
-        self.spark.createDataFrame([(100, "name3")], ["id", "name"]).write.mode("append").format(fmt) \
-            .option("header", "true").save(path)
+        self.spark.createDataFrame([(100, "name3")], ["id", "name"]).write.mode("append").format(fmt).option(
+            "header", "true"
+        ).save(path)
         self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
 
         def query():
@@ -177,8 +185,9 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
             # One of the index's partition directories: only its rows of the index.
             assert self.verifyIndexUsage(onePartitionQuery, {"indexName"}) == [(2000,)]
 
-        self.writeParquet([("2019-10-03", "d", 4000)], ["Date", "Query", "clicks"], path, mode="append",
-                          partitionBy=["Date"])
+        self.writeParquet(
+            [("2019-10-03", "d", 4000)], ["Date", "Query", "clicks"], path, mode="append", partitionBy=["Date"]
+        )
         self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "false")
         assert len(self.verifyIndexUsage(filterQuery, set())) == 4
         self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
@@ -186,14 +195,22 @@ class TestRefreshAndHybridScan(HyperspaceCompatTestCase):
         assert len(self.verifyIndexUsage(filterQuery, {"indexName"})) == 4
 
         # New rows in an indexed partition: the incremental refresh indexes them with their Date.
-        self.writeParquet([("2018-09-03", "e", 5000)], ["Date", "Query", "clicks"], path, mode="append",
-                          partitionBy=["Date"])
+        self.writeParquet(
+            [("2018-09-03", "e", 5000)], ["Date", "Query", "clicks"], path, mode="append", partitionBy=["Date"]
+        )
         self.spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "false")
         self.hyperspace.refreshIndex("indexName", "incremental")
 
         def indexedPartitions():
-            return self.spark.read.format("parquet").option("basePath", path).load(indexSourcePaths) \
-                .filter("Date = '2018-09-03'").select("clicks", "Date")
+            return (
+                self.spark.read.format("parquet")
+                .option("basePath", path)
+                .load(indexSourcePaths)
+                .filter("Date = '2018-09-03'")
+                .select("clicks", "Date")
+            )
 
-        assert sorted(self.verifyIndexUsage(indexedPartitions, {"indexName"})) == \
-            [(2000, datetime.date(2018, 9, 3)), (5000, datetime.date(2018, 9, 3))]
+        assert sorted(self.verifyIndexUsage(indexedPartitions, {"indexName"})) == [
+            (2000, datetime.date(2018, 9, 3)),
+            (5000, datetime.date(2018, 9, 3)),
+        ]

@@ -5,24 +5,24 @@ from __future__ import annotations
 import pytest
 
 from hyperspace import *  # noqa: F403
-
 from tests.compat.conftest import HyperspaceCompatTestCase
 
-SAMPLE = [("2017-09-03", "810a20a2baa24ff3ad493bfbf064569a", "donde", 2, 1000),
-          ("2017-09-03", "fd093f8a05604515957083e70cb3dceb", "facebook", 1, 3000),
-          ("2017-09-03", "af3ed6a197a8447cba8bc8ea21fad208", "facebook", 1, 3000),
-          ("2017-09-03", "975134eca06c4711a0406d0464cbe7d6", "facebook", 1, 4000),
-          ("2018-09-03", "e90a6028e15b4f4593eef557daf5166d", "ibraco", 2, 3000),
-          ("2018-09-03", "576ed96b0d5340aa98a47de15c9f87ce", "facebook", 2, 3000),
-          ("2018-09-03", "50d690516ca641438166049a6303650c", "ibraco", 2, 1000),
-          ("2019-10-03", "380786e6495d4cd8a5dd4cc8d3d12917", "facebook", 2, 3000),
-          ("2019-10-03", "ff60e4838b92421eafc3e6ee59a9e9f1", "miperro", 2, 2000),
-          ("2019-10-03", "187696fe0a6a40cc9516bc6e47c70bc1", "facebook", 4, 3000)]
+SAMPLE = [
+    ("2017-09-03", "810a20a2baa24ff3ad493bfbf064569a", "donde", 2, 1000),
+    ("2017-09-03", "fd093f8a05604515957083e70cb3dceb", "facebook", 1, 3000),
+    ("2017-09-03", "af3ed6a197a8447cba8bc8ea21fad208", "facebook", 1, 3000),
+    ("2017-09-03", "975134eca06c4711a0406d0464cbe7d6", "facebook", 1, 4000),
+    ("2018-09-03", "e90a6028e15b4f4593eef557daf5166d", "ibraco", 2, 3000),
+    ("2018-09-03", "576ed96b0d5340aa98a47de15c9f87ce", "facebook", 2, 3000),
+    ("2018-09-03", "50d690516ca641438166049a6303650c", "ibraco", 2, 1000),
+    ("2019-10-03", "380786e6495d4cd8a5dd4cc8d3d12917", "facebook", 2, 3000),
+    ("2019-10-03", "ff60e4838b92421eafc3e6ee59a9e9f1", "miperro", 2, 2000),
+    ("2019-10-03", "187696fe0a6a40cc9516bc6e47c70bc1", "facebook", 4, 3000),
+]
 COLUMNS = ["Date", "RGUID", "Query", "imprs", "clicks"]
 
 
 class TestE2EHyperspaceRules(HyperspaceCompatTestCase):
-
     def writeSample(self, partitioned: bool) -> str:
         path = self.dataPath("partitioned" if partitioned else "nonPartitioned")
         self.writeParquet(SAMPLE, COLUMNS, path, partitionBy=["Date", "Query"] if partitioned else None, numFiles=3)
@@ -169,9 +169,14 @@ class TestE2EHyperspaceRules(HyperspaceCompatTestCase):
         self.hyperspace.createIndex(self.spark.read.parquet(root), IndexConfig("baseIdx", ["id"], ["name", "p"]))
 
         for basePath in (root, root + "/", "file://" + root):
+
             def query(basePath=basePath):
-                return self.spark.read.option("basePath", basePath).parquet(f"{root}/p=1") \
-                    .filter("id = 4 or id = 5").select("name", "p")
+                return (
+                    self.spark.read.option("basePath", basePath)
+                    .parquet(f"{root}/p=1")
+                    .filter("id = 4 or id = 5")
+                    .select("name", "p")
+                )
 
             assert self.verifyIndexUsage(query, {"baseIdx"}) == [("n4", 1)]
 
@@ -195,17 +200,20 @@ class TestNestedColumns(HyperspaceCompatTestCase):
     def writeNested(self, name: str, rows: int) -> str:
         path = self.dataPath(name)
         self.spark.range(rows).selectExpr(
-            "id", "CONCAT('q', id % 4) AS Query",
-            "named_struct('leaf', named_struct('id', id % 10, 'cnt', id * 2), 'flag', id % 2 = 0) AS nested") \
-            .repartition(3).write.parquet(path)
+            "id",
+            "CONCAT('q', id % 4) AS Query",
+            "named_struct('leaf', named_struct('id', id % 10, 'cnt', id * 2), 'flag', id % 2 = 0) AS nested",
+        ).repartition(3).write.parquet(path)
         return path
 
     def test_filter_on_a_nested_column(self) -> None:
         path = self.dataPath("nested")
-        self.spark.range(20).selectExpr("id", "named_struct('leaf', named_struct('id', id, 'cnt', id * 2)) AS nested") \
-            .write.parquet(path)
-        self.hyperspace.createIndex(self.spark.read.parquet(path),
-                                    IndexConfig("nestedIdx", ["nested.leaf.id"], ["nested.leaf.cnt"]))
+        self.spark.range(20).selectExpr(
+            "id", "named_struct('leaf', named_struct('id', id, 'cnt', id * 2)) AS nested"
+        ).write.parquet(path)
+        self.hyperspace.createIndex(
+            self.spark.read.parquet(path), IndexConfig("nestedIdx", ["nested.leaf.id"], ["nested.leaf.cnt"])
+        )
 
         def query():
             return self.spark.read.parquet(path).filter("nested.leaf.id = 3").select("nested.leaf.cnt")
@@ -217,16 +225,19 @@ class TestNestedColumns(HyperspaceCompatTestCase):
     def test_join_on_a_nested_column(self) -> None:
         leftPath = self.writeNested("nestedLeft", 40)
         rightPath = self.writeNested("nestedRight", 25)
-        self.hyperspace.createIndex(self.spark.read.parquet(leftPath),
-                                    IndexConfig("leftIndex", ["nested.leaf.id"], ["nested.leaf.cnt"]))
-        self.hyperspace.createIndex(self.spark.read.parquet(rightPath),
-                                    IndexConfig("rightIndex", ["nested.leaf.id"], ["Query"]))
+        self.hyperspace.createIndex(
+            self.spark.read.parquet(leftPath), IndexConfig("leftIndex", ["nested.leaf.id"], ["nested.leaf.cnt"])
+        )
+        self.hyperspace.createIndex(
+            self.spark.read.parquet(rightPath), IndexConfig("rightIndex", ["nested.leaf.id"], ["Query"])
+        )
 
         def query():
             left = self.spark.read.parquet(leftPath)
             right = self.spark.read.parquet(rightPath)
-            return left.join(right, left["nested.leaf.id"] == right["nested.leaf.id"]) \
-                .select(left["nested.leaf.cnt"], right["Query"])
+            return left.join(right, left["nested.leaf.id"] == right["nested.leaf.id"]).select(
+                left["nested.leaf.cnt"], right["Query"]
+            )
 
         rows = self.verifyIndexUsage(query, {"leftIndex", "rightIndex"})
         assert len(rows) == 4 * 25  # each key has 4 rows on the left; the right has 25 rows

@@ -1,0 +1,90 @@
+"""Rules of the package's layout, read from its source (no JVM): py4j and pyspark's JVM handles
+stay in ``hyperspace/_jvm.py``, and the log reader stays free of Spark."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "python" / "hyperspace"
+
+# pyspark's handles on the JVM side of its objects (and py4j's gateway): only _jvm.py uses them.
+JVM_HANDLES = {"_jvm", "_jsc", "_jdf", "_jsparkSession", "_jconf", "_gateway", "_jrdd", "_jreader", "_jwrite"}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "jars" not in p.parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute names of the modules ``path`` imports (relative imports resolved)."""
+    package = ["hyperspace", *path.relative_to(PACKAGE).parent.parts]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            found.add(module)
+    return found
+
+
+def _jvm_handles_used(path: Path) -> set[str]:
+    used: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in JVM_HANDLES:
+            used.add(node.attr)
+        elif isinstance(node, ast.Constant) and node.value in JVM_HANDLES:  # getattr(df, "_jdf")
+            used.add(str(node.value))
+    return used
+
+
+def test_only_the_jvm_module_imports_py4j() -> None:
+    offenders = {
+        p.name: sorted(m for m in _imports(p) if m.split(".")[0] == "py4j") for p in _modules() if p.name != "_jvm.py"
+    }
+    assert {name: mods for name, mods in offenders.items() if mods} == {}
+
+
+def test_only_the_jvm_module_touches_pyspark_jvm_handles() -> None:
+    offenders = {str(p.relative_to(PACKAGE)): _jvm_handles_used(p) for p in _modules() if p.name != "_jvm.py"}
+    assert {name: used for name, used in offenders.items() if used} == {}
+
+
+def test_the_log_reader_needs_neither_spark_nor_the_jvm() -> None:
+    reader = [PACKAGE / "log.py", *sorted((PACKAGE / "_log").glob("*.py"))]
+    for path in reader:
+        imported = _imports(path)
+        assert not {m for m in imported if m.split(".")[0] in ("pyspark", "py4j")}, path.name
+        hyperspace_modules = {m for m in imported if m.split(".")[0] == "hyperspace"}
+        allowed = {"hyperspace.exceptions"} | {m for m in hyperspace_modules if m.startswith("hyperspace._log")}
+        assert hyperspace_modules <= allowed, path.name
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
+    """Built for real: a subpackage missing from the setuptools configuration would be absent."""
+    # Built from a copy: setuptools writes build/ and *.egg-info/ beside the sources.
+    source = tmp_path / "python"
+    shutil.copytree(PACKAGE.parent, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copy(PACKAGE.parent.parent / "versions.properties", source)
+    wheel_dir = tmp_path / "wheel"
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheel_dir), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    (wheel,) = wheel_dir.glob("hyperspace_py-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        packaged = {n for n in z.namelist() if n.endswith(".py")}
+    expected = {str(p.relative_to(PACKAGE.parent)) for p in _modules()}
+    assert expected <= packaged, sorted(expected - packaged)
