@@ -8,7 +8,8 @@ import java.util.Properties
 lazy val versions: Properties = {
   val props = new Properties()
   val in = new java.io.FileInputStream(file("versions.properties"))
-  try props.load(in) finally in.close()
+  try props.load(in)
+  finally in.close()
   props
 }
 

@@ -210,7 +210,8 @@ class Hyperspace(val spark: SparkSession) {
    * index and the system path, the original as its cause.
    */
   private def failingAs[T](operation: String, name: String)(body: => T): T =
-    try body catch {
+    try body
+    catch {
       case scala.util.control.NonFatal(e) if !e.isInstanceOf[HyperspaceException] =>
         val what = if (name == "*") s"Cannot $operation the indexes" else s"Cannot $operation index '$name'"
         throw Action.asHyperspaceException(e,

@@ -58,9 +58,10 @@ trait HyperspaceSuite extends SparkSessionSuite {
     val key = "spark.hyperspace.index.vacuum.retention"
     val previous = spark.conf.getOption(key)
     spark.conf.set(key, "0")
-    try hs.vacuumIndex(name) finally previous match {
-      case Some(v) => spark.conf.set(key, v)
-      case None => spark.conf.unset(key)
-    }
+    try hs.vacuumIndex(name)
+    finally previous match {
+        case Some(v) => spark.conf.set(key, v)
+        case None => spark.conf.unset(key)
+      }
   }
 }

@@ -89,7 +89,8 @@ abstract class Action(
     acquire() match {
       case Left(current) => current
       case Right((base, begin)) =>
-        val finished = try op(begin) catch {
+        val finished = try op(begin)
+        catch {
           case NonFatal(e) =>
             rollBack(base, begin, e)
             throw Action.asHyperspaceException(e,
@@ -173,7 +174,8 @@ abstract class Action(
    * newest readable stable entry; the others fail naming the damaged file.
    */
   private def currentEntry(): Option[LogEntry] =
-    try indexLog.latest catch {
+    try indexLog.latest
+    catch {
       case e: HyperspaceCorruptedLogException =>
         val base = if (startsFromDamagedLog) indexLog.newestReadableStable else None
         if (base.isDefined) {
@@ -202,7 +204,8 @@ abstract class Action(
     } catch {
       case NonFatal(e) => logWarning(s"Index '$indexName': could not roll back the failed $operation", e)
     } finally {
-      try cleanup(begin) catch {
+      try cleanup(begin)
+      catch {
         case NonFatal(e) => logWarning(s"Index '$indexName': could not clean up the failed $operation", e)
       }
     }
@@ -235,7 +238,7 @@ object Action {
    */
   def rollbackEntry(base: Option[LogEntry], begin: LogEntry, operation: String): LogEntry = {
     val template = base.getOrElse(begin.copy(
-      state = States.DOESNOTEXIST, content = begin.content.copy(files = Nil)))
+        state = States.DOESNOTEXIST, content = begin.content.copy(files = Nil)))
     template.copy(id = begin.id + 1, operation = operation,
       timestamp = System.currentTimeMillis(), owner = Owner.current,
       enabled = template.state == States.ACTIVE)

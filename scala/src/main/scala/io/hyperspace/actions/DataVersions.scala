@@ -63,8 +63,9 @@ object DataVersions {
       }
     }
     named.iterator.map { v =>
-      v -> (if (current.contains(v)) Use.Current
-            else unusedSince.get(v).map[Use](Use.UnusedSince(_)).getOrElse(Use.NeverRead))
+      v ->
+        (if (current.contains(v)) Use.Current
+         else unusedSince.get(v).map[Use](Use.UnusedSince(_)).getOrElse(Use.NeverRead))
     }.toMap
   }
 }

@@ -42,7 +42,8 @@ private[actions] object IndexData {
     isSkipping(definition) || definition.lineage
 
   /** Rewrites `files` of `entry` into `dataPath` without the rows of source files `dropIds`. */
-  def dropRows(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path, dropIds: Set[Long]): Unit =
+  def dropRows(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path, dropIds: Set[Long])
+      : Unit =
     if (isSkipping(entry.index)) DataSkippingIndexData.rewrite(spark, entry, files, dataPath, dropIds)
     else CoveringIndex.rewrite(spark, entry, files, dataPath, dropIds, oneFilePerBucket = false)
 

@@ -82,8 +82,10 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
       readable.find(_.id > id).map(_.timestamp).getOrElse(now)
     }.reduceOption(_ max _)
     DataVersions.uses(readable).map {
-      case (v, DataVersions.Use.NeverRead) if damagedUntil.isDefined => v -> DataVersions.Use.UnusedSince(damagedUntil.get)
-      case (v, DataVersions.Use.UnusedSince(t)) => v -> DataVersions.Use.UnusedSince(damagedUntil.fold(t)(math.max(t, _)))
+      case (v, DataVersions.Use.NeverRead) if damagedUntil.isDefined =>
+        v -> DataVersions.Use.UnusedSince(damagedUntil.get)
+      case (v, DataVersions.Use.UnusedSince(t)) => v ->
+          DataVersions.Use.UnusedSince(damagedUntil.fold(t)(math.max(t, _)))
       case other => other
     }
   }
@@ -126,7 +128,8 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
 
 object VacuumAction {
 
-  private[actions] def hours(ms: Long): String = f"${ms / 3600000.0}%.2f".stripSuffix("0").stripSuffix("0").stripSuffix(".")
+  private[actions] def hours(ms: Long): String =
+    f"${ms / 3600000.0}%.2f".stripSuffix("0").stripSuffix("0").stripSuffix(".")
 
   /**
    * The retention a vacuum runs with: `retainHours` if given, else the configured one. A shorter

@@ -41,7 +41,8 @@ final case class ConfigEntry[T](
   /** [[parseAndCheck]] of a value found under `foundUnder` (one of [[keys]]), named in errors. */
   private def parseAndCheck(raw: String, foundUnder: String): T = {
     val name = if (foundUnder == key) key else s"$foundUnder (an older name of $key)"
-    val value = try parse(raw.trim) catch {
+    val value = try parse(raw.trim)
+    catch {
       case NonFatal(_) =>
         throw new HyperspaceException(
           s"Invalid value '$raw' for $name: expected $typeName.")
@@ -70,11 +71,13 @@ final case class ConfigBuilder(key: String, docText: String = "", alternatives: 
 
   /** A boolean setting (`true` / `false`, case-insensitive). */
   def booleanConf: TypedConfigBuilder[Boolean] =
-    TypedConfigBuilder(this, "a boolean (true or false)", s => s.toLowerCase match {
-      case "true" => true
-      case "false" => false
-      case other => throw new IllegalArgumentException(other)
-    }, _.toString)
+    TypedConfigBuilder(this, "a boolean (true or false)",
+      s =>
+        s.toLowerCase match {
+          case "true" => true
+          case "false" => false
+          case other => throw new IllegalArgumentException(other)
+        }, _.toString)
 
   /** An integer setting. */
   def intConf: TypedConfigBuilder[Int] =
@@ -82,10 +85,11 @@ final case class ConfigBuilder(key: String, docText: String = "", alternatives: 
 
   /** A floating-point setting. */
   def doubleConf: TypedConfigBuilder[Double] =
-    TypedConfigBuilder(this, "a number", s => {
-      val d = s.toDouble
-      if (d.isNaN) throw new IllegalArgumentException(s) else d
-    }, _.toString)
+    TypedConfigBuilder(this, "a number",
+      s => {
+        val d = s.toDouble
+        if (d.isNaN) throw new IllegalArgumentException(s) else d
+      }, _.toString)
 
   /** A size in bytes, written as Spark writes sizes (`256m`, `1g`, `1048576`). */
   def bytesConf: TypedConfigBuilder[Long] =
@@ -119,9 +123,10 @@ final case class TypedConfigBuilder[T](
     val allowed = values.map(_.toLowerCase)
     copy(
       parse = (s: String) => parse(s.toLowerCase),
-      checks = checks :+ ((v: T) =>
-        if (allowed.contains(ev(v))) None
-        else Some(s"expected one of ${allowed.toSeq.sorted.mkString(", ")}")))
+      checks = checks :+
+        ((v: T) =>
+          if (allowed.contains(ev(v))) None
+          else Some(s"expected one of ${allowed.toSeq.sorted.mkString(", ")}")))
   }
 
   /** Finishes the entry with a fixed default. */

@@ -67,7 +67,7 @@ case class BucketUnionExec(
   private def isBucketed(child: SparkPlan): Boolean = child.outputPartitioning match {
     case HashPartitioning(expressions, n) =>
       n == numBuckets && expressions.length == bucketOrdinals.length &&
-        expressions.zip(bucketExpressions(child)).forall { case (a, b) => a.semanticEquals(b) }
+      expressions.zip(bucketExpressions(child)).forall { case (a, b) => a.semanticEquals(b) }
     case _ => false
   }
 

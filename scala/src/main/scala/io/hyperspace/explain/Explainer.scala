@@ -50,7 +50,8 @@ object Explainer {
         val marker = if (x != y) s"  ($n $x → $y)" else ""
         out ++= f"${n.padTo(width, ' ')} | $x%7d | $y%4d | ${y - x}%+d$marker\n"
       }
-      out ++= s"${"Bytes scanned".padTo(width, ' ')} | ${Plans.bytesScanned(without)} → ${Plans.bytesScanned(withIdx)}\n"
+      out ++=
+        s"${"Bytes scanned".padTo(width, ' ')} | ${Plans.bytesScanned(without)} → ${Plans.bytesScanned(withIdx)}\n"
     }
     val text = out.toString
     if (mode == "html") s"<pre>$text</pre>" else text

@@ -43,10 +43,10 @@ object PlanDiff {
       // User tags go in verbatim (in html mode they are markup, e.g. <mark>).
       case Some((begin, end)) => s"$begin$text$end"
       case None => mode match {
-        case "console" => s"\u001b[42m$text\u001b[0m"
-        case "html" => s"<b>$text</b>"
-        case _ => s"<----$text---->"
-      }
+          case "console" => s"\u001b[42m$text\u001b[0m"
+          case "html" => s"<b>$text</b>"
+          case _ => s"<----$text---->"
+        }
     }
   }
 

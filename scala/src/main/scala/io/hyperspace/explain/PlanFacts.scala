@@ -32,9 +32,9 @@ object PlanFacts {
       indexes = scans.map(_.relation).flatMap {
         case r: IndexHadoopFsRelation => Seq(r.entry.name)
         case r => r.location match {
-          case d: DataSkippingFileIndex => d.entries.map(_.name) // pruned the source scan
-          case _ => Nil
-        }
+            case d: DataSkippingFileIndex => d.entries.map(_.name) // pruned the source scan
+            case _ => Nil
+          }
       }.distinct.sorted)
   }
 

@@ -22,10 +22,11 @@ object Plans {
     val key = HyperspaceConf.APPLY_ENABLED.key
     val previous = spark.conf.getOption(key)
     spark.conf.set(key, on.toString)
-    try body finally previous match {
-      case Some(v) => spark.conf.set(key, v)
-      case None => spark.conf.unset(key)
-    }
+    try body
+    finally previous match {
+        case Some(v) => spark.conf.set(key, v)
+        case None => spark.conf.unset(key)
+      }
   }
 
   /** The physical plan of `df`'s query planned afresh (adaptive execution: its initial plan). */

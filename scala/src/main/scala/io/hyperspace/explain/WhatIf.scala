@@ -33,8 +33,8 @@ object WhatIf {
           (c +: scala.util.Try(UnresolvedAttribute.parseAttributeName(c).take(1)).getOrElse(Nil))
             .exists(n => names.exists(spark.sessionState.conf.resolver(_, n))))
       }.getOrElse(throw new io.hyperspace.HyperspaceException(
-        s"Hypothetical index '${config.name}': no data the query reads has the columns " +
-          s"${(config.indexedColumns ++ config.includedColumns).mkString(", ")}."))
+          s"Hypothetical index '${config.name}': no data the query reads has the columns " +
+            s"${(config.indexedColumns ++ config.includedColumns).mkString(", ")}."))
       entryFor(df, relation, config)
     }
     val baseline = Plans.physical(df, withIndexes = false)
@@ -70,7 +70,8 @@ object WhatIf {
     val root = s"hypothetical:/${config.name}"
     val files = (0 until numBuckets).map(b =>
       ContentFile(f"v__=0/part-00000-hypothetical_$b%05d.c000.snappy.parquet", estimated / numBuckets, 0L))
-    LogEntry(LogEntry.SpecVersion, 0, config.name, States.ACTIVE, LogEntry.HypotheticalOperation, System.currentTimeMillis(),
+    LogEntry(LogEntry.SpecVersion, 0, config.name, States.ACTIVE, LogEntry.HypotheticalOperation,
+      System.currentTimeMillis(),
       enabled = true, Owner.current, definition, Content(root, 0, files), described,
       Signature.of(described.files))
   }

@@ -55,16 +55,18 @@ object WhyNot extends PredicateHelper {
     // Scans of the index's data: its directories, some inside them or around them (basePath),
     // or those its glob patterns match.
     val relations = plan.collect {
-      case r: LogicalRelation if CandidateIndexes.sourceScan(r).exists(fs => SourceSubset.overlaps(entry, FileSource(r, fs))) => r
+      case r: LogicalRelation
+          if CandidateIndexes.sourceScan(r).exists(fs => SourceSubset.overlaps(entry, FileSource(r, fs))) => r
     }
     if (relations.isEmpty) {
       val throughTableFormat = plan.collect {
-        case r @ LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if !FileListings.isPlain(fs.location) &&
-            SourceSubset.overlaps(entry, FileSource(r, fs)) => fs.location.getClass.getSimpleName
+        case r @ LogicalRelation(fs: HadoopFsRelation, _, _, _, _)
+            if !FileListings.isPlain(fs.location) &&
+              SourceSubset.overlaps(entry, FileSource(r, fs)) => fs.location.getClass.getSimpleName
       }
       return throughTableFormat.headOption match {
         case Some(listing) => Seq(s"the query reads the data through a table format's file list ($listing), " +
-          "whose rows an index built from the files does not give")
+            "whose rows an index built from the files does not give")
         case None => Seq("the query does not read the data the index was built from")
       }
     }
@@ -83,9 +85,9 @@ object WhyNot extends PredicateHelper {
         // Spark infers `isnotnull(s)` from a filter on a field of struct `s`; the field is what is read.
         val expressions = plan.collect {
           case Filter(cond, _) => splitConjunctivePredicates(cond).filterNot {
-            case IsNotNull(a: Attribute) => a.dataType.isInstanceOf[StructType]
-            case _ => false
-          }
+              case IsNotNull(a: Attribute) => a.dataType.isInstanceOf[StructType]
+              case _ => false
+            }
           case n if !n.isInstanceOf[LogicalRelation] => n.expressions
         }.flatten
         val missing = StructFields.uncovered(entry, StructFields.readsOf(expressions, r.outputSet), resolver)
@@ -94,7 +96,8 @@ object WhyNot extends PredicateHelper {
         val filtersLeading = plan.exists {
           case Filter(cond, child) if child.collectLeaves().contains(r) =>
             StructFields.reads(StructFields.readsOf(
-              splitConjunctivePredicates(cond).filterNot(_.isInstanceOf[IsNotNull]), r.outputSet), leadingColumn, resolver)
+                splitConjunctivePredicates(cond).filterNot(_.isInstanceOf[IsNotNull]), r.outputSet), leadingColumn,
+              resolver)
           case _ => false
         }
         val joins = plan.collect { case j: Join if j.collectLeaves().contains(r) => j }
@@ -106,12 +109,15 @@ object WhyNot extends PredicateHelper {
               // The join rule's own decision, made again on the same plan.
               BroadcastSides.of(j, spark.sessionState.conf)
                 .map(b => b.describe(indexOnBroadcastSide = b.plan(j).collectLeaves().contains(r)))
-            } else Some(s"the join keys (${keys.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})")
+            } else
+              Some(s"the join keys (${keys.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})")
           case _ => Some("the join is not an equi-join")
         }
         val reasons =
           (if (missing.nonEmpty) Seq(s"column(s) ${missing.mkString(", ")} not covered by the index") else Nil) ++
-            (if (!filtersLeading && joins.isEmpty) Seq(s"no filter on the leading indexed column '$leading' and no join") else Nil) ++
+            (if (!filtersLeading && joins.isEmpty)
+               Seq(s"no filter on the leading indexed column '$leading' and no join")
+             else Nil) ++
             (if (!filtersLeading && joins.nonEmpty && missing.isEmpty) joinReasons.flatten else Nil)
         if (reasons.isEmpty) Seq("another index was ranked better (fewer bytes to read)") else reasons
       }

@@ -67,7 +67,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     } catch {
       case NonFatal(e) =>
         throw new HyperspaceException(s"Cannot use the system path '$configured' " +
-          s"(spark.hyperspace.system.path): ${e.getClass.getSimpleName}: ${e.getMessage}", e)
+            s"(spark.hyperspace.system.path): ${e.getClass.getSimpleName}: ${e.getMessage}", e)
     }
     val fs = qualified.getFileSystem(hadoopConf)
     if (scala.util.Try(fs.getFileStatus(qualified)).toOption.exists(!_.isDirectory)) {
@@ -191,11 +191,11 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     log.damage match {
       case Some(damage) => Some(corruptSummary(log, damage))
       case None => log.latest.flatMap { latest =>
-        val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
-        lazy val pending = if (withPending) pendingChanges(shown) else None
-        if (latest.state == States.DOESNOTEXIST) None
-        else Some(summary(latest.name, latest.state, null, latest.id, latest.timestamp, shown, pending))
-      }
+          val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
+          lazy val pending = if (withPending) pendingChanges(shown) else None
+          if (latest.state == States.DOESNOTEXIST) None
+          else Some(summary(latest.name, latest.state, null, latest.id, latest.timestamp, shown, pending))
+        }
     }
 
   /**
@@ -349,10 +349,10 @@ object IndexCatalog {
   /** The original's kind-specific properties: a covering index's definition, or the sketches. */
   def additionalStats(entry: LogEntry): Map[String, String] = entry.index.kind match {
     case "CoveringIndex" => Map(
-      "includedColumns" -> entry.index.includedColumns.mkString(", "),
-      "numBuckets" -> entry.index.numBuckets.toString,
-      "schema" -> entry.index.schema,
-      "hasLineage" -> entry.index.lineage.toString)
+        "includedColumns" -> entry.index.includedColumns.mkString(", "),
+        "numBuckets" -> entry.index.numBuckets.toString,
+        "schema" -> entry.index.schema,
+        "hasLineage" -> entry.index.lineage.toString)
     case "DataSkippingIndex" => Map("sketches" -> entry.index.indexedColumns.mkString(", "))
     case _ => entry.index.properties
   }

@@ -78,7 +78,7 @@ final class IndexedData private[indexed] (
   /** Statistics for the optimizer: measured when materialized, else estimated from the sources. */
   def statistics: Statistics = measured match {
     case Some(m) => Statistics(sizeInBytes = BigInt(math.max(1L, m.usedBatchBytes)),
-      rowCount = Some(BigInt(m.rows)))
+        rowCount = Some(BigInt(m.rows)))
     case None => Statistics(sizeInBytes = estimatedBytes.max(BigInt(1)), rowCount = estimatedRows)
   }
 
@@ -106,7 +106,7 @@ private[indexed] object IndexedData {
     val id = ids.incrementAndGet()
     val shuffled = shuffleByKey(df, schema, keyOrdinal, numPartitions)
     val rdd = shuffled.mapPartitions(rows =>
-      Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows)),
+        Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows)),
       preservesPartitioning = true)
     rdd.setName(s"IndexedDataFrame $id v0 (${schema(keyOrdinal).name})")
     val stats = df.queryExecution.optimizedPlan.stats

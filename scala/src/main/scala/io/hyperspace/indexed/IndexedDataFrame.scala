@@ -156,9 +156,10 @@ final class IndexedDataFrame private[indexed] (
   // A literal Spark would compare with the key by casting the column (an Int column against a
   // Long value) would defeat the index; integral values that fit are converted to the key's type.
   private def lookupLiteral(key: Any, keyType: DataType): Literal = {
-    val provided = try Literal(key) catch {
+    val provided = try Literal(key)
+    catch {
       case NonFatal(e) => throw new HyperspaceException(s"Cannot look up ${describe(key)} in " +
-        s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")
+          s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")
     }
     if (provided.dataType == keyType) return provided
     val integral = Set[DataType](ByteType, ShortType, IntegerType, LongType)
@@ -183,10 +184,10 @@ final class IndexedDataFrame private[indexed] (
         "cannot be compared with it.")
     }
     try Cast(provided, keyType, Some(sparkSession.conf.get("spark.sql.session.timeZone")),
-      org.apache.spark.sql.catalyst.expressions.EvalMode.ANSI).eval()
+        org.apache.spark.sql.catalyst.expressions.EvalMode.ANSI).eval()
     catch {
       case NonFatal(e) => throw new HyperspaceException(s"Cannot look up ${describe(key)} in " +
-        s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")
+          s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")
     }
     provided
   }
@@ -294,14 +295,14 @@ object IndexedDataFrame {
     val columns = schema.fields.map { f =>
       provided.get(normalize(spark, f.name)) match {
         case None => throw new HyperspaceException(s"Cannot append rows without column " +
-          s"'${f.name}' (${f.dataType.simpleString}); the rows have " +
-          s"${rows.schema.fieldNames.mkString(", ")}.")
+            s"'${f.name}' (${f.dataType.simpleString}); the rows have " +
+            s"${rows.schema.fieldNames.mkString(", ")}.")
         case Some(g) if g.dataType == f.dataType => col(s"`${g.name}`").as(f.name)
         case Some(g) if Cast.canUpCast(g.dataType, f.dataType) =>
           col(s"`${g.name}`").cast(f.dataType).as(f.name)
         case Some(g) => throw new HyperspaceException(s"Cannot append rows whose column " +
-          s"'${g.name}' is ${g.dataType.simpleString}: the index column is " +
-          s"${f.dataType.simpleString} and the value cannot be up-cast safely.")
+            s"'${g.name}' is ${g.dataType.simpleString}: the index column is " +
+            s"${f.dataType.simpleString} and the value cannot be up-cast safely.")
       }
     }
     rows.select(columns.toIndexedSeq: _*)

@@ -86,7 +86,7 @@ final class IndexedPartition private (
   /** Points `view` at the row stored at `pointer` and returns it. */
   def rowAt(pointer: Long, view: UnsafeRow): UnsafeRow = {
     val batch = batches((pointer >>> 32).toInt)
-    val offset = Platform.BYTE_ARRAY_OFFSET + (pointer & 0xFFFFFFFFL).toInt
+    val offset = Platform.BYTE_ARRAY_OFFSET + (pointer & 0xffffffffL).toInt
     view.pointTo(batch, offset + HeaderBytes, Platform.getInt(batch, offset + 8))
     view
   }
@@ -127,7 +127,7 @@ final class IndexedPartition private (
 
   private def previousOf(pointer: Long): Long = {
     val batch = batches((pointer >>> 32).toInt)
-    Platform.getLong(batch, Platform.BYTE_ARRAY_OFFSET + (pointer & 0xFFFFFFFFL).toInt)
+    Platform.getLong(batch, Platform.BYTE_ARRAY_OFFSET + (pointer & 0xffffffffL).toInt)
   }
 
   private final class ChainIterator(private var next0: Long) extends Iterator[Long] {
@@ -281,7 +281,7 @@ object IndexedPartition {
     var keyBytes = 0L
     pointers.foreach { p =>
       val batch = batches((p >>> 32).toInt)
-      val offset = Platform.BYTE_ARRAY_OFFSET + (p & 0xFFFFFFFFL).toInt
+      val offset = Platform.BYTE_ARRAY_OFFSET + (p & 0xffffffffL).toInt
       view.pointTo(batch, offset + HeaderBytes, Platform.getInt(batch, offset + 8))
       val key = codec.key(view, keyOrdinal)
       keyBytes += codec.keyHeapBytes(key)

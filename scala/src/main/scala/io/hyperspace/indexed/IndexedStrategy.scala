@@ -129,14 +129,16 @@ object IndexedStrategy extends SparkStrategy {
     def values(e: Expression): Option[Seq[Any]] = e match {
       case EqualTo(k, l: Literal) if isKey(k) && l.dataType == key.dataType => Some(Seq(l.value))
       case EqualTo(l: Literal, k) if isKey(k) && l.dataType == key.dataType => Some(Seq(l.value))
-      case EqualNullSafe(k, l: Literal) if isKey(k) && l.value != null &&
-        l.dataType == key.dataType => Some(Seq(l.value))
-      case EqualNullSafe(l: Literal, k) if isKey(k) && l.value != null &&
-        l.dataType == key.dataType => Some(Seq(l.value))
+      case EqualNullSafe(k, l: Literal)
+          if isKey(k) && l.value != null &&
+            l.dataType == key.dataType => Some(Seq(l.value))
+      case EqualNullSafe(l: Literal, k)
+          if isKey(k) && l.value != null &&
+            l.dataType == key.dataType => Some(Seq(l.value))
       case In(k, list) if isKey(k) && list.forall {
-        case l: Literal => l.dataType == key.dataType
-        case _ => false
-      } => Some(list.map(_.asInstanceOf[Literal].value))
+            case l: Literal => l.dataType == key.dataType
+            case _ => false
+          } => Some(list.map(_.asInstanceOf[Literal].value))
       case InSet(k, set) if isKey(k) => Some(set.toSeq)
       // The optimizer rewrites `b = true` to `b` and `b = false` to `NOT b`.
       case k if isKey(k) && key.dataType == BooleanType => Some(Seq(true))

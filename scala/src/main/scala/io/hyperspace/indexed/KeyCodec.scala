@@ -96,8 +96,8 @@ object KeyCodec {
   /** Whether `dataType` can be an index key; atomic types with binary equality only. */
   def supports(dataType: DataType): Boolean = dataType match {
     case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType |
-         DateType | TimestampType | TimestampNTZType | BinaryType => true
-      case _: DecimalType | _: YearMonthIntervalType | _: DayTimeIntervalType => true
+        DateType | TimestampType | TimestampNTZType | BinaryType => true
+    case _: DecimalType | _: YearMonthIntervalType | _: DayTimeIntervalType => true
     // A string with a non-binary collation (e.g. UTF8_LCASE) makes 'a' equal 'A': bytes
     // would not be the key.
     case s: StringType => s == StringType

@@ -49,7 +49,8 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
    */
   def entry(id: Long): Option[LogEntry] = {
     val path = entryPath(id)
-    val text = try store.read(path) catch {
+    val text = try store.read(path)
+    catch {
       case e: IOException =>
         throw new HyperspaceCorruptedLogException(
           s"Corrupted index log entry $path: it cannot be read (${e.getMessage}).", e)
@@ -71,7 +72,8 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
   def readableEntries: Seq[LogEntry] = entryIds.flatMap(readable)
 
   private def readable(id: Long): Option[LogEntry] =
-    try entry(id) catch { case NonFatal(_) => None }
+    try entry(id)
+    catch { case NonFatal(_) => None }
 
   /** The newest entry, stable or not; fails if it is damaged. */
   def latest: Option[LogEntry] = entryIds.lastOption.flatMap(entry)
@@ -79,7 +81,8 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
   /** Why the newest entry cannot be read, if it cannot (the index is then CORRUPT). */
   def damage: Option[HyperspaceCorruptedLogException] =
     entryIds.lastOption.flatMap { id =>
-      try { entry(id); None } catch { case e: HyperspaceCorruptedLogException => Some(e) }
+      try { entry(id); None }
+      catch { case e: HyperspaceCorruptedLogException => Some(e) }
     }
 
   /**

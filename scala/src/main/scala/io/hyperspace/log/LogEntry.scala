@@ -228,7 +228,8 @@ object LogEntry {
 
   /** Parses an entry; `where` (the file) is named in the error if it is not a valid entry. */
   def fromJson(json: String, where: String): LogEntry = {
-    val entry = try mapper.readValue(json, classOf[LogEntry]) catch {
+    val entry = try mapper.readValue(json, classOf[LogEntry])
+    catch {
       case e: Exception =>
         throw new HyperspaceCorruptedLogException(
           s"Corrupted index log entry $where: ${firstLine(e.getMessage)}", e)

@@ -90,7 +90,8 @@ class LocalLogStore extends LogStore {
 
   override def read(path: Path): Option[String] = {
     val p = local(path)
-    try Some(new String(Files.readAllBytes(p), UTF_8)) catch {
+    try Some(new String(Files.readAllBytes(p), UTF_8))
+    catch {
       case _: java.nio.file.NoSuchFileException => None
     }
   }
@@ -108,7 +109,8 @@ class HadoopLogStore(hadoopConf: Configuration) extends LogStore {
     val temp = LogStore.tempSibling(path)
     fs.mkdirs(path.getParent)
     val out = fs.create(temp, false)
-    try out.write(content.getBytes(UTF_8)) finally out.close()
+    try out.write(content.getBytes(UTF_8))
+    finally out.close()
     (fs, temp)
   }
 
@@ -120,8 +122,9 @@ class HadoopLogStore(hadoopConf: Configuration) extends LogStore {
       true
     } catch {
       case _: HadoopFileAlreadyExists => false
-      case e: IOException if fs.exists(path) && e.getMessage != null &&
-        e.getMessage.toLowerCase.contains("exist") => false
+      case e: IOException
+          if fs.exists(path) && e.getMessage != null &&
+            e.getMessage.toLowerCase.contains("exist") => false
     } finally {
       if (fs.exists(temp)) fs.delete(temp, false)
     }

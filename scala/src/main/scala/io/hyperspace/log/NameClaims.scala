@@ -30,7 +30,7 @@ object NameClaims {
     val at = path(systemPath, name)
     LogStore.forPath(systemPath, conf).read(at).map(_.trim).map { owner =>
       if (!IndexNames.key(owner).equals(IndexNames.key(name)) ||
-          scala.util.Try(IndexNames.validate(owner)).isFailure) {
+        scala.util.Try(IndexNames.validate(owner)).isFailure) {
         throw new HyperspaceException(
           s"The name claim $at of index '$name' is damaged (it holds '${owner.take(300)}'). " +
             "Remove that file if no index directory of this name exists under the system path.")

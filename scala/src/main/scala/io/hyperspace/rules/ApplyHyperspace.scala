@@ -80,7 +80,8 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
 
   // A malformed apply.enabled value must not break queries of a session: treat it as off.
   private def isEnabled: Boolean =
-    try HyperspaceConf.applyEnabled(spark) catch {
+    try HyperspaceConf.applyEnabled(spark)
+    catch {
       case NonFatal(e) =>
         logWarning(s"Hyperspace is off for this query: ${e.getMessage}")
         false

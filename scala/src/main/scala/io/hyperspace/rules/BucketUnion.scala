@@ -38,9 +38,9 @@ case class BucketUnion(
   override lazy val resolved: Boolean =
     childrenResolved && children.forall { child =>
       child.output.length == children.head.output.length &&
-        child.output.zip(children.head.output).forall { case (a, b) =>
-          DataTypeUtils.sameType(a.dataType, b.dataType)
-        }
+      child.output.zip(children.head.output).forall { case (a, b) =>
+        DataTypeUtils.sameType(a.dataType, b.dataType)
+      }
     } && bucketColumns.forall(c => bucketOrdinal(c).isDefined)
 
   /** Position of bucket column `name` in the output (case-insensitive, like Spark's resolver). */

@@ -91,8 +91,9 @@ object CandidateIndexes extends Logging {
    * files' side of a hybrid scan, or lists its files otherwise than plainly ([[FileListings]]).
    */
   def sourceScan(relation: LogicalRelation): Option[HadoopFsRelation] = relation.relation match {
-    case fs: HadoopFsRelation if !IndexScan.isIndexScan(relation) && !relation.isStreaming &&
-        !fs.location.isInstanceOf[SelectedFilesIndex] && FileListings.isPlain(fs.location) => Some(fs)
+    case fs: HadoopFsRelation
+        if !IndexScan.isIndexScan(relation) && !relation.isStreaming &&
+          !fs.location.isInstanceOf[SelectedFilesIndex] && FileListings.isPlain(fs.location) => Some(fs)
     case _ => None
   }
 
@@ -250,7 +251,8 @@ object CandidateIndexes extends Logging {
       val resolver = spark.sessionState.conf.resolver
       val source = FileSource(relation, fs)
       lazy val listed = source.listedFiles.toSet
-      indexes.filter(e => e.index.kind == CoveringIndex.Kind && coversColumns(e, needed, resolver) &&
+      indexes.filter(e =>
+        e.index.kind == CoveringIndex.Kind && coversColumns(e, needed, resolver) &&
           sameReader(e, source))
         .flatMap(e => serve(spark, e, source, listed).toOption)
   }

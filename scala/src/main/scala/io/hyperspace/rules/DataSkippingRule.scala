@@ -112,7 +112,8 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
 
   // An index that fails is ignored for the query, never failing it.
   private def attempt[T](entry: LogEntry)(body: => Option[T]): Option[T] =
-    try body catch {
+    try body
+    catch {
       case NonFatal(e) =>
         logWarning(s"Data skipping index '${entry.name}' is not used for this query: $e")
         None

@@ -58,9 +58,9 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
     // A scan data skipping already pruned keeps its pruning unless the index reads fewer bytes.
     val prunedBytes = relation.relation match {
       case fs: HadoopFsRelation => fs.location match {
-        case d: DataSkippingFileIndex => Some(d.stats.bytesRead)
-        case _ => None
-      }
+          case d: DataSkippingFileIndex => Some(d.stats.bytesRead)
+          case _ => None
+        }
       case _ => None
     }
     val usable = CandidateIndexes.forRelation(spark, indexes, relation, reads.whole)

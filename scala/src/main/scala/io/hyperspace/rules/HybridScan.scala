@@ -38,7 +38,8 @@ object HybridScan {
     val columns = IndexScan.sourceColumns(scan, source) ++ IndexScan.fieldColumns(scan, fields.map(_.storedName))
     // A scope by lineage lists the ids kept, so it leaves the deleted files' rows out already.
     val deletedIds = candidate.changes.deleted.map(_.id)
-    val dropDeleted = if (deletedIds.isEmpty || candidate.scope.exists(_.isInstanceOf[ByLineage])) None else {
+    val dropDeleted = if (deletedIds.isEmpty || candidate.scope.exists(_.isInstanceOf[ByLineage])) None
+    else {
       val lineage = scan.output.find(_.name == CoveringIndex.LineageColumn).getOrElse(
         throw new IllegalStateException(s"Index '${entry.name}' has no lineage column"))
       Some(Not(In(lineage, deletedIds.map(id => Literal(id)))))
@@ -54,7 +55,7 @@ object HybridScan {
     val appendedFields = fields.map { f =>
       val struct = appended.output.find(_.name.equalsIgnoreCase(f.path.head)).get
       Alias(f.extractFrom(struct).getOrElse(
-        throw new IllegalStateException(s"The source has no field ${f.name}")), f.storedName)()
+          throw new IllegalStateException(s"The source has no field ${f.name}")), f.storedName)()
     }
     val appendedSide = Project(
       columns.take(columns.size - fields.size).map(c => appended.output.find(_.name.equalsIgnoreCase(c.name)).get) ++

@@ -65,7 +65,7 @@ object JoinIndexRule extends IndexRewrite {
         val lPaths = l.map(_.keys).getOrElse(lk.map(k => Seq(k.name)))
         val rPaths = r.map(_.keys).getOrElse(rk.map(k => Seq(k.name)))
         choose(spark, l.toSeq.flatMap(_.candidates(spark, indexes)), r.toSeq.flatMap(_.candidates(spark, indexes)),
-            lPaths, rPaths) match {
+          lPaths, rPaths) match {
           case (None, None) => join
           case (lc, rc) =>
             join.asInstanceOf[Join].copy(
@@ -95,7 +95,8 @@ object JoinIndexRule extends IndexRewrite {
     private lazy val reads = StructFields.readsOf(chain, relation)
 
     /** Indexes usable on the side whose indexed columns are exactly its join keys. */
-    def candidates(spark: SparkSession, indexes: Seq[LogEntry]): Seq[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
+    def candidates(spark: SparkSession, indexes: Seq[LogEntry])
+        : Seq[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
       val resolver = spark.sessionState.conf.resolver
       CandidateIndexes.forRelation(spark, indexes, relation, reads.whole)
         .filter(c => keyedOn(CoveringIndex.columnsOf(c.entry.index)._1, keys, resolver))
@@ -111,9 +112,9 @@ object JoinIndexRule extends IndexRewrite {
       case ScanChain(relation, _) =>
         val aliased: Map[ExprId, Seq[String]] = side match {
           case Project(list, _) => list.collect {
-            case a @ Alias(StructFields.FieldChain(attr, fields), _) if relation.outputSet.contains(attr) =>
-              a.exprId -> (attr.name +: fields)
-          }.toMap
+              case a @ Alias(StructFields.FieldChain(attr, fields), _) if relation.outputSet.contains(attr) =>
+                a.exprId -> (attr.name +: fields)
+            }.toMap
           case _ => Map.empty
         }
         val paths = keys.map { k =>

@@ -87,8 +87,9 @@ object StructFields {
     val (indexed, included) = CoveringIndex.columnsOf(entry.index)
     val nested = (indexed ++ included).filter(_.isNested)
     val found = reads.map { read =>
-      val within = nested.filter(c => c.path.size <= read.path.size &&
-        c.path.zip(read.path).forall { case (a, b) => resolver(a, b) })
+      val within = nested.filter(c =>
+        c.path.size <= read.path.size &&
+          c.path.zip(read.path).forall { case (a, b) => resolver(a, b) })
       val best = within.sortBy(-_.path.size).headOption.filter { c =>
         val flat = AttributeReference(c.storedName, types(c.storedName))()
         IndexColumn.extract(flat, read.path.drop(c.path.size)).exists(v => sameType(v.dataType, read.expr.dataType))
@@ -123,11 +124,12 @@ object StructFields {
     val byRead = covered.map { case (read, c) => (read.attribute.exprId, read.fields) -> (read, c) }
     val rewritten = chain transformUp {
       case r: LogicalRelation if r eq relation => scan
-      case node if node ne relation => node transformExpressionsDown {
-        case FieldChain(a, fs) if byRead.contains((a.exprId, fs)) =>
-          val (read, c) = byRead((a.exprId, fs))
-          IndexColumn.extract(flat(c.storedName), read.path.drop(c.path.size)).get
-      }
+      case node if node ne relation =>
+        node transformExpressionsDown {
+          case FieldChain(a, fs) if byRead.contains((a.exprId, fs)) =>
+            val (read, c) = byRead((a.exprId, fs))
+            IndexColumn.extract(flat(c.storedName), read.path.drop(c.path.size)).get
+        }
     }
     if (rewritten.output.map(_.exprId) == chain.output.map(_.exprId)) rewritten
     else Project(chain.output, rewritten)

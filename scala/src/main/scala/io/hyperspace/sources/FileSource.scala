@@ -150,8 +150,9 @@ object FileSource {
         }
     }
     stored.options.keys.find(k => RedirectingOptions.contains(k.toLowerCase(java.util.Locale.ROOT)))
-      .foreach(k => refuse(s"its log entry has read option '$k', which would read other paths than " +
-        s"its root paths (${stored.rootPaths.mkString(", ")})."))
+      .foreach(k =>
+        refuse(s"its log entry has read option '$k', which would read other paths than " +
+          s"its root paths (${stored.rootPaths.mkString(", ")})."))
     val df = try {
       stored.table match {
         case Some(t) => spark.table(t)

@@ -50,7 +50,8 @@ object SourceSubset {
    */
   def overlaps(entry: LogEntry, source: FileSource): Boolean = {
     val queryRoots = source.fsRelation.location.rootPaths.map(p => qualified(source, p.toString)).toSet
-    val indexRoots = if (!declaresGlob(entry)) entry.source.rootPaths.map(qualified(source, _)) else {
+    val indexRoots = if (!declaresGlob(entry)) entry.source.rootPaths.map(qualified(source, _))
+    else {
       val conf = source.fsRelation.sparkSession.sessionState.newHadoopConf()
       entry.source.rootPaths.flatMap { pattern =>
         val p = qualified(source, pattern)
@@ -93,40 +94,43 @@ object SourceSubset {
       case _ => None
     }
     def sameColumns = queryColumns.size == indexColumns.size &&
-      queryColumns.zip(indexColumns).forall { case (q, i) => q.name.equalsIgnoreCase(i.name) && q.dataType == i.dataType }
+      queryColumns.zip(indexColumns).forall { case (q, i) =>
+        q.name.equalsIgnoreCase(i.name) && q.dataType == i.dataType
+      }
     if (queryColumns.isEmpty) {
       Left(s"the query reads no partition columns (read the directories with option basePath=" +
         s"${entry.source.rootPaths.mkString(", ")}, as the index was built, so that they are found)")
     } else if (!sameColumns) {
       Left(s"the query's partition columns (${queryColumns.simpleString}) are not the index's " +
         s"(${indexColumns.simpleString}): they are found relative to another base path")
-    } else indexColumns.find(c => !indexSchema.exists(f => f.name.equalsIgnoreCase(c.name) && f.dataType == c.dataType)) match {
+    } else indexColumns.find(c =>
+      !indexSchema.exists(f => f.name.equalsIgnoreCase(c.name) && f.dataType == c.dataType)) match {
       case Some(c) => Left(s"the index does not hold the partition column '${c.name}' (include it in the index)")
       case None => indexColumns.find(c => !comparableTypes.contains(c.dataType)) match {
-        case Some(c) => Left(s"partition column '${c.name}' is of type ${c.dataType.simpleString}; only string, " +
-          "integer and date partition values are compared with the directories of the index")
-        case None =>
-          val partitions = spec.map(_.partitions).getOrElse(Nil)
-          val queryBases = partitions.map(p => up(p.path, indexColumns.size)).distinct
-          val indexBases = entry.source.files.map(f => up(new Path(f.path).getParent, indexColumns.size)).distinct
-          if (queryBases.size != 1 || indexBases.size != 1 ||
+          case Some(c) => Left(s"partition column '${c.name}' is of type ${c.dataType.simpleString}; only string, " +
+              "integer and date partition values are compared with the directories of the index")
+          case None =>
+            val partitions = spec.map(_.partitions).getOrElse(Nil)
+            val queryBases = partitions.map(p => up(p.path, indexColumns.size)).distinct
+            val indexBases = entry.source.files.map(f => up(new Path(f.path).getParent, indexColumns.size)).distinct
+            if (queryBases.size != 1 || indexBases.size != 1 ||
               qualified(source, queryBases.head.toString) != qualified(source, indexBases.head.toString)) {
-            Left(s"the query finds its partition columns relative to ${queryBases.mkString(", ")}, the index " +
-              s"relative to ${indexBases.mkString(", ")}")
-          } else {
-            val values = partitions.map(p => indexColumns.indices.map(i => p.values.get(i, indexColumns(i).dataType)))
-              .distinct
-            val wanted: Set[Seq[Any]] = values.toSet
-            val clash = entry.source.files.iterator.filterNot(f => scoped.contains(f.path))
-              .find(f => valuesOf(new Path(f.path).getParent, indexColumns).forall(wanted.contains))
-            clash match {
-              case Some(f) => Left(s"the index's file ${f.path}, in a directory the query does not read, has the " +
-                "same partition values as a directory it reads")
-              case None if values.isEmpty => Left("the query reads no partition directory")
-              case None => Right(ByPartitionValues(indexColumns.fields.toSeq, values))
+              Left(s"the query finds its partition columns relative to ${queryBases.mkString(", ")}, the index " +
+                s"relative to ${indexBases.mkString(", ")}")
+            } else {
+              val values = partitions.map(p => indexColumns.indices.map(i => p.values.get(i, indexColumns(i).dataType)))
+                .distinct
+              val wanted: Set[Seq[Any]] = values.toSet
+              val clash = entry.source.files.iterator.filterNot(f => scoped.contains(f.path))
+                .find(f => valuesOf(new Path(f.path).getParent, indexColumns).forall(wanted.contains))
+              clash match {
+                case Some(f) => Left(s"the index's file ${f.path}, in a directory the query does not read, has the " +
+                    "same partition values as a directory it reads")
+                case None if values.isEmpty => Left("the query reads no partition directory")
+                case None => Right(ByPartitionValues(indexColumns.fields.toSeq, values))
+              }
             }
-          }
-      }
+        }
     }
   }
 

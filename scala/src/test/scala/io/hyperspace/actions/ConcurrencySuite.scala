@@ -28,14 +28,15 @@ class ConcurrencySuite extends HyperspaceSuite {
 
   test("the compatibility matrix is the paper's Table 1") {
     for (((_, row), running) <- table1.zip(Operations.all);
-         (cell, incoming) <- row.split(" ").zip(Operations.all)) {
+      (cell, incoming) <- row.split(" ").zip(Operations.all)) {
       assert(Operations.compatible(running, incoming) == (cell == "Y"), s"$running vs $incoming")
     }
   }
 
   private def withWaitTimeout[T](ms: Long)(body: => T): T = {
     spark.conf.set("spark.hyperspace.concurrency.waitTimeout", s"${ms}ms")
-    try body finally spark.conf.unset("spark.hyperspace.concurrency.waitTimeout")
+    try body
+    finally spark.conf.unset("spark.hyperspace.concurrency.waitTimeout")
   }
 
   /** Appends a transient entry as if `operation` were running in a live process. */
@@ -143,10 +144,11 @@ class ConcurrencySuite extends HyperspaceSuite {
     implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
     val results = try {
       val start = new CountDownLatch(1)
-      val all = (0 until 6).map(_ => Future {
-        start.await()
-        Try(hs.createIndex(spark.read.parquet(source), IndexConfig(name, Seq("id"))))
-      })
+      val all = (0 until 6).map(_ =>
+        Future {
+          start.await()
+          Try(hs.createIndex(spark.read.parquet(source), IndexConfig(name, Seq("id"))))
+        })
       start.countDown()
       Await.result(Future.sequence(all), 120.seconds)
     } finally {

@@ -129,7 +129,8 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     val entry = logOf("stored").latestStable.get
     assert(entry.index.numBuckets == 3 && entry.index.lineage)
     assert(entry.content.files.size == 3)
-    hs.createIndex(spark.read.parquet(path), IndexConfig("explicit", Seq("id"), numBuckets = Some(2), lineage = Some(false)))
+    hs.createIndex(spark.read.parquet(path),
+      IndexConfig("explicit", Seq("id"), numBuckets = Some(2), lineage = Some(false)))
     assert(logOf("explicit").latestStable.get.index.numBuckets == 2)
   }
 
@@ -167,7 +168,7 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     val part = logOf("partIdx").latestStable.get
     assert(part.source.partitionSchema.contains("part"))
     assert(readIndexData("partIdx").select("id", "part").collect().toSet ==
-      spark.read.parquet(s"$base/partitioned").select("id", "part").collect().toSet,
+        spark.read.parquet(s"$base/partitioned").select("id", "part").collect().toSet,
       "partition column values must be indexed correctly")
     val table = logOf("tableIdx").latestStable.get
     assert(table.source.table.exists(_.endsWith("catalog_source")))
@@ -187,7 +188,8 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     } finally spark.conf.set("spark.sql.caseSensitive", "false")
   }
 
-  private def assertRejected(config: IndexConfig, message: String, df: => org.apache.spark.sql.DataFrame = null): Unit = {
+  private def assertRejected(config: IndexConfig, message: String, df: => org.apache.spark.sql.DataFrame = null)
+      : Unit = {
     val source = Option(df).getOrElse(spark.read.parquet(writeSource("bad")))
     val before = Option(systemPath.list()).map(_.toSet).getOrElse(Set.empty)
     val e = intercept[HyperspaceException](hs.createIndex(source, config))
@@ -208,18 +210,24 @@ class IndexLifecycleSuite extends HyperspaceSuite {
   }
 
   test("bad columns, types, sources and bucket counts are rejected before anything is written") {
-    assertRejected(IndexConfig("c1", Seq("nope")), "Column 'nope' of index 'c1' is not in the source; its columns are id, name, amount, day")
+    assertRejected(IndexConfig("c1", Seq("nope")),
+      "Column 'nope' of index 'c1' is not in the source; its columns are id, name, amount, day")
     assertRejected(IndexConfig("c2", Nil), "needs at least one indexed column")
     assertRejected(IndexConfig("c3", Seq("id"), Seq("ID")), "Column 'id' appears more than once")
     assertRejected(IndexConfig("c4", Seq("id", "id")), "appears more than once")
-    assertRejected(IndexConfig("c5", Seq("id"), numBuckets = Some(0)), "spark.hyperspace.index.numBuckets: must be between 1 and 100000")
+    assertRejected(IndexConfig("c5", Seq("id"), numBuckets = Some(0)),
+      "spark.hyperspace.index.numBuckets: must be between 1 and 100000")
     val nested = newDir("nested").getAbsolutePath + "/data"
     spark.range(3).selectExpr("id", "array(id) AS arr", "map('k', id) AS m").write.parquet(nested)
-    assertRejected(IndexConfig("c6", Seq("arr")), "Column 'arr' of type array<bigint> cannot be an indexed column", spark.read.parquet(nested))
-    assertRejected(IndexConfig("c7", Seq("id"), Seq("arr.x")), "'arr' is an array, not a struct", spark.read.parquet(nested))
-    assertRejected(IndexConfig("c8", Seq("id")), "not a plain scan of files", spark.read.parquet(nested).where("id > 1"))
+    assertRejected(IndexConfig("c6", Seq("arr")), "Column 'arr' of type array<bigint> cannot be an indexed column",
+      spark.read.parquet(nested))
+    assertRejected(IndexConfig("c7", Seq("id"), Seq("arr.x")), "'arr' is an array, not a struct",
+      spark.read.parquet(nested))
+    assertRejected(IndexConfig("c8", Seq("id")), "not a plain scan of files",
+      spark.read.parquet(nested).where("id > 1"))
     assertRejected(IndexConfig("c9", Seq("id")), "not a plain scan of files", spark.range(10).toDF())
-    assertRejected(IndexConfig("c10", Seq("id")), "spark.table(name) for file-based catalog tables", spark.range(10).toDF())
+    assertRejected(IndexConfig("c10", Seq("id")), "spark.table(name) for file-based catalog tables",
+      spark.range(10).toDF())
   }
 
   test("an existing name is rejected, case-insensitively") {
@@ -247,7 +255,8 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     hs.createIndex(spark.read.parquet(path), IndexConfig("fb", Seq("id")))
     val active = entries("fb").size
     val restoreActive = intercept[HyperspaceException](hs.restoreIndex("fb"))
-    assert(restoreActive.getMessage == "Cannot restore index 'fb': it is ACTIVE; restore needs DELETED. It is not deleted.")
+    assert(
+      restoreActive.getMessage == "Cannot restore index 'fb': it is ACTIVE; restore needs DELETED. It is not deleted.")
     val cancelStable = intercept[HyperspaceException](hs.cancel("fb"))
     assert(cancelStable.getMessage == "Index 'fb' has no unfinished operation to cancel (it is ACTIVE).")
     assert(entries("fb").size == active)
@@ -255,7 +264,8 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     hs.deleteIndex("fb")
     val deleted = entries("fb").size
     val deleteTwice = intercept[HyperspaceException](hs.deleteIndex("fb"))
-    assert(deleteTwice.getMessage == "Cannot delete index 'fb': it is DELETED; delete needs ACTIVE. It is already deleted.")
+    assert(
+      deleteTwice.getMessage == "Cannot delete index 'fb': it is DELETED; delete needs ACTIVE. It is already deleted.")
     assert(entries("fb").size == deleted)
   }
 

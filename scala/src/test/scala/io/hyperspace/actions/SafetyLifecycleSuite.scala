@@ -44,15 +44,17 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
 
   private def withSystemPath[T](path: String)(body: => T): T = {
     spark.conf.set("spark.hyperspace.system.path", path)
-    try body finally spark.conf.set("spark.hyperspace.system.path", systemPath.getAbsolutePath)
+    try body
+    finally spark.conf.set("spark.hyperspace.system.path", systemPath.getAbsolutePath)
   }
 
   /** Relative path -> MD5 of every file under `dir` (directories as entries too). */
   private def snapshot(dir: File): Map[String, String] =
     Files.walk(dir.toPath).iterator().asScala.map { p =>
       val rel = dir.toPath.relativize(p).toString
-      rel -> (if (Files.isDirectory(p)) "<dir>"
-              else MessageDigest.getInstance("MD5").digest(Files.readAllBytes(p)).map("%02x".format(_)).mkString)
+      rel ->
+        (if (Files.isDirectory(p)) "<dir>"
+         else MessageDigest.getInstance("MD5").digest(Files.readAllBytes(p)).map("%02x".format(_)).mkString)
     }.toMap
 
   private def rowOf(name: String) = hs.indexes.where(s"lower(name) = lower('$name')").collect()
@@ -142,7 +144,8 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
         val q = spark.read.parquet(src).where("id = 1010").select("id", "name")
         assert(q.collect().toSeq.map(_.getLong(0)) == Seq(1010L))
       } finally hs.disable()
-      assert(log.latestStable.get.content.root.startsWith(new Path(new File(otherSystem, "orig").toURI).toString.stripSuffix("/")))
+      assert(log.latestStable.get.content.root.startsWith(new Path(new File(otherSystem,
+              "orig").toURI).toString.stripSuffix("/")))
       hs.deleteIndex("orig")
       hs.vacuumIndex("orig")
     }
@@ -210,14 +213,15 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
     create("hijacked")
     val log = logOf("hijacked")
     val latest = log.latest.get
-    val edited = latest.copy(id = latest.id + 1, source = latest.source.copy(format = "jdbc",
-      options = Map("url" -> CountingDriver.Url, "dbtable" -> "t", "driver" -> classOf[CountingDriver].getName)))
+    val edited = latest.copy(id = latest.id + 1,
+      source = latest.source.copy(format = "jdbc",
+        options = Map("url" -> CountingDriver.Url, "dbtable" -> "t", "driver" -> classOf[CountingDriver].getName)))
     assert(log.tryAppend(edited))
     log.setLatestStable(edited.id)
     CountingDriver.register()
     val e = intercept[HyperspaceException](hs.refreshIndex("hijacked", "full"))
     assert(e.getMessage.contains("jdbc") && e.getMessage.contains("hijacked") &&
-      e.getMessage.contains("not a file format"), e.getMessage)
+        e.getMessage.contains("not a file format"), e.getMessage)
     assert(CountingDriver.connects.get() == 0, "no JDBC connection was attempted")
     // indexes() lists the source's pending changes by loading it: no connection either.
     hs.indexes.collect()
@@ -225,8 +229,9 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
 
     // Options that would redirect the read are refused too.
     val again = log.latest.get
-    val redirected = again.copy(id = again.id + 1, source = latest.source.copy(
-      options = Map("path" -> "/etc")))
+    val redirected = again.copy(id = again.id + 1,
+      source = latest.source.copy(
+        options = Map("path" -> "/etc")))
     assert(log.tryAppend(redirected))
     log.setLatestStable(redirected.id)
     val e2 = intercept[HyperspaceException](hs.refreshIndex("hijacked", "full"))
@@ -238,7 +243,8 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
   // ---------------------------------------------------------------------------------------
 
   test("item 11: threads creating 'X' and 'x' at once: exactly one wins") {
-    implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(java.util.concurrent.Executors.newFixedThreadPool(2))
+    implicit val ec: ExecutionContext =
+      ExecutionContext.fromExecutor(java.util.concurrent.Executors.newFixedThreadPool(2))
     for (round <- 0 until 4) {
       val spellings = Seq(s"Race$round", s"race$round")
       val barrier = new CyclicBarrier(2)
@@ -265,8 +271,9 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
         .redirectErrorStream(true).redirectOutput(new File(dir, s"$who.out")).start()
     }
     Files.write(start.toPath, Array.emptyByteArray)
-    children.foreach(c => assert(c.waitFor(120, TimeUnit.SECONDS) && c.exitValue() == 0,
-      FileUtils.readFileToString(new File(dir, "Upper.out"), UTF_8)))
+    children.foreach(c =>
+      assert(c.waitFor(120, TimeUnit.SECONDS) && c.exitValue() == 0,
+        FileUtils.readFileToString(new File(dir, "Upper.out"), UTF_8)))
     val seen = Seq("Upper", "lower").map(who =>
       Files.readAllLines(Paths.get(dir.getAbsolutePath, s"got-by-$who")).asScala.toSeq)
     assert(seen(0).size == rounds && seen(0) == seen(1), "both processes see the same owner in every round")
@@ -352,10 +359,12 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
     spark.conf.set("spark.hyperspace.concurrency.waitTimeout", "2s")
     try {
       // Simulate a log store that always loses the race: an Action whose appends always fail.
-      val action = new DeleteAction(spark, new IndexLogManager(log.indexPath, spark.sessionState.newHadoopConf()) {
-        override def tryAppend(e: LogEntry): Boolean = false
-      }, "squatted")
-      val e = Await.result(Future(intercept[HyperspaceConflictException](action.run()))(ExecutionContext.global), 60.seconds)
+      val action = new DeleteAction(spark,
+        new IndexLogManager(log.indexPath, spark.sessionState.newHadoopConf()) {
+          override def tryAppend(e: LogEntry): Boolean = false
+        }, "squatted")
+      val e =
+        Await.result(Future(intercept[HyperspaceConflictException](action.run()))(ExecutionContext.global), 60.seconds)
       assert(e.getMessage.contains("squatted"), e.getMessage)
     } finally spark.conf.unset("spark.hyperspace.concurrency.waitTimeout")
     assert(logDir.list().count(_.forall(_.isDigit)) == 2)
@@ -374,7 +383,7 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
     assert(log.tryAppend(held))
     val e = intercept[HyperspaceConflictException](hs.cancel("busy"))
     assert(e.getMessage.contains("still running") && e.getMessage.contains(s"${Owner.current.pid}") &&
-      e.getMessage.contains("force"), e.getMessage)
+        e.getMessage.contains("force"), e.getMessage)
     assert(log.latest.get.state == States.REFRESHING)
     hs.cancel("busy", force = true)
     assert(log.latestStable.get.state == States.ACTIVE)

@@ -21,12 +21,13 @@ class VacuumRetentionSuite extends MaintenanceTestSupport {
         files = versions.map(v => ContentFile(s"v__=$v/part-0.parquet", 1, 1))))
     val log = Seq(
       entry(0, States.CREATING, 10, 0), entry(1, States.ACTIVE, 20, 0),
-      entry(2, States.REFRESHING, 30, 0, 1), entry(3, States.ACTIVE, 40, 1),        // v0 replaced at 40
-      entry(4, States.REFRESHING, 50, 1, 2), entry(5, States.ACTIVE, 60, 1),        // v2: a failed refresh
-      entry(6, States.DELETING, 70, 1), entry(7, States.DELETED, 80, 1),            // v1 unused from the delete
-      entry(8, States.RESTORING, 90, 1), entry(9, States.ACTIVE, 100, 1),           // ... and in use again
+      entry(2, States.REFRESHING, 30, 0, 1), entry(3, States.ACTIVE, 40, 1), // v0 replaced at 40
+      entry(4, States.REFRESHING, 50, 1, 2), entry(5, States.ACTIVE, 60, 1), // v2: a failed refresh
+      entry(6, States.DELETING, 70, 1), entry(7, States.DELETED, 80, 1), // v1 unused from the delete
+      entry(8, States.RESTORING, 90, 1), entry(9, States.ACTIVE, 100, 1), // ... and in use again
       entry(10, States.OPTIMIZING, 110, 1, 3), entry(11, States.ACTIVE, 120, 1, 3)) // v3 beside v1
-    assert(DataVersions.uses(log) == Map(0 -> Use.UnusedSince(40), 1 -> Use.Current, 2 -> Use.NeverRead, 3 -> Use.Current))
+    assert(DataVersions.uses(log) == Map(0 -> Use.UnusedSince(40), 1 -> Use.Current, 2 -> Use.NeverRead,
+      3 -> Use.Current))
     val deleted = log :+ entry(12, States.DELETING, 130, 1, 3) :+ entry(13, States.DELETED, 140, 1, 3)
     assert(DataVersions.uses(deleted) == Map(0 -> Use.UnusedSince(40), 1 -> Use.UnusedSince(140),
       2 -> Use.NeverRead, 3 -> Use.UnusedSince(140)))
@@ -51,8 +52,9 @@ class VacuumRetentionSuite extends MaintenanceTestSupport {
     hs.createIndex(read(dir), IndexConfig("short", Seq("id")))
     hs.deleteIndex("short")
     val refused = intercept[HyperspaceException](hs.vacuumIndex("short", 0.0))
-    assert(refused.getMessage.contains("'short'") &&
-      refused.getMessage.contains("spark.hyperspace.index.vacuum.retentionCheck.enabled=false"), refused.getMessage)
+    assert(
+      refused.getMessage.contains("'short'") &&
+        refused.getMessage.contains("spark.hyperspace.index.vacuum.retentionCheck.enabled=false"), refused.getMessage)
     val negative = intercept[HyperspaceException](hs.vacuumIndex("short", -1.0))
     assert(negative.getMessage.contains("retain_hours"), negative.getMessage)
     assert(logOf("short").latestStable.get.state == States.DELETED)

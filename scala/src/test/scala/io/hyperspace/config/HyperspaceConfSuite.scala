@@ -8,7 +8,8 @@ class HyperspaceConfSuite extends SparkSessionSuite {
 
   private def withConf[T](key: String, value: String)(body: => T): T = {
     spark.conf.set(key, value)
-    try body finally spark.conf.unset(key)
+    try body
+    finally spark.conf.unset(key)
   }
 
   test("defaults match the documented table") {
@@ -50,7 +51,7 @@ class HyperspaceConfSuite extends SparkSessionSuite {
     withConf("spark.hyperspace.index.num.buckets", "0") {
       assert(intercept[HyperspaceException](HyperspaceConf.numBuckets(spark)).getMessage ==
         "Invalid value '0' for spark.hyperspace.index.num.buckets (an older name of " +
-          "spark.hyperspace.index.numBuckets): must be between 1 and 100000.")
+        "spark.hyperspace.index.numBuckets): must be between 1 and 100000.")
     }
     assert(HyperspaceConf.alternativeKeysAsJava.get("spark.hyperspace.index.num.buckets") ==
       "spark.hyperspace.index.numBuckets")

@@ -20,23 +20,24 @@ class DataSkippingEndToEndDifferentialSuite extends DataSkippingTestSupport {
     def id = r.nextInt(2100) - 50
     def name = f"u${r.nextInt(42)}%04d-${r.nextInt(8)}.${pick("com", "org", "net")}"
     def cat = pick("'A'", "'B'", "'E'", "'J'", "'K'", "NULL")
-    val leaf = () => pick(
-      s"id ${pick("=", "<", "<=", ">", ">=", "!=", "<=>")} $id",
-      s"id BETWEEN $id AND ${id + r.nextInt(200)}",
-      s"id IN (${Seq.fill(1 + r.nextInt(4))(id).mkString(", ")})",
-      s"id NOT IN (${Seq.fill(1 + r.nextInt(3))(id).mkString(", ")})",
-      s"ts ${pick("<", ">=")} TIMESTAMP'2024-01-01 00:00:00' + INTERVAL ${r.nextInt(2100)} MINUTES",
-      s"cat ${pick("=", "!=", "<", ">")} $cat",
-      s"cat IN ($cat, $cat)",
-      s"name = '$name'",
-      s"name LIKE '${name.take(1 + r.nextInt(6))}%'",
-      s"name LIKE '%${name.takeRight(1 + r.nextInt(5))}'",
-      s"startswith(name, '${name.take(3 + r.nextInt(3))}')",
-      s"lower(cat) = ${cat.toLowerCase}",
-      s"score ${pick("=", "<", ">")} ${r.nextInt(50)}",
-      s"score IS ${pick("", "NOT ")}NULL",
-      s"k = ${r.nextInt(101)}",
-      s"(id % 7) = ${r.nextInt(7)}")
+    val leaf = () =>
+      pick(
+        s"id ${pick("=", "<", "<=", ">", ">=", "!=", "<=>")} $id",
+        s"id BETWEEN $id AND ${id + r.nextInt(200)}",
+        s"id IN (${Seq.fill(1 + r.nextInt(4))(id).mkString(", ")})",
+        s"id NOT IN (${Seq.fill(1 + r.nextInt(3))(id).mkString(", ")})",
+        s"ts ${pick("<", ">=")} TIMESTAMP'2024-01-01 00:00:00' + INTERVAL ${r.nextInt(2100)} MINUTES",
+        s"cat ${pick("=", "!=", "<", ">")} $cat",
+        s"cat IN ($cat, $cat)",
+        s"name = '$name'",
+        s"name LIKE '${name.take(1 + r.nextInt(6))}%'",
+        s"name LIKE '%${name.takeRight(1 + r.nextInt(5))}'",
+        s"startswith(name, '${name.take(3 + r.nextInt(3))}')",
+        s"lower(cat) = ${cat.toLowerCase}",
+        s"score ${pick("=", "<", ">")} ${r.nextInt(50)}",
+        s"score IS ${pick("", "NOT ")}NULL",
+        s"k = ${r.nextInt(101)}",
+        s"(id % 7) = ${r.nextInt(7)}")
     if (depth >= 2 || r.nextInt(3) == 0) leaf()
     else pick(
       s"(${predicate(r, depth + 1)}) AND (${predicate(r, depth + 1)})",
@@ -48,10 +49,11 @@ class DataSkippingEndToEndDifferentialSuite extends DataSkippingTestSupport {
   test(s"random predicates through the rule: same rows, no matching file skipped (seed $seed, $queries queries)") {
     val r = new Random(seed)
     val dir = clusteredSource("diff", files = 42, rowsPerFile = 50, partitioned = true)
-    hs.createIndex(read(dir), DataSkippingIndexConfig("ds_diff",
-      MinMaxSketch("id"), MinMaxSketch("ts"), ValueListSketch("cat"), ValueListSketch("lower(cat)", maxValues = 2),
-      BloomFilterSketch("name"), PrefixSketch("name", 5), SuffixSketch("name", 3), NullCountSketch("score"),
-      MinMaxSketch("score")))
+    hs.createIndex(read(dir),
+      DataSkippingIndexConfig("ds_diff",
+        MinMaxSketch("id"), MinMaxSketch("ts"), ValueListSketch("cat"), ValueListSketch("lower(cat)", maxValues = 2),
+        BloomFilterSketch("name"), PrefixSketch("name", 5), SuffixSketch("name", 3), NullCountSketch("score"),
+        MinMaxSketch("score")))
     var skippedAny = 0
     (1 to queries).foreach { _ =>
       val p = predicate(r)

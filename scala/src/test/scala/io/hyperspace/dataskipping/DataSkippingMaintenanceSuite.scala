@@ -11,7 +11,8 @@ class DataSkippingMaintenanceSuite extends DataSkippingTestSupport {
 
   private def sketchIds(name: String): Seq[Long] = {
     val entry = logOf(name).latestStable.get
-    DataSkippingIndexData.read(spark, entry).select(DataSkippingIndex.FileIdColumn).collect().map(_.getLong(0)).sorted.toSeq
+    DataSkippingIndexData.read(spark, entry).select(DataSkippingIndex.FileIdColumn).collect().map(
+      _.getLong(0)).sorted.toSeq
   }
 
   private def sourceIds(name: String): Seq[Long] = logOf(name).latestStable.get.source.files.map(_.id).sorted

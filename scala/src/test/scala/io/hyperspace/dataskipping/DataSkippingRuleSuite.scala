@@ -133,7 +133,8 @@ class DataSkippingRuleSuite extends DataSkippingTestSupport {
   test("an index whose sketch table is gone is ignored; the query still runs, reading every file") {
     val dir = clusteredSource("broken", files = 6, rowsPerFile = 10)
     hs.createIndex(read(dir), DataSkippingIndexConfig("ds_broken", MinMaxSketch("id")))
-    org.apache.commons.io.FileUtils.deleteDirectory(indexDir("ds_broken").listFiles().find(_.getName.startsWith("v__=")).get)
+    org.apache.commons.io.FileUtils.deleteDirectory(
+      indexDir("ds_broken").listFiles().find(_.getName.startsWith("v__=")).get)
     assert(filesRead(sameResult(read(dir).where("id = 3"))) == 6)
     hs.deleteIndex("ds_broken")
   }

@@ -52,7 +52,8 @@ class SketchExpressionSuite extends DataSkippingTestSupport {
   test("the DataFrame API's literals (col + lit) match a sketch written in SQL") {
     import org.apache.spark.sql.functions.{abs, col, lit}
     val dir = source("expr-api")
-    hs.createIndex(read(dir), DataSkippingIndexConfig("ds_expr_api", MinMaxSketch("abs(id - 50)"), MinMaxSketch("a + 1")))
+    hs.createIndex(read(dir),
+      DataSkippingIndexConfig("ds_expr_api", MinMaxSketch("abs(id - 50)"), MinMaxSketch("a + 1")))
     assert(filesRead(sameResult(read(dir).where(abs(col("id") - 50) > 140))) == 1)
     assert(filesRead(sameResult(read(dir).where(col("a") + 1 === lit(46)))) == 1)
     hs.deleteIndex("ds_expr_api")
@@ -102,7 +103,7 @@ class SketchExpressionSuite extends DataSkippingTestSupport {
       val e = intercept[HyperspaceException](
         hs.createIndex(read(dir), DataSkippingIndexConfig("ds_const", MinMaxSketch(expr))))
       assert(e.getMessage.contains(s"MinMax($expr)") && e.getMessage.contains("ds_const") &&
-        e.getMessage.contains("source column"), e.getMessage)
+          e.getMessage.contains("source column"), e.getMessage)
     }
     val random = intercept[HyperspaceException](
       hs.createIndex(read(dir), DataSkippingIndexConfig("ds_const", MinMaxSketch("a + rand()"))))

@@ -46,6 +46,6 @@ class BucketIdSuite extends SparkSessionSuite {
     val zero = intercept[Exception](spark.range(3).selectExpr("hyperspace_bucket_id(0, id)"))
     assert(zero.getMessage.contains("must be positive"))
     assert(Seq(noColumns, notLiteral, zero).forall(e =>
-      e.isInstanceOf[HyperspaceException] || e.getCause.isInstanceOf[HyperspaceException]))
+        e.isInstanceOf[HyperspaceException] || e.getCause.isInstanceOf[HyperspaceException]))
   }
 }

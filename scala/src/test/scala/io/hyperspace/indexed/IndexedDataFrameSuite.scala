@@ -39,8 +39,9 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
 
   private def assertSameRows(actual: DataFrame, expected: DataFrame, clue: String = ""): Unit = {
     val (a, e) = (rows(actual), rows(expected))
-    assert(a == e, s"$clue: ${a.size} rows vs ${e.size} expected; " +
-      s"missing ${e.diff(a).take(5)}, extra ${a.diff(e).take(5)}")
+    assert(a == e,
+      s"$clue: ${a.size} rows vs ${e.size} expected; " +
+        s"missing ${e.diff(a).take(5)}, extra ${a.diff(e).take(5)}")
   }
 
   /** Every node of the plan that ran, through adaptive execution and its query stages. */
@@ -57,7 +58,8 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     val key = "spark.sql.adaptive.enabled"
     val previous = spark.conf.get(key)
     spark.conf.set(key, enabled.toString)
-    try body finally spark.conf.set(key, previous)
+    try body
+    finally spark.conf.set(key, previous)
   }
 
   private lazy val plain = source().cache()
@@ -83,8 +85,9 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
         }
         val in = idf.toDF.filter(col("k").isin(3L, 4L, 4L, 777L) && col("i") > 100)
           .select("s", "k")
-        assertSameRows(in, plain.filter(col("k").isin(3L, 4L, 777L) && col("i") > 100)
-          .select("s", "k"))
+        assertSameRows(in,
+          plain.filter(col("k").isin(3L, 4L, 777L) && col("i") > 100)
+            .select("s", "k"))
         val lookup = executedNodes(in).collectFirst { case l: IndexedLookupExec => l }.get
         assert(lookup.keys.toSet == Set(3L, 4L, 777L))
         assert(lookup.metrics("numPartitionsRead").value <= 3)
@@ -95,7 +98,8 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
   test("a null key matches nothing; IS NULL and other filters scan") {
     assert(idf.getRows(null).count() == 0)
     assertSameRows(idf.toDF.filter(col("k").isNull), plain.filter(col("k").isNull))
-    assertSameRows(idf.toDF.filter(col("g") === "3" || col("k") === 5), plain.filter(col("g") === "3" || col("k") === 5))
+    assertSameRows(idf.toDF.filter(col("g") === "3" || col("k") === 5),
+      plain.filter(col("g") === "3" || col("k") === 5))
     val scanned = idf.toDF.filter(col("i") < 10)
     assertSameRows(scanned, plain.filter(col("i") < 10))
     assert(executedNodes(scanned).exists(_.isInstanceOf[IndexedScanExec]))
@@ -115,43 +119,47 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     val key = "spark.sql.autoBroadcastJoinThreshold"
     val previous = spark.conf.get(key)
     spark.conf.set(key, if (enabled) "10m" else "-1")
-    try body finally spark.conf.set(key, previous)
+    try body
+    finally spark.conf.set(key, previous)
   }
 
   for (aqe <- Seq(true, false); broadcastProbe <- Seq(false, true); joinType <- joinTypes) {
     val mode = if (broadcastProbe) "probe broadcast" else "probe shuffled"
     test(s"$joinType join with the index on either side ($mode, AQE $aqe)") {
-      withAqe(aqe) { withBroadcast(broadcastProbe) {
-        val i = idf.toDF
-        val cases: Seq[(String, DataFrame, DataFrame)] = Seq(
-          ("index left", i.join(probe, i("k") === probe("pk"), joinType),
-            plain.join(probe, plain("k") === probe("pk"), joinType)),
-          ("index right", probe.join(i, probe("pk") === i("k"), joinType),
-            probe.join(plain, probe("pk") === plain("k"), joinType)),
-          ("extra condition", i.join(probe, i("k") === probe("pk") && i("i") > probe("pv"), joinType),
-            plain.join(probe, plain("k") === probe("pk") && plain("i") > probe("pv"), joinType)),
-          ("composite key", probe.join(i, probe("pk") === i("k") && probe("pg") === i("g"), joinType),
-            probe.join(plain, probe("pk") === plain("k") && probe("pg") === plain("g"), joinType)),
-          ("filtered and projected index side", {
-            val side = i.filter(col("i") % 2 === 0).select(col("k").as("key"), col("s"))
-            side.join(probe, side("key") === probe("pk"), joinType)
-          }, {
-            val side = plain.filter(col("i") % 2 === 0).select(col("k").as("key"), col("s"))
-            side.join(probe, side("key") === probe("pk"), joinType)
-          }))
-        cases.foreach { case (name, indexed, expected) =>
-          assertSameRows(indexed, expected, s"$joinType / $name")
-          val nodes = executedNodes(indexed)
-          assert(nodes.exists(_.isInstanceOf[IndexedJoinExec]), s"$joinType / $name:\n" +
-            indexed.queryExecution.executedPlan)
-          // Only the probe side is shuffled; the index stays where it is cached.
-          val join = nodes.collectFirst { case j: IndexedJoinExec => j }.get
-          assert(executedNodes(indexed).collect { case s: ShuffleExchangeExec => s }
-            .forall(s => !s.exists(_.isInstanceOf[IndexedScanExec])))
-          assert(join.metrics("numProbeRows").value > 0)
-          assert(join.broadcastProbe == broadcastProbe, s"$joinType / $name")
+      withAqe(aqe) {
+        withBroadcast(broadcastProbe) {
+          val i = idf.toDF
+          val cases: Seq[(String, DataFrame, DataFrame)] = Seq(
+            ("index left", i.join(probe, i("k") === probe("pk"), joinType),
+              plain.join(probe, plain("k") === probe("pk"), joinType)),
+            ("index right", probe.join(i, probe("pk") === i("k"), joinType),
+              probe.join(plain, probe("pk") === plain("k"), joinType)),
+            ("extra condition", i.join(probe, i("k") === probe("pk") && i("i") > probe("pv"), joinType),
+              plain.join(probe, plain("k") === probe("pk") && plain("i") > probe("pv"), joinType)),
+            ("composite key", probe.join(i, probe("pk") === i("k") && probe("pg") === i("g"), joinType),
+              probe.join(plain, probe("pk") === plain("k") && probe("pg") === plain("g"), joinType)),
+            ("filtered and projected index side", {
+                val side = i.filter(col("i") % 2 === 0).select(col("k").as("key"), col("s"))
+                side.join(probe, side("key") === probe("pk"), joinType)
+              }, {
+                val side = plain.filter(col("i") % 2 === 0).select(col("k").as("key"), col("s"))
+                side.join(probe, side("key") === probe("pk"), joinType)
+              }))
+          cases.foreach { case (name, indexed, expected) =>
+            assertSameRows(indexed, expected, s"$joinType / $name")
+            val nodes = executedNodes(indexed)
+            assert(nodes.exists(_.isInstanceOf[IndexedJoinExec]),
+              s"$joinType / $name:\n" +
+                indexed.queryExecution.executedPlan)
+            // Only the probe side is shuffled; the index stays where it is cached.
+            val join = nodes.collectFirst { case j: IndexedJoinExec => j }.get
+            assert(executedNodes(indexed).collect { case s: ShuffleExchangeExec => s }
+                .forall(s => !s.exists(_.isInstanceOf[IndexedScanExec])))
+            assert(join.metrics("numProbeRows").value > 0)
+            assert(join.broadcastProbe == broadcastProbe, s"$joinType / $name")
+          }
         }
-      }}
+      }
     }
   }
 
@@ -186,7 +194,7 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
       val indexed = spark.sql(q.replace("%s", "idx_sql"))
       assertSameRows(indexed, spark.sql(q.replace("%s", "plain_sql")), q)
       assert(executedNodes(indexed).exists(n =>
-        n.isInstanceOf[IndexedLookupExec] || n.isInstanceOf[IndexedJoinExec]), q)
+          n.isInstanceOf[IndexedLookupExec] || n.isInstanceOf[IndexedJoinExec]), q)
     }
   }
 
@@ -234,7 +242,7 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     val extra = intercept[HyperspaceException](idf.appendRows(source(1).withColumn("zz", lit(1))))
     assert(extra.getMessage.contains("'zz'"), extra.getMessage)
     val wrong = intercept[HyperspaceException](idf.appendRows(
-      source(1).withColumn("i", lit("text"))))
+        source(1).withColumn("i", lit("text"))))
     assert(wrong.getMessage.contains("'i'") && wrong.getMessage.contains("string"), wrong.getMessage)
   }
 

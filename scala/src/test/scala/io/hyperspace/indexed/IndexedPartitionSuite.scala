@@ -14,7 +14,7 @@ import org.scalatest.funsuite.AnyFunSuite
 class IndexedPartitionSuite extends AnyFunSuite {
 
   private val schema = StructType(Seq(
-    StructField("k", LongType), StructField("v", StringType), StructField("n", IntegerType)))
+      StructField("k", LongType), StructField("v", StringType), StructField("n", IntegerType)))
 
   private def row(k: java.lang.Long, v: String, n: Int): InternalRow =
     new GenericInternalRow(Array[Any](k, if (v == null) null else UTF8String.fromString(v), n))
@@ -47,7 +47,8 @@ class IndexedPartitionSuite extends AnyFunSuite {
     val colliding = (0 until 50).map(i => (i.toLong << 32) | i.toLong)
     assert(colliding.map(java.lang.Long.valueOf(_).hashCode()).distinct == Seq(0))
     val p = build(colliding.zipWithIndex.flatMap { case (k, i) =>
-      Seq(row(k, s"x$i", i), row(k, s"y$i", i + 1000)) })
+      Seq(row(k, s"x$i", i), row(k, s"y$i", i + 1000))
+    })
     colliding.zipWithIndex.foreach { case (k, i) =>
       assert(lookup(p, k).map(_._3).sorted == Seq(i, i + 1000), s"key $k")
     }
@@ -135,7 +136,8 @@ class IndexedPartitionSuite extends AnyFunSuite {
     val rand = new Random(7)
     val keys = (0 until 500).map(_ => rand.alphanumeric.take(rand.nextInt(12)).mkString)
     val rows = keys.zipWithIndex.map { case (k, i) =>
-      new GenericInternalRow(Array[Any](UTF8String.fromString(k), i)): InternalRow }
+      new GenericInternalRow(Array[Any](UTF8String.fromString(k), i)): InternalRow
+    }
     val p = IndexedPartition.build(s, 0, 4096, rows.iterator)
     keys.distinct.foreach { k =>
       val expected = keys.zipWithIndex.filter(_._1 == k).map(_._2).reverse
@@ -147,7 +149,8 @@ class IndexedPartitionSuite extends AnyFunSuite {
     val s = StructType(Seq(StructField("k", DoubleType), StructField("i", IntegerType)))
     val values = Seq(0.0, -0.0, Double.NaN, java.lang.Double.longBitsToDouble(0x7ff8000000000001L), 1.5)
     val rows = values.zipWithIndex.map { case (d, i) =>
-      new GenericInternalRow(Array[Any](d, i)): InternalRow }
+      new GenericInternalRow(Array[Any](d, i)): InternalRow
+    }
     val p = IndexedPartition.build(s, 0, 4096, rows.iterator)
     def found(d: Double) = p.lookup(p.codec.keyOfValue(d)).map(_.getInt(1)).toSeq.sorted
     assert(found(0.0) == Seq(0, 1) && found(-0.0) == Seq(0, 1))
@@ -169,10 +172,12 @@ class TrieSizeCalibrationSuite extends AnyFunSuite {
   test("the per-entry trie estimate is within 25% of SizeEstimator's measurement") {
     val n = 200000
     val trie = scala.collection.concurrent.TrieMap.empty[AnyRef, java.lang.Long]
-    (0 until n).foreach(i => trie.update(java.lang.Long.valueOf(i * 31L + 1000), java.lang.Long.valueOf(i * 64L + 1000)))
+    (0 until n).foreach(i =>
+      trie.update(java.lang.Long.valueOf(i * 31L + 1000), java.lang.Long.valueOf(i * 64L + 1000)))
     val snapshot = trie.readOnlySnapshot()
     val measured = org.apache.spark.util.SizeEstimator.estimate(trie).toDouble / n
-    val estimated = (IndexedPartition.TrieEntryBytes + KeyCodec(LongType).keyHeapBytes(java.lang.Long.valueOf(1L))).toDouble
+    val estimated =
+      (IndexedPartition.TrieEntryBytes + KeyCodec(LongType).keyHeapBytes(java.lang.Long.valueOf(1L))).toDouble
     info(f"measured $measured%.1f bytes per entry, estimated $estimated%.1f")
     assert(snapshot.size == n)
     assert(math.abs(measured - estimated) / measured < 0.25, s"measured $measured, estimated $estimated")

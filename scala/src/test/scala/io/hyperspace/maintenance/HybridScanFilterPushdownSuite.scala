@@ -33,12 +33,12 @@ class HybridScanFilterPushdownSuite extends MaintenanceTestSupport {
   /** Whether a Filter sits below the shuffle of the appended side (rows filtered before moving). */
   private def filteredBeforeShuffle(side: SparkPlan): Boolean = side.collectFirst {
     case s: ShuffleExchangeExec => s.child.exists {
-      case f: FilterExec => f.child.exists {
-        case scan: FileSourceScanExec => scan.relation.location.isInstanceOf[SelectedFilesIndex]
+        case f: FilterExec => f.child.exists {
+            case scan: FileSourceScanExec => scan.relation.location.isInstanceOf[SelectedFilesIndex]
+            case _ => false
+          }
         case _ => false
       }
-      case _ => false
-    }
   }.getOrElse(false)
 
   for (aqe <- Seq("false", "true")) {
@@ -65,7 +65,8 @@ class HybridScanFilterPushdownSuite extends MaintenanceTestSupport {
 
   test("a range filter on a non-indexed column is pushed to both children too; results unchanged") {
     val dir = newSource("pushed-range", partitioned = true)
-    hs.createIndex(read(dir), IndexConfig("pushed_range", Seq("id"), Seq("name", "amount", "day"), lineage = Some(true)))
+    hs.createIndex(read(dir),
+      IndexConfig("pushed_range", Seq("id"), Seq("name", "amount", "day"), lineage = Some(true)))
     append(dir, partitioned = true, 1000, 60)
     val other = newSource("pushed-range-other", partitioned = false, rows = 2000)
     def query = read(dir).where("amount > 300 AND name != 'name-4'").select("id", "name", "day")

@@ -62,7 +62,7 @@ class HybridScanSuite extends MaintenanceTestSupport {
 
   test("where Spark reports the index's sort order, the appended rows are merged in sorted, not re-sorted") {
     withConf("spark.sql.legacy.bucketedTableScan.outputOrdering" -> "true",
-        "spark.sql.adaptive.enabled" -> "false") {
+      "spark.sql.adaptive.enabled" -> "false") {
       val dir = newSource("merge", partitioned = false)
       create("merge", dir)
       append(dir, partitioned = false, 1000, 40)
@@ -116,7 +116,7 @@ class HybridScanSuite extends MaintenanceTestSupport {
     val ids = withHyperspace(on = true)(query.collect().map(_.getLong(0)).toSet)
     val report = hs.explain(query)
     assert(report.contains("Hybrid scan: 1 appended source file(s)") &&
-      report.contains("rows of 2 deleted source file(s)"), report)
+        report.contains("rows of 2 deleted source file(s)"), report)
     assert(ids.intersect(gone).isEmpty)
     assert(ids.size == read(dir).count())
   }

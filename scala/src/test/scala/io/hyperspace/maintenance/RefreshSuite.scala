@@ -112,7 +112,7 @@ class RefreshSuite extends MaintenanceTestSupport {
     for (mode <- Seq("incremental", "quick")) {
       val e = intercept[HyperspaceException](hs.refreshIndex("no-lineage", mode))
       assert(e.getMessage.contains("'no-lineage'") && e.getMessage.contains("lineage") &&
-        e.getMessage.contains("full"), e.getMessage)
+          e.getMessage.contains("full"), e.getMessage)
     }
     assert(states("no-lineage") == Seq(States.CREATING, States.ACTIVE), "a refused refresh writes nothing")
     assert(hs.refreshIndex("no-lineage", "full").changed)
@@ -136,7 +136,8 @@ class RefreshSuite extends MaintenanceTestSupport {
     }
     val entry = logOf("stored").latestStable.get
     assert(entry.index.numBuckets == 3 && entry.index.lineage)
-    assert(entry.content.files.flatMap(io.hyperspace.index.covering.CoveringIndex.bucketOf).toSet.subsetOf(Set(0, 1, 2)))
+    assert(entry.content.files.flatMap(io.hyperspace.index.covering.CoveringIndex.bucketOf).toSet.subsetOf(Set(0, 1,
+          2)))
   }
 
   test("a rewritten file (same path, new size and time) is a delete plus an append") {

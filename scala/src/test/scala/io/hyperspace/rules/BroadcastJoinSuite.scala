@@ -45,7 +45,8 @@ class BroadcastJoinSuite extends MaintenanceTestSupport {
     f.join(d, f("key") === d("dkey"), how)
 
   /** Spark's size estimate of a join side, as the optimizer sees it. */
-  private def estimate(side: DataFrame): BigInt = withHyperspace(on = false)(side.queryExecution.optimizedPlan.stats.sizeInBytes)
+  private def estimate(side: DataFrame): BigInt =
+    withHyperspace(on = false)(side.queryExecution.optimizedPlan.stats.sizeInBytes)
 
   /** A threshold under which the dimension side is broadcast and the fact side is not. */
   private lazy val dimFits: String = {
@@ -120,8 +121,9 @@ class BroadcastJoinSuite extends MaintenanceTestSupport {
   test("whyNot says which side Spark broadcasts and why") {
     withConf("spark.sql.autoBroadcastJoinThreshold" -> dimFits) {
       val factReason = hs.whyNot(query(), "factByKey")
-      assert(factReason.contains("Spark broadcasts the other side of the join") &&
-        factReason.contains(s"spark.sql.autoBroadcastJoinThreshold=$dimFits"), factReason)
+      assert(
+        factReason.contains("Spark broadcasts the other side of the join") &&
+          factReason.contains(s"spark.sql.autoBroadcastJoinThreshold=$dimFits"), factReason)
       val dimReason = hs.whyNot(query(), "dimByKey")
       assert(dimReason.contains("Spark broadcasts this side of the join"), dimReason)
     }

@@ -22,11 +22,11 @@ class DifferentialSuite extends RuleTestSupport {
   private val rnd = new Random(seed)
 
   private val schemaA = StructType(Seq(
-    StructField("id", LongType, nullable = false),
-    StructField("i", IntegerType), StructField("l", LongType), StructField("s", StringType),
-    StructField("d", DateType), StructField("ts", TimestampType),
-    StructField("dec", DecimalType(12, 3)), StructField("dbl", DoubleType),
-    StructField("b", BooleanType), StructField("p", IntegerType)))
+      StructField("id", LongType, nullable = false),
+      StructField("i", IntegerType), StructField("l", LongType), StructField("s", StringType),
+      StructField("d", DateType), StructField("ts", TimestampType),
+      StructField("dec", DecimalType(12, 3)), StructField("dbl", DoubleType),
+      StructField("b", BooleanType), StructField("p", IntegerType)))
 
   private def maybeNull[T](v: => T): Any = if (rnd.nextDouble() < 0.1) null else v
 
@@ -190,10 +190,11 @@ class DifferentialSuite extends RuleTestSupport {
       a.select("i", "s", "b").as("x").join(a.select("i", "s", "b").as("y"), Seq("i", "s")))
     assert(indexesUsed(multiKey) == Seq("dIS"))
     assert(shuffles(multiKey) == 0, multiKey.treeString)
-    val extra = sameResult(a.select("i", "dbl").join(b.select("k", "w"), col("i") === col("k") && col("dbl") > col("w")))
+    val extra =
+      sameResult(a.select("i", "dbl").join(b.select("k", "w"), col("i") === col("k") && col("dbl") > col("w")))
     assert(indexesUsed(extra).nonEmpty)
     val aggregated = sameResult(a.select("i", "dbl").join(b.select("k", "v"), col("i") === col("k"))
-      .groupBy("v").count())
+        .groupBy("v").count())
     assert(indexesUsed(aggregated).nonEmpty)
   }
 
@@ -201,12 +202,12 @@ class DifferentialSuite extends RuleTestSupport {
     a.createOrReplaceTempView("ta")
     b.createOrReplaceTempView("tb")
     val nested = sameResult(spark.sql(
-      """SELECT y.V, count(*) AS n, sum(x.DBL) AS total
+        """SELECT y.V, count(*) AS n, sum(x.DBL) AS total
         |FROM ta x JOIN tb y ON x.I = y.K JOIN ta z ON z.I = x.i
         |WHERE x.S IS NOT NULL GROUP BY y.V""".stripMargin))
     assert(indexesUsed(nested).contains("dK"), nested.treeString)
     val underAggregate = sameResult(a.select(col("I"), col("S")).groupBy("I").count()
-      .join(b.select(col("K"), col("V")), col("I") === col("K"), "left_outer"))
+        .join(b.select(col("K"), col("V")), col("I") === col("K"), "left_outer"))
     assert(indexesUsed(underAggregate).contains("dK"))
   }
 

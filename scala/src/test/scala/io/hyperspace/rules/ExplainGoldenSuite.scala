@@ -67,7 +67,8 @@ class ExplainGoldenSuite extends RuleTestSupport {
   }
 
   test("whatIf text") {
-    golden("whatif-price", hs.whatIf(spark.read.parquet(sales).where("price > 100").select("id", "price"),
-      IndexConfig("byPrice", Seq("price"), Seq("id"))))
+    golden("whatif-price",
+      hs.whatIf(spark.read.parquet(sales).where("price > 100").select("id", "price"),
+        IndexConfig("byPrice", Seq("price"), Seq("id"))))
   }
 }

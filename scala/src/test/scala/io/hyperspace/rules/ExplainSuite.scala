@@ -72,7 +72,8 @@ class ExplainSuite extends RuleTestSupport {
     assert(used == "exByName: used by this query")
 
     val stale = hs.whyNot(spark.read.parquet(changing).where("id = 3").select("name"), "exStale")
-    assert(stale.contains("the source changed since the index was built (1 file(s) appended or rewritten, 0 deleted)"), stale)
+    assert(stale.contains("the source changed since the index was built (1 file(s) appended or rewritten, 0 deleted)"),
+      stale)
 
     val nonEqui = spark.read.parquet(orders).select("id").as("a")
       .join(spark.read.parquet(orders).select("id").as("b"), expr("a.id < b.id"))

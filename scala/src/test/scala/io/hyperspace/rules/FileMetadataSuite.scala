@@ -53,8 +53,10 @@ class FileMetadataSuite extends RuleTestSupport {
   private def shapes(m: Column): Seq[(String, () => DataFrame)] = Seq(
     "filter" -> (() => src.where(col("k") === lit(3)).select(col("k"), col("v"), m.as("m"))),
     // (A condition the optimizer cannot fold away: file_path IS NOT NULL would be.)
-    "filter on it" -> (() => src.where(col("k") === lit(3) && coalesce(m.cast("string"), lit("")) =!= lit("#"))
-      .select("k", "n")),
+    "filter on it" ->
+      (() =>
+        src.where(col("k") === lit(3) && coalesce(m.cast("string"), lit("")) =!= lit("#"))
+          .select("k", "n")),
     "join" -> (() => src.select(col("k"), col("v"), m.as("m")).join(oth, "k")),
     // (Spark refuses nondeterministic input_file_name() inside an aggregate function.)
     "aggregate" -> (() => src.select(col("k"), col("v"), m.as("m")).groupBy("k").agg(max("m"), count(col("v")))))

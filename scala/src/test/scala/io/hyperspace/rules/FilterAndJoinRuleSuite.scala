@@ -95,7 +95,7 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     spark.read.parquet(orders).createOrReplaceTempView("orders_v")
     spark.read.parquet(customers).createOrReplaceTempView("customers_v")
     val plan = sameResult(spark.sql(
-      """SELECT c.cname, count(*) AS n, sum(o.amount) AS total
+        """SELECT c.cname, count(*) AS n, sum(o.amount) AS total
         |FROM orders_v o JOIN orders_v o2 ON o.id = o2.id JOIN customers_v c ON c.cid = o.id
         |WHERE o.name = 'name-4' GROUP BY c.cname""".stripMargin))
     assert(indexesUsed(plan).nonEmpty, plan.treeString)
@@ -103,7 +103,7 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
 
   test("an aggregation grouped by the indexed column reads the index with no Exchange") {
     val plan = sameResult(spark.read.parquet(orders).groupBy("name").agg(
-      org.apache.spark.sql.functions.sum("amount"), org.apache.spark.sql.functions.count("id")))
+        org.apache.spark.sql.functions.sum("amount"), org.apache.spark.sql.functions.count("id")))
     assert(indexesUsed(plan) == Seq("ordersByName"))
     assert(shuffles(plan) == 0, plan.treeString)
     // Grouped by something else: left alone.
@@ -135,7 +135,8 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     // A non-equi join.
     val nonEqui = sameResult(
       spark.read.parquet(orders).select("id").as("a")
-        .join(spark.read.parquet(orders).select("id").as("b"), org.apache.spark.sql.functions.expr("a.id < b.id - 1990")))
+        .join(spark.read.parquet(orders).select("id").as("b"),
+          org.apache.spark.sql.functions.expr("a.id < b.id - 1990")))
     assert(indexesUsed(nonEqui).isEmpty)
     // Hyperspace disabled.
     withHyperspace(on = false) {
@@ -168,7 +169,8 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     val other = spark.newSession()
     other.conf.set("spark.hyperspace.system.path", systemPath.getAbsolutePath)
     assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))).isEmpty)
-    io.hyperspace.Hyperspace(other).createIndex(other.read.parquet(path), IndexConfig("fromOther", Seq("id"), Seq("name")))
+    io.hyperspace.Hyperspace(other).createIndex(other.read.parquet(path),
+      IndexConfig("fromOther", Seq("id"), Seq("name")))
     assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))) == Seq("fromOther"))
   }
 

@@ -52,7 +52,8 @@ class IndexScanFilesSuite extends RuleTestSupport {
     val victim = indexFiles("damaged").maxBy(_.length())
     // Same size, garbage bytes: nothing about the file's listing changes.
     val raf = new RandomAccessFile(victim, "rw")
-    try raf.write(Array.fill[Byte](raf.length().toInt)(7)) finally raf.close()
+    try raf.write(Array.fill[Byte](raf.length().toInt)(7))
+    finally raf.close()
     neverFewerRows("spark.sql.files.ignoreCorruptFiles", expected)(query())
   }
 }

@@ -13,7 +13,8 @@ trait RuleTestSupport extends HyperspaceSuite {
 
   protected def withHyperspace[T](on: Boolean)(body: => T): T = {
     spark.conf.set("spark.hyperspace.apply.enabled", on.toString)
-    try body finally spark.conf.set("spark.hyperspace.apply.enabled", "false")
+    try body
+    finally spark.conf.set("spark.hyperspace.apply.enabled", "false")
   }
 
   /** The executed plan with adaptive stages unwrapped (after the query ran). */

@@ -78,8 +78,10 @@ class WriteCommandSuite extends RuleTestSupport {
     ("delete", false, t => spark.sql(s"DELETE FROM delta.`$t` WHERE k = 3")),
     ("delete_by_id", true, t => spark.sql(s"DELETE FROM delta.`$t` WHERE id < 150 AND k = 5")),
     ("update", true, t => spark.sql(s"UPDATE delta.`$t` SET v = CONCAT(v, '!') WHERE k = 4")),
-    ("merge", true, t => spark.sql(
-      s"""MERGE INTO delta.`$t` t USING updates s ON t.k = s.k AND t.id < 100
+    ("merge", true,
+      t =>
+        spark.sql(
+          s"""MERGE INTO delta.`$t` t USING updates s ON t.k = s.k AND t.id < 100
          |WHEN MATCHED AND s.k % 2 = 0 THEN DELETE
          |WHEN MATCHED THEN UPDATE SET v = s.v
          |WHEN NOT MATCHED THEN INSERT (id, k, v) VALUES (1000 + s.k, s.k, s.v)""".stripMargin)),

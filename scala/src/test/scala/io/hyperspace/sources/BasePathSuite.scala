@@ -117,7 +117,7 @@ class BasePathSuite extends MaintenanceTestSupport {
     assert(indexesUsed(sameResult(known)).isEmpty)
     assert(whyNot(known, "unknown_idx").contains("hybrid scan"), whyNot(known, "unknown_idx"))
     withConf("spark.hyperspace.index.hybridscan.enabled" -> "true",
-        "spark.hyperspace.index.hybridscan.maxAppendedRatio" -> "0.9") {
+      "spark.hyperspace.index.hybridscan.maxAppendedRatio" -> "0.9") {
       assert(indexesUsed(sameResult(known)) == Seq("unknown_idx"))
       assert(withHyperspace(on = true)(rowsOf(known)) == Seq("n2002|1", "n4|1"))
     }
@@ -156,7 +156,7 @@ class BasePathSuite extends MaintenanceTestSupport {
     writeRows(exact, 300, 3) // p=0, 1, 2
     assert(indexesUsed(sameResult(query(spark.read.parquet(exact)))).isEmpty)
     withConf("spark.hyperspace.index.hybridscan.enabled" -> "true",
-        "spark.hyperspace.index.hybridscan.maxAppendedRatio" -> "0.9") {
+      "spark.hyperspace.index.hybridscan.maxAppendedRatio" -> "0.9") {
       assert(indexesUsed(sameResult(query(spark.read.parquet(exact)))) == Seq("exact_idx"))
     }
     val refreshed = hs.refreshIndex("exact_idx", "incremental")

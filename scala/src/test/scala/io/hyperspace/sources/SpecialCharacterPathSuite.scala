@@ -86,8 +86,9 @@ class SpecialCharacterPathSuite extends DataSkippingTestSupport {
 
   test("hive partition values that Spark escapes in directory names (a%23b) are indexed and skipped") {
     val dir = new File(newDir("escaped-partitions"), "data")
-    spark.range(0, 120, 1, 4).selectExpr("id", "ELEMENT_AT(ARRAY('a b', 'a#b', 'a%b', 'a:b'), " +
-      "CAST(id DIV 30 AS INT) + 1) AS tag").write.partitionBy("tag").parquet(dir.getAbsolutePath)
+    spark.range(0, 120, 1, 4).selectExpr("id",
+      "ELEMENT_AT(ARRAY('a b', 'a#b', 'a%b', 'a:b'), " +
+        "CAST(id DIV 30 AS INT) + 1) AS tag").write.partitionBy("tag").parquet(dir.getAbsolutePath)
     assert(dir.list().exists(_.contains("%")), dir.list().mkString(", "))
     hs.createIndex(read(dir), DataSkippingIndexConfig("ds_escaped", MinMaxSketch("id")))
     hs.createIndex(read(dir), IndexConfig("cov_escaped", Seq("id"), Seq("tag"), lineage = Some(true)))

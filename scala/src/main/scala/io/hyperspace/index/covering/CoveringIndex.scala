@@ -90,11 +90,11 @@ object CoveringIndex {
   def columnsOf(definition: IndexDefinition): (Seq[IndexColumn], Seq[IndexColumn]) =
     // Rules ask for every candidate of every query: parse each stored schema once.
     columnsCache.getOrElseUpdate((definition.schema, definition.indexedColumns.size, definition.includedColumns.size), {
-      val stored = DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
-        .map(IndexColumn.fromStoredName)
-      val indexed = stored.take(definition.indexedColumns.size)
-      (indexed, stored.slice(indexed.size, indexed.size + definition.includedColumns.size))
-    })
+        val stored = DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
+          .map(IndexColumn.fromStoredName)
+        val indexed = stored.take(definition.indexedColumns.size)
+        (indexed, stored.slice(indexed.size, indexed.size + definition.includedColumns.size))
+      })
 
   private val columnsCache = new BoundedCache[(String, Int, Int), (Seq[IndexColumn], Seq[IndexColumn])](1024)
 
@@ -103,7 +103,7 @@ object CoveringIndex {
 
   private def canIndex(t: DataType): Boolean = t match {
     case _: NumericType | _: StringType | BooleanType | DateType | TimestampType |
-         TimestampNTZType | BinaryType => true
+        TimestampNTZType | BinaryType => true
     case _ => false
   }
 
@@ -131,7 +131,7 @@ object CoveringIndex {
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val (indexed, included) = columnsOf(definition)
     val flat = df.select((indexed ++ included).map(_.fromSource) ++
-      (if (definition.lineage) Seq(col("_metadata.file_path").as("__hs_file_path")) else Nil): _*)
+        (if (definition.lineage) Seq(col("_metadata.file_path").as("__hs_file_path")) else Nil): _*)
     val stored = (indexed ++ included).map(c => quote(c.storedName))
     val data = if (definition.lineage) withLineage(flat, files, stored) else flat
     val bucketColumns = indexed.map(_.storedName)
@@ -160,7 +160,8 @@ object CoveringIndex {
     val all = spark.read.schema(schema).parquet(files.map(entry.content.pathOf): _*)
     val kept = if (dropIds.isEmpty) all else all.where(!col(LineageColumn).isin(dropIds.toSeq: _*))
     val bucketColumns = storedIndexedColumns(definition)
-    val data = if (!oneFilePerBucket) kept else kept.repartition(definition.numBuckets,
+    val data = if (!oneFilePerBucket) kept
+    else kept.repartition(definition.numBuckets,
       bucketColumns.map(c => col(quote(c))): _*)
     SparkInternals.writeBucketedParquet(data, dataPath, definition.numBuckets,
       bucketColumns, bucketColumns, mode)

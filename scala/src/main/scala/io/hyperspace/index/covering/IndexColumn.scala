@@ -57,7 +57,8 @@ object IndexColumn {
 
   /** The index column an index data column stores (the inverse of [[IndexColumn.storedName]]). */
   def fromStoredName(stored: String): IndexColumn =
-    if (stored.startsWith(NestedPrefix)) IndexColumn(UnresolvedAttribute.parseAttributeName(stored.drop(NestedPrefix.length)))
+    if (stored.startsWith(NestedPrefix))
+      IndexColumn(UnresolvedAttribute.parseAttributeName(stored.drop(NestedPrefix.length)))
     else IndexColumn(Seq(stored))
 
   /**
@@ -76,7 +77,8 @@ object IndexColumn {
       case many => fail(s"is ambiguous: it matches ${many.map(_.name).mkString(", ")}.")
     }
     // A name that does not parse as a path (an odd backquote) can still be a top-level column.
-    val parts = try UnresolvedAttribute.parseAttributeName(name) catch { case NonFatal(_) => Seq(name) }
+    val parts = try UnresolvedAttribute.parseAttributeName(name)
+    catch { case NonFatal(_) => Seq(name) }
     val literal = schema.fields.exists(f => resolver(f.name, name))
     if (parts.size == 1) topLevel(parts.head)
     else resolvePath(schema, resolver, parts) match {

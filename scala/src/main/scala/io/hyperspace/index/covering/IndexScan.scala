@@ -32,7 +32,7 @@ class IndexFileIndex(val entry: LogEntry) extends FileIndex {
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
     val files = IndexFileIndex.bucketsToRead(entry, dataFilters) match {
       case Some(buckets) => statuses.filter(s =>
-        BucketingUtils.getBucketId(s.getPath.getName).forall(buckets.contains))
+          BucketingUtils.getBucketId(s.getPath.getName).forall(buckets.contains))
       case None => statuses
     }
     Seq(PartitionDirectory(org.apache.spark.sql.catalyst.InternalRow.empty, files))
@@ -57,11 +57,14 @@ object IndexFileIndex {
     def bucketOf(value: Literal): Int =
       Pmod(new Murmur3Hash(Seq(value)), Literal(entry.index.numBuckets)).eval().asInstanceOf[Int]
     val pinned: Seq[Set[Int]] = filters.flatMap {
-      case EqualTo(a: Attribute, l: Literal) if isColumn(a) && l.dataType == a.dataType => Some(valuesBuckets(Seq(l), bucketOf))
-      case EqualTo(l: Literal, a: Attribute) if isColumn(a) && l.dataType == a.dataType => Some(valuesBuckets(Seq(l), bucketOf))
+      case EqualTo(a: Attribute, l: Literal) if isColumn(a) && l.dataType == a.dataType =>
+        Some(valuesBuckets(Seq(l), bucketOf))
+      case EqualTo(l: Literal, a: Attribute) if isColumn(a) && l.dataType == a.dataType =>
+        Some(valuesBuckets(Seq(l), bucketOf))
       case EqualNullSafe(a: Attribute, l: Literal) if isColumn(a) && l.dataType == a.dataType => Some(Set(bucketOf(l)))
       case EqualNullSafe(l: Literal, a: Attribute) if isColumn(a) && l.dataType == a.dataType => Some(Set(bucketOf(l)))
-      case In(a: Attribute, list) if isColumn(a) && list.forall(v => v.isInstanceOf[Literal] && v.dataType == a.dataType) =>
+      case In(a: Attribute, list)
+          if isColumn(a) && list.forall(v => v.isInstanceOf[Literal] && v.dataType == a.dataType) =>
         Some(valuesBuckets(list.map(_.asInstanceOf[Literal]), bucketOf))
       case InSet(a: Attribute, values) if isColumn(a) =>
         Some(valuesBuckets(values.toSeq.map(v => Literal.create(v, a.dataType)), bucketOf))
@@ -132,8 +135,9 @@ object IndexScan {
 
   /** The attributes of `scan` (from [[scanFor]]) holding the nested fields stored as `fields`. */
   def fieldColumns(scan: LogicalRelation, fields: Seq[String]): Seq[Attribute] =
-    fields.map(f => scan.output.find(_.name == f).getOrElse(
-      throw new IllegalStateException(s"The index scan $scan has no column $f")))
+    fields.map(f =>
+      scan.output.find(_.name == f).getOrElse(
+        throw new IllegalStateException(s"The index scan $scan has no column $f")))
 
   /**
    * The index relation of `entry` standing in for `source`: its columns that the source has

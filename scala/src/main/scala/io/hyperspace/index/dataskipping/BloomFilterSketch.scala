@@ -33,10 +33,11 @@ case class BloomFilterSketch(expr: String, fpp: Double = 0.01, expectedDistinct:
   override def unsupportedType(dataType: DataType): Option[String] = SketchTypes.requireHashable(dataType)
 
   override def aggregates(value: Expression): Seq[Expression] = Seq(GetStructField(
-    DistinctSketchAggregate(value, maxValues = 0, fpp, BloomFilterSketch.capacity(expectedDistinct)), 1))
+      DistinctSketchAggregate(value, maxValues = 0, fpp, BloomFilterSketch.capacity(expectedDistinct)), 1))
 
   override def translate(predicate: Expression, input: SketchInput): Option[Expression] =
-    input.equalityValues(predicate).map(values => BloomFilterSketch.mightContain(input.column(0), values, input.value.dataType))
+    input.equalityValues(predicate).map(values =>
+      BloomFilterSketch.mightContain(input.column(0), values, input.value.dataType))
 }
 
 object BloomFilterSketch {

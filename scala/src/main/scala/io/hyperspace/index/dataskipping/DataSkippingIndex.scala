@@ -39,7 +39,7 @@ object DataSkippingIndex {
   /** The sketches recorded in index definition properties by [[properties]]. */
   def sketchesOf(properties: Map[String, String]): Seq[Sketch] =
     SketchSerde.fromJson(properties.getOrElse(SketchesProperty,
-      throw new HyperspaceException(s"A data skipping index definition has no '$SketchesProperty' property.")))
+        throw new HyperspaceException(s"A data skipping index definition has no '$SketchesProperty' property.")))
 
   /** [[ResolvedSketch.resolveAll]]: `sketches` resolved against `source` (a file scan plan). */
   def resolveSketches(spark: SparkSession, indexName: String, sketches: Seq[Sketch], source: LogicalPlan)

@@ -56,7 +56,8 @@ object DataSkippingIndexConfig {
    * (sketches as in [[SketchSerde]]) — how the Python bindings pass a config.
    */
   def fromJson(json: String): DataSkippingIndexConfig = {
-    val node = try new ObjectMapper().readTree(json) catch {
+    val node = try new ObjectMapper().readTree(json)
+    catch {
       case e: Exception => throw new HyperspaceException(s"Invalid DataSkippingIndexConfig JSON: ${e.getMessage}", e)
     }
     val name = Option(node.get("name")).filter(_.isTextual).map(_.asText()).getOrElse {
@@ -65,7 +66,7 @@ object DataSkippingIndexConfig {
     val sketches = node.get("sketches") match {
       case arr: ArrayNode => arr.elements().asScala.map(SketchSerde.fromJsonNode).toSeq
       case other => throw new HyperspaceException(
-        s"DataSkippingIndexConfig '$name': sketches must be a list; got $other.")
+          s"DataSkippingIndexConfig '$name': sketches must be a list; got $other.")
     }
     DataSkippingIndexConfig(name, sketches)
   }

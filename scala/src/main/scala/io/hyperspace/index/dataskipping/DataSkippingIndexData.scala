@@ -103,7 +103,7 @@ object DataSkippingIndexData {
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val all = read(spark, entry, files)
     val kept = if (dropIds.isEmpty) all
-      else all.where(!col(DataSkippingIndex.FileIdColumn).isin(dropIds.toSeq: _*))
+    else all.where(!col(DataSkippingIndex.FileIdColumn).isin(dropIds.toSeq: _*))
     kept.coalesce(1).write.mode(mode).parquet(dataPath.toString)
   }
 

@@ -90,7 +90,8 @@ object FilterTranslator extends Logging {
   }
 
   private def ask(bound: Bound, e: Expression): Option[Expression] = {
-    val result = try bound.sketch.translate(e, bound.input) catch {
+    val result = try bound.sketch.translate(e, bound.input)
+    catch {
       case NonFatal(t) =>
         logWarning(s"Sketch ${bound.sketch.describe} failed to translate $e; keeping files.", t)
         None

@@ -50,7 +50,7 @@ case class MinMaxSketch(expr: String) extends Sketch {
             // are >= those of min, as truncation preserves the binary order.
             val n = Literal(p.numChars())
             orFalse(And(GreaterThanOrEqual(max, Literal(p)),
-              LessThanOrEqual(Substring(min, Literal(1), n), Literal(p))))
+                LessThanOrEqual(Substring(min, Literal(1), n), Literal(p))))
           })
     }
     // Any other predicate that is NULL where the value is: some value must be non-null.

@@ -102,7 +102,7 @@ object ResolvedSketch {
   private def checkColumnNames(sketch: Sketch, indexName: String): Unit = {
     val names = sketch.columnNames
     if (names.isEmpty || names.distinct.size != names.size ||
-        !names.forall(n => ColumnName.pattern.matcher(n).matches())) {
+      !names.forall(n => ColumnName.pattern.matcher(n).matches())) {
       throw new HyperspaceException(
         s"Sketch ${sketch.describe} of index '$indexName' has invalid column names " +
           s"${names.mkString("[", ", ", "]")}: they must be distinct identifiers (letters, digits, _).")
@@ -113,7 +113,8 @@ object ResolvedSketch {
    * The SQL expression `sql` analyzed over `plan`'s output. `what` names it in errors.
    */
   def resolveExpression(spark: SparkSession, plan: LogicalPlan, sql: String, what: String): Expression = {
-    val parsed = try spark.sessionState.sqlParser.parseExpression(sql) catch {
+    val parsed = try spark.sessionState.sqlParser.parseExpression(sql)
+    catch {
       case e: Exception =>
         throw new HyperspaceException(s"The expression '$sql' of $what is not valid SQL: ${firstLine(e)}", e)
     }

@@ -273,10 +273,11 @@ object Casts {
    * Whether `cast(x as to)` is non-decreasing for every non-null `x` of `from` (never wrapping
    * around or failing): equal values may merge (bigint to double), order never inverts.
    */
-  def orderPreserving(from: DataType, to: DataType): Boolean = injective(from, to) || ((from, to) match {
-    case (ByteType | ShortType | IntegerType | LongType | _: DecimalType | FloatType, FloatType | DoubleType) => true
-    case _ => false
-  })
+  def orderPreserving(from: DataType, to: DataType): Boolean = injective(from, to) ||
+    ((from, to) match {
+      case (ByteType | ShortType | IntegerType | LongType | _: DecimalType | FloatType, FloatType | DoubleType) => true
+      case _ => false
+    })
 
   /**
    * The value `u` of the cast's input type with `cast(u) = lit`, if there is one; for an
@@ -325,8 +326,8 @@ final class SketchInput(
   def perFileValue(e: Expression): Option[Expression] = {
     val refs = e.references
     if (refs.isEmpty || !refs.forall(partitionValues.contains) || !e.deterministic ||
-        SubqueryExpression.hasSubquery(e) ||
-        e.exists(x => x.isInstanceOf[Unevaluable] && !x.isInstanceOf[Attribute])) None
+      SubqueryExpression.hasSubquery(e) ||
+      e.exists(x => x.isInstanceOf[Unevaluable] && !x.isInstanceOf[Attribute])) None
     else Some(e.transform { case a: Attribute => partitionValues(a) })
   }
 
@@ -356,7 +357,7 @@ final class SketchInput(
   def substitute(p: Expression, replacement: Expression): Option[Expression] = {
     // Attributes are the only unevaluable expressions that substitution removes.
     if (!p.deterministic || SubqueryExpression.hasSubquery(p) ||
-        p.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute])) {
+      p.exists(e => e.isInstanceOf[Unevaluable] && !e.isInstanceOf[Attribute])) {
       return None
     }
     var found = false

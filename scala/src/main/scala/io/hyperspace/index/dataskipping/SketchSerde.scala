@@ -80,7 +80,8 @@ object SketchSerde {
 
   /** Parses a JSON array written by [[toJson]]. */
   def fromJson(json: String): Seq[Sketch] = {
-    val node = try mapper.readTree(json) catch {
+    val node = try mapper.readTree(json)
+    catch {
       case e: Exception => throw new HyperspaceException(s"Invalid sketch list JSON: ${e.getMessage}", e)
     }
     node match {
@@ -102,7 +103,8 @@ object SketchSerde {
           val v = e.getValue
           if (v.isNull) None
           else if (v.isValueNode) Some(e.getKey -> v.asText())
-          else throw new HyperspaceException(s"Sketch $kind($expr): param '${e.getKey}' must be a string or number; got $v.")
+          else throw new HyperspaceException(
+            s"Sketch $kind($expr): param '${e.getKey}' must be a string or number; got $v.")
         }.toMap
       case Some(other) => throw new HyperspaceException(s"Sketch $kind($expr): 'params' must be an object; got $other.")
       case None => Map.empty
@@ -119,7 +121,8 @@ object SketchSerde {
 
   private def byClassName(kind: String, expr: String, params: Map[String, String]): Sketch = {
     val loader = Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader)
-    val cls = try Class.forName(kind, false, loader) catch {
+    val cls = try Class.forName(kind, false, loader)
+    catch {
       case _: ClassNotFoundException =>
         throw new HyperspaceException(
           s"Unknown sketch kind '$kind' (for expression '$expr'): not a built-in sketch " +
@@ -139,7 +142,8 @@ object SketchSerde {
       case _: NoSuchMethodException =>
         throw new HyperspaceException(
           s"Sketch class $kind needs a public constructor (String) or (String, Map[String, String]) " +
-            s"to be read back from the index log${if (params.nonEmpty) s" (it has params ${params.keys.mkString(", ")})" else ""}; " +
+            s"to be read back from the index log${if (params.nonEmpty) s" (it has params ${params.keys.mkString(", ")})"
+              else ""}; " +
             "or register a factory with SketchSerde.register.")
       case e: java.lang.reflect.InvocationTargetException => throw e.getCause
     }
@@ -157,7 +161,8 @@ object SketchSerde {
         s"Sketch $kind($expr): unknown param '$p'; known: ${known.toSeq.sorted.mkString(", ")}.")
     }
     private def parse[T](name: String, what: String)(f: String => T): Option[T] = values.get(name).map { v =>
-      try f(v.trim) catch {
+      try f(v.trim)
+      catch {
         case _: NumberFormatException =>
           throw new HyperspaceException(s"Sketch $kind($expr): param '$name' must be $what; got '$v'.")
       }

@@ -80,7 +80,8 @@ object SketchTableEvaluator extends Logging {
     else attributeCache.getOrElseUpdate(entry.identity, toAttributes(entry))
 
   private def toAttributes(entry: LogEntry): Seq[Attribute] =
-    DataSkippingIndexData.schemaOf(entry.index).map(f => AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())
+    DataSkippingIndexData.schemaOf(entry.index).map(f =>
+      AttributeReference(f.name, f.dataType, f.nullable, f.metadata)())
 
   /** The sketch table of `entry`, from the cache when it was collected before. */
   def load(spark: SparkSession, entry: LogEntry): SketchTable = load(spark, entry, MaxDriverBytes)

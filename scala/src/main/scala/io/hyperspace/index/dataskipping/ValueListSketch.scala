@@ -43,7 +43,7 @@ case class ValueListSketch(expr: String, maxValues: Int = ValueListSketch.Defaul
     val v = NamedLambdaVariable("v", input.value.dataType, nullable = true)
     val onList = input.substitute(predicate, v).map { body =>
       Coalesce(Seq(ArrayExists(values, LambdaFunction(body, Seq(v)), followThreeValuedLogic = true),
-        Literal.FalseLiteral))
+          Literal.FalseLiteral))
     }
     val onBloom = input.equalityValues(predicate)
       .map(vs => BloomFilterSketch.mightContain(bloom, vs, input.value.dataType))

@@ -77,11 +77,12 @@ class NestedColumnSuite extends MaintenanceTestSupport {
     assert(structKey.contains("'nested.leaf'") && structKey.contains("atomic"), structKey)
 
     val collections = new File(newDir("errors-collections"), "data")
-    read(dir).selectExpr("id", "array(nested) AS arr", "map('k', nested) AS m").write.parquet(collections.getAbsolutePath)
+    read(dir).selectExpr("id", "array(nested) AS arr", "map('k', nested) AS m").write.parquet(
+      collections.getAbsolutePath)
     val withCollections = read(collections)
     val arrayPath = createError(withCollections, IndexConfig("bad5", Seq("arr.leaf.id")))
     assert(arrayPath.contains("'arr.leaf.id'") && arrayPath.contains("an array") &&
-      arrayPath.contains("not supported"), arrayPath)
+        arrayPath.contains("not supported"), arrayPath)
     val mapPath = createError(withCollections, IndexConfig("bad6", Seq("id"), Seq("m.k")))
     assert(mapPath.contains("'m.k'") && mapPath.contains("a map"), mapPath)
     assert(hs.indexes.where("name LIKE 'bad%'").count() == 0)
@@ -116,7 +117,7 @@ class NestedColumnSuite extends MaintenanceTestSupport {
     assert(indexesUsed(sameResult(read(dir).where("nested.leaf.id BETWEEN 3 AND 9").select("id"))) ==
       Seq("nestedFilter"))
     assert(indexesUsed(sameResult(read(dir).where("nested.leaf.id IN (1, 2) OR nested.leaf.id IS NULL")
-      .select("nested.leaf.cnt", "nested.leaf.id"))) == Seq("nestedFilter"))
+          .select("nested.leaf.cnt", "nested.leaf.id"))) == Seq("nestedFilter"))
     // A field the index lacks, or the whole struct, is not covered: the source is read.
     assert(indexesUsed(sameResult(read(dir).where("nested.leaf.id = 7").select("nested.leaf.tag"))).isEmpty)
     val whyNot = hs.whyNot(read(dir).where("nested.leaf.id = 7").select("nested.leaf.tag"), "nestedFilter")
@@ -189,8 +190,9 @@ class NestedColumnSuite extends MaintenanceTestSupport {
 
   test("hybrid scan flattens appended files as the index did, for filters and joins") {
     val dir = newNested("hybrid")
-    hs.createIndex(read(dir), IndexConfig("hybridIdx", Seq("nested.leaf.id"), Seq("nested.leaf.cnt", "name"),
-      lineage = Some(true)))
+    hs.createIndex(read(dir),
+      IndexConfig("hybridIdx", Seq("nested.leaf.id"), Seq("nested.leaf.cnt", "name"),
+        lineage = Some(true)))
     appendNested(dir, 1000, 200)
     val filter = sameResult(read(dir).where("nested.leaf.id = 7").select("nested.leaf.cnt", "name"))
     assert(indexesUsed(filter) == Seq("hybridIdx"), filter.treeString)
@@ -215,8 +217,9 @@ class NestedColumnSuite extends MaintenanceTestSupport {
       withConf("spark.hyperspace.index.hybridscan.enabled" -> "false") {
         val dir = newNested(s"refresh-$mode")
         val name = s"refresh-$mode"
-        hs.createIndex(read(dir), IndexConfig(name, Seq("nested.leaf.id"), Seq("nested.leaf.cnt"),
-          lineage = Some(true)))
+        hs.createIndex(read(dir),
+          IndexConfig(name, Seq("nested.leaf.id"), Seq("nested.leaf.cnt"),
+            lineage = Some(true)))
         deleteFile(dir, 1)
         appendNested(dir, 2000, 150)
         val result = hs.refreshIndex(name, mode)

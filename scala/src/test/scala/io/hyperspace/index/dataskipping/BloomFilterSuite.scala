@@ -128,7 +128,7 @@ class BloomFilterSuite extends AnyFunSuite {
     val merged = agg.merge(agg.merge(list, hashes), bitmap)
     val bloom = BloomFilterBits.fromBytes(agg.eval(merged).asInstanceOf[InternalRow].getBinary(1))
     assert((Seq(1L, 2L) ++ (100L to 200L) ++ (1000L until 1000L + DistinctSketchAggregate.HashLimit + 10))
-      .forall(i => bloom.mightContain(h(i))))
+        .forall(i => bloom.mightContain(h(i))))
   }
 
   test("an all-NULL group has a list of one NULL, or an empty filter without a list") {

@@ -11,10 +11,11 @@ class CustomSketchSuite extends SketchTestSupport {
 
   private val schema = StructType(Seq(StructField("name", StringType), StructField("n", IntegerType)))
 
-  private lazy val source = writeFiles(schema, Seq(
-    Seq(Row("ab", 1), Row("abc", 2)),
-    Seq(Row("abcdefgh", 3), Row("abcdefghij", 4)),
-    Seq(Row(null, 5))))
+  private lazy val source = writeFiles(schema,
+    Seq(
+      Seq(Row("ab", 1), Row("abc", 2)),
+      Seq(Row("abcdefgh", 3), Row("abcdefghij", 4)),
+      Seq(Row(null, 5))))
 
   test("round-trips through the index log by class name") {
     val props = DataSkippingIndex.properties(Seq(LengthRangeSketch("name"), MinMaxSketch("n")))

@@ -23,12 +23,12 @@ class DataSkippingDifferentialSuite extends SketchTestSupport {
   private val categories = Seq("red", "green", "blue", "Ünïcode", "日本", "")
 
   private val schema = StructType(Seq(
-    StructField("k", IntegerType), // clustered: file i holds [100 i, 100 i + 99]
-    StructField("r", IntegerType), // random in [0, 1000), some NULLs
-    StructField("s", StringType), // clustered: "key<k>", some NULLs
-    StructField("c", StringType), // a few categories, random per row, some NULLs
-    StructField("d", DoubleType), // random, with NaN, -0.0 and NULLs
-    StructField("t", TimestampType))) // clustered with k
+      StructField("k", IntegerType), // clustered: file i holds [100 i, 100 i + 99]
+      StructField("r", IntegerType), // random in [0, 1000), some NULLs
+      StructField("s", StringType), // clustered: "key<k>", some NULLs
+      StructField("c", StringType), // a few categories, random per row, some NULLs
+      StructField("d", DoubleType), // random, with NaN, -0.0 and NULLs
+      StructField("t", TimestampType))) // clustered with k
 
   private def data(rnd: Random): Seq[Seq[Row]] = (0 until numFiles).map { f =>
     if (f % 13 == 5) Nil // a few empty files

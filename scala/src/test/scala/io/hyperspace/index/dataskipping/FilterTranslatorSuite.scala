@@ -28,8 +28,9 @@ class FilterTranslatorSuite extends SketchTestSupport {
   private val schema = StructType(Seq(StructField("a", IntegerType), StructField("b", IntegerType)))
 
   // 0: a 1..10, b 100..110; 1: a 11..20, b 0..10; 2: a 21..30, b NULL.
-  private lazy val source = writeFiles(schema, Seq(
-    (1 to 10).map(i => Row(i, 100 + i)), (11 to 20).map(i => Row(i, i - 11)), (21 to 30).map(i => Row(i, null))))
+  private lazy val source = writeFiles(schema,
+    Seq(
+      (1 to 10).map(i => Row(i, 100 + i)), (11 to 20).map(i => Row(i, i - 11)), (21 to 30).map(i => Row(i, null))))
 
   test("AND and OR across sketches; OR with an unknown side knows nothing") {
     val built = build(source, MinMaxSketch("a"), BloomFilterSketch("b"), NullCountSketch("b"))

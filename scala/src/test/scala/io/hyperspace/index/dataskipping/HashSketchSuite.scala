@@ -9,7 +9,7 @@ import io.hyperspace.index.dataskipping.expressions.BloomFilterBits
 class HashSketchSuite extends SketchTestSupport {
 
   private val schema = StructType(Seq(
-    StructField("id", LongType), StructField("c", StringType), StructField("d", DoubleType)))
+      StructField("id", LongType), StructField("c", StringType), StructField("d", DoubleType)))
 
   // 0: ids 0..99, countries us/ca; 1: ids 100..199, fr/de/NULL, -0.0 and NaN; 2: 1500 ids and
   // 1500 distinct countries (past the value list's 1000); 3: only "us"; 4: empty.
@@ -83,7 +83,8 @@ class HashSketchSuite extends SketchTestSupport {
   }
 
   test("value list: above maxValues the file's Bloom filter serves = and IN") {
-    val row = values.table.collect().find(r => values.positionOf(r.getAs[Long](DataSkippingIndex.FileIdColumn)) == 2).get
+    val row =
+      values.table.collect().find(r => values.positionOf(r.getAs[Long](DataSkippingIndex.FileIdColumn)) == 2).get
     assert(row.isNullAt(row.fieldIndex("s0_values")) && !row.isNullAt(row.fieldIndex("s0_bloom")))
     assertSkips(values, "c = 'c1234'", 0, 1, 3)
     assertSkips(values, "c = 'zz'", 0, 1, 2, 3)

@@ -6,7 +6,7 @@ import org.apache.spark.sql.types._
 class MinMaxSketchSuite extends SketchTestSupport {
 
   private val schema = StructType(Seq(
-    StructField("a", IntegerType), StructField("d", DoubleType), StructField("s", StringType)))
+      StructField("a", IntegerType), StructField("d", DoubleType), StructField("s", StringType)))
 
   // 0: 1..10; 1: 11..20 with NaN; 2: all NULL; 3: empty; 4: 21..30 and a NULL, -0.0 and 0.0,
   // non-ASCII strings; 5 and 6: strings that UTF-16 and UTF-8 order differently.

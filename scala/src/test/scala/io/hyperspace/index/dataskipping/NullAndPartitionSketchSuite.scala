@@ -31,7 +31,7 @@ class NullAndPartitionSketchSuite extends SketchTestSupport {
   private lazy val partitioned = {
     val dir = new java.io.File(newDir("partitioned"), "table")
     spark.createDataFrame(spark.sparkContext.parallelize(Seq(
-      Row(1, "2024-01"), Row(2, "2024-01"), Row(3, "2024-02"), Row(4, null), Row(5, "2025-01")), 1), schema)
+          Row(1, "2024-01"), Row(2, "2024-01"), Row(3, "2024-02"), Row(4, null), Row(5, "2025-01")), 1), schema)
       .repartition(1).write.partitionBy("p").parquet(dir.getAbsolutePath)
     spark.read.parquet(dir.getAbsolutePath)
   }

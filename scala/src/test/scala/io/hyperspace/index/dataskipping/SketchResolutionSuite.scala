@@ -9,13 +9,14 @@ import io.hyperspace.HyperspaceException
 class SketchResolutionSuite extends SketchTestSupport {
 
   private val schema = StructType(Seq(
-    StructField("Email", StringType), StructField("n", IntegerType),
-    StructField("m", MapType(StringType, IntegerType)),
-    StructField("ts", TimestampType)))
+      StructField("Email", StringType), StructField("n", IntegerType),
+      StructField("m", MapType(StringType, IntegerType)),
+      StructField("ts", TimestampType)))
 
-  private lazy val source = writeFiles(schema, Seq(
-    Seq(Row("A@x.com", 1, Map("k" -> 1), java.sql.Timestamp.valueOf("2020-05-01 10:00:00"))),
-    Seq(Row("b@Y.com", 2, Map("k" -> 2), java.sql.Timestamp.valueOf("2023-05-01 10:00:00")))))
+  private lazy val source = writeFiles(schema,
+    Seq(
+      Seq(Row("A@x.com", 1, Map("k" -> 1), java.sql.Timestamp.valueOf("2020-05-01 10:00:00"))),
+      Seq(Row("b@Y.com", 2, Map("k" -> 2), java.sql.Timestamp.valueOf("2023-05-01 10:00:00")))))
 
   private def error(sketches: Sketch*): String =
     intercept[HyperspaceException](
@@ -58,9 +59,10 @@ class SketchResolutionSuite extends SketchTestSupport {
   }
 
   test("bad parameters fail when the sketch is made") {
-    assert(intercept[HyperspaceException](BloomFilterSketch("n", fpp = 0)).getMessage.contains("fpp must be between 0 and 1"))
+    assert(intercept[HyperspaceException](BloomFilterSketch("n", fpp = 0)).getMessage.contains(
+        "fpp must be between 0 and 1"))
     assert(intercept[HyperspaceException](BloomFilterSketch("n", expectedDistinct = Some(0))).getMessage
-      .contains("expectedDistinct must be between"))
+        .contains("expectedDistinct must be between"))
     assert(intercept[HyperspaceException](PrefixSketch("s", 0)).getMessage.contains("Prefix(s, length=0)"))
     assert(intercept[HyperspaceException](ValueListSketch("s", maxValues = -1)).getMessage.contains("maxValues"))
   }

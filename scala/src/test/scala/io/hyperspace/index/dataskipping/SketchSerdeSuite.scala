@@ -23,8 +23,9 @@ class SketchSerdeSuite extends AnyFunSuite {
   }
 
   test("params may be JSON numbers, omitted or null") {
-    assert(SketchSerde.fromJson("""[{"kind":"BloomFilter","expr":"b","params":{"fpp":0.05,"expectedDistinct":null}}]""") ==
-      Seq(BloomFilterSketch("b", 0.05)))
+    assert(
+      SketchSerde.fromJson("""[{"kind":"BloomFilter","expr":"b","params":{"fpp":0.05,"expectedDistinct":null}}]""") ==
+        Seq(BloomFilterSketch("b", 0.05)))
     assert(SketchSerde.fromJson("""[{"kind":"ValueList","expr":"c"}]""") == Seq(ValueListSketch("c")))
   }
 
@@ -35,7 +36,8 @@ class SketchSerdeSuite extends AnyFunSuite {
     assert(error("""[{"kind":"BloomFilter","expr":"b","params":{"fp":"0.1"}}]""").contains("unknown param 'fp'"))
     assert(error("""[{"kind":"Prefix","expr":"s"}]""").contains("'length' is required"))
     assert(error("""[{"kind":"Prefix","expr":"s","params":{"length":"0"}}]""").contains("length must be at least 1"))
-    assert(error("""[{"kind":"ValueList","expr":"c","params":{"maxValues":"0"}}]""").contains("maxValues must be at least 1"))
+    assert(error("""[{"kind":"ValueList","expr":"c","params":{"maxValues":"0"}}]""").contains(
+        "maxValues must be at least 1"))
     assert(error("""[{"kind":"MinMax","expr":"a","params":{"x":"1"}}]""").contains("MinMax takes no params"))
     assert(error("""[{"kind":"MinMax"}]""").contains("'expr' must be a string"))
     assert(error("""{"kind":"MinMax"}""").contains("must be a JSON array"))
@@ -47,8 +49,8 @@ class SketchSerdeSuite extends AnyFunSuite {
     assert(error("NoSuchSketch").contains("Unknown sketch kind 'NoSuchSketch'"))
     assert(error("java.lang.Thread").contains("is not a io.hyperspace.index.dataskipping.Sketch"))
     assert(intercept[HyperspaceException](
-      SketchSerde.create(classOf[LengthRangeSketch].getName, "a", Map("x" -> "1"))).getMessage
-      .contains("needs a public constructor"))
+        SketchSerde.create(classOf[LengthRangeSketch].getName, "a", Map("x" -> "1"))).getMessage
+        .contains("needs a public constructor"))
   }
 
   test("registered factories") {
@@ -66,8 +68,10 @@ class SketchSerdeSuite extends AnyFunSuite {
     def error(f: => Any): String = intercept[HyperspaceException](f).getMessage
     assert(error(DataSkippingIndexConfig("idx", Nil)).contains("'idx' needs at least one sketch"))
     assert(error(DataSkippingIndexConfig("", MinMaxSketch("a"))).contains("non-empty index name"))
-    assert(error(DataSkippingIndexConfig("idx", MinMaxSketch("a"), MinMaxSketch("a"))).contains("MinMax(a) appears more than once"))
-    assert(error(DataSkippingIndexConfig.fromJson("""{"name":"idx","sketches":"a"}""")).contains("sketches must be a list"))
+    assert(error(DataSkippingIndexConfig("idx", MinMaxSketch("a"), MinMaxSketch("a"))).contains(
+        "MinMax(a) appears more than once"))
+    assert(
+      error(DataSkippingIndexConfig.fromJson("""{"name":"idx","sketches":"a"}""")).contains("sketches must be a list"))
     assert(error(DataSkippingIndexConfig.fromJson("""{"sketches":[]}""")).contains("name must be a string"))
   }
 

@@ -55,7 +55,8 @@ class SketchTableCostSuite extends DataSkippingTestSupport {
     hs.createIndex(read(dir), DataSkippingIndexConfig("ds_paths", MinMaxSketch("id"), PrefixSketch("name", 5)))
     val entry = logOf("ds_paths").latestStable.get
     val relation = read(dir).queryExecution.analyzed
-    val resolved = DataSkippingIndex.resolveSketches(spark, entry.name, DataSkippingIndexData.sketchesOf(entry.index), relation)
+    val resolved =
+      DataSkippingIndex.resolveSketches(spark, entry.name, DataSkippingIndexData.sketchesOf(entry.index), relation)
     def condition(sql: String): Expression = {
       val filter = read(dir).where(sql).queryExecution.analyzed.collectFirst {
         case org.apache.spark.sql.catalyst.plans.logical.Filter(c, _) => c

@@ -9,11 +9,12 @@ class StringSketchSuite extends SketchTestSupport {
   private val schema = StructType(Seq(StructField("email", StringType)))
 
   // 0: gmail; 1: yahoo; 2: mixed case, one short value and a non-ASCII one; 3: all NULL.
-  private lazy val source = writeFiles(schema, Seq(
-    (1 to 20).map(i => Row(s"alice$i@gmail.com")),
-    (1 to 20).map(i => Row(s"bob$i@yahoo.com")),
-    Seq(Row("Carol@Example.ORG"), Row("x"), Row("dörte@bücher.日本")),
-    Seq(Row(null))))
+  private lazy val source = writeFiles(schema,
+    Seq(
+      (1 to 20).map(i => Row(s"alice$i@gmail.com")),
+      (1 to 20).map(i => Row(s"bob$i@yahoo.com")),
+      Seq(Row("Carol@Example.ORG"), Row("x"), Row("dörte@bücher.日本")),
+      Seq(Row(null))))
 
   private lazy val prefix = build(source, PrefixSketch("lower(email)", 3))
   private lazy val suffix = build(source, SuffixSketch("email", 9))

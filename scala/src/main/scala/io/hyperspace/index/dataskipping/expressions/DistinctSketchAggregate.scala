@@ -179,8 +179,8 @@ object DistinctSketchAggregate {
 
   /** The aggregate's result type for values of `valueType`. */
   def resultType(valueType: DataType): StructType = StructType(Seq(
-    StructField(ValuesField, ArrayType(valueType, containsNull = true)),
-    StructField(BloomField, BinaryType)))
+      StructField(ValuesField, ArrayType(valueType, containsNull = true)),
+      StructField(BloomField, BinaryType)))
 
   /** The aggregation buffer: exactly one of the three fields is set. */
   final class State {
