@@ -135,23 +135,24 @@ class WorkerPool:
     def _start(self) -> None:
         self.started += 1
         log = self.log_dir / f"worker-{self.started}.log"
-        proc = subprocess.Popen(
-            [sys.executable, WORKER],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(log, "w"),
-            text=True,
-            cwd=str(REPO),
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        # The worker writes its stderr to the log through its own copy of the descriptor.
+        with open(log, "w") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, WORKER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+                cwd=str(REPO),
+                start_new_session=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
         self.idle.append((proc, log))
 
     def take(self) -> tuple[subprocess.Popen, Path]:
         while len(self.idle) < self.WARM + 1:
             self._start()
-        taken = self.idle.pop(0)
-        return taken
+        return self.idle.pop(0)
 
     def close(self) -> None:
         for proc, _ in self.idle:
