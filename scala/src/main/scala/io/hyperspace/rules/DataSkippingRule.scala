@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.{DataType, StructType}
 
+import io.hyperspace.index.BoundedCache
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.sources.FileSource
@@ -39,10 +40,11 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   def serves(entry: LogEntry, source: FileSource, listed: => Seq[(String, Long, Long)]): Boolean =
     readsLike(entry, source) && sharesFiles(entry, listed)
 
-  // Source schemas recorded in entries, parsed once (entries are immutable).
-  private val schemas = new java.util.concurrent.ConcurrentHashMap[String, StructType]()
+  // Source schemas recorded in entries, parsed once (entries are immutable); bounded, since a
+  // long-running driver sees ever new schemas as sources evolve and indexes come and go.
+  private val schemas = new BoundedCache[String, StructType](1024)
   private def schema(json: String): StructType =
-    schemas.computeIfAbsent(json, j => DataType.fromJson(j).asInstanceOf[StructType])
+    schemas.getOrElseUpdate(json, DataType.fromJson(json).asInstanceOf[StructType])
 
   /** Whether `source` is read with the format, options and schema of `entry`'s source. */
   private def readsLike(entry: LogEntry, source: FileSource): Boolean =
