@@ -17,9 +17,7 @@ class HybridScanFilterPushdownSuite extends MaintenanceTestSupport {
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
-    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxAppendedRatio", "0.6")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", "0.6")
+    enableHybridScan(maxRatio = 0.6)
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
   }
 

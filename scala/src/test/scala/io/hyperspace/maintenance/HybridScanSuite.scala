@@ -15,10 +15,7 @@ class HybridScanSuite extends MaintenanceTestSupport {
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
-    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
-    // The sources here are a handful of files, so one changed file is a large share of them.
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxAppendedRatio", "0.6")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", "0.6")
+    enableHybridScan(maxRatio = 0.6)
     // Joins as on large data: sort-merge, so the bucketing matters.
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
   }

@@ -73,6 +73,17 @@ trait MaintenanceTestSupport extends RuleTestSupport {
   private def idsIn(file: File): Set[Long] =
     spark.read.parquet(file.getAbsolutePath).select("id").collect().map(_.getLong(0)).toSet
 
+  /**
+   * Turns hybrid scan on for the whole suite, allowing up to `maxRatio` of the source's bytes to
+   * be appended and up to `maxRatio` deleted: test sources are a handful of files, so one
+   * changed file is a large share of them.
+   */
+  protected def enableHybridScan(maxRatio: Double): Unit = {
+    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
+    spark.conf.set("spark.hyperspace.index.hybridscan.maxAppendedRatio", maxRatio.toString)
+    spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", maxRatio.toString)
+  }
+
   protected def withConf[T](pairs: (String, String)*)(body: => T): T = {
     val old = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
     pairs.foreach { case (k, v) => spark.conf.set(k, v) }

@@ -15,9 +15,7 @@ class SpecialCharacterPathSuite extends DataSkippingTestSupport {
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
-    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxAppendedRatio", "0.9")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", "0.9")
+    enableHybridScan(maxRatio = 0.9)
   }
 
   private val characters = Seq(" " -> "space", "%" -> "percent", "#" -> "hash", "\"" -> "quote",

@@ -25,9 +25,7 @@ class NestedColumnSuite extends MaintenanceTestSupport {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxAppendedRatio", "0.9")
-    spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", "0.9")
+    enableHybridScan(maxRatio = 0.9)
   }
 
   /**
