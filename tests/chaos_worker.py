@@ -1,15 +1,18 @@
-"""One Hyperspace operation in a process of its own, for tests/test_chaos.py to kill or race.
+"""Hyperspace operations in a process of its own, for tests/test_chaos.py to kill or race.
 
-Run as ``python tests/chaos_worker.py``: it starts its Spark session, prints ``READY`` and reads one
-JSON line from stdin with the keys ``op``, ``name``, ``source``, ``system_path`` and, per
-operation, ``mode`` / ``seconds`` / ``expected`` (``python tests/chaos_worker.py '<json>'`` runs
-one operation directly). Starting the JVM before the command is known lets the tests keep a warm
-worker waiting while the previous one is killed. It prints ``GO`` just before the operation starts
-(the killer's cue) and exits with:
+Run as ``python tests/chaos_worker.py``: it starts its Spark session, then serves commands, one
+JSON line each on stdin with the keys ``op``, ``name``, ``source``, ``system_path`` and, per
+operation, ``mode`` / ``seconds`` / ``expected``. Before reading a command it prints ``READY``; it
+prints ``GO`` just before the operation starts (the killer's cue) and ``EXIT <code>`` when it ends:
 
 - 0: the operation succeeded (``query-loop``: every query returned the expected rows);
 - 3: it failed with a HyperspaceException, the clear error a losing racer should get;
-- 4: anything else (a stack of Spark internals, a wrong row): always a test failure.
+- 4: anything else (a stack of Spark internals, a wrong row): always a test failure, and the
+  process exits with 4 rather than serve another command from a state nobody understands.
+
+Starting the JVM before a command is known lets the tests keep warm workers waiting, and a worker
+nobody killed serves the next test, so the module starts few JVMs. The process ends when stdin
+does. ``python tests/chaos_worker.py '<json>'`` runs one operation and exits with its code.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from hyperspace import (  # noqa: E402
     IndexConfig,
     MinMaxSketch,
     configure_spark_with_hyperspace,
+    disable_hyperspace,
     enable_hyperspace,
 )
 
@@ -53,6 +57,10 @@ def session() -> SparkSession:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.hyperspace.index.numBuckets", "4")
         .config("spark.hyperspace.index.lineage.enabled", "true")
+        # A worker lives for a few small operations or is killed within seconds: the C2 compiler
+        # and parallel GC threads would spend half of its CPU on a warm-up that never pays, and
+        # on CI's two cores that CPU is taken from the test it runs beside.
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     )
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
@@ -70,6 +78,11 @@ def run(spark: SparkSession, args: dict) -> None:
     spark.conf.set("spark.hyperspace.system.path", args["system_path"])
     hs = Hyperspace(spark)
     name, source, op = args["name"], args["source"], args["op"]
+    # A worker serves several commands: only the query loop runs with rewriting on.
+    if op == "query-loop":
+        enable_hyperspace(spark)
+    else:
+        disable_hyperspace(spark)
     df = spark.read.parquet(source)
     print("GO", flush=True)
     if op == "create":
@@ -91,7 +104,6 @@ def run(spark: SparkSession, args: dict) -> None:
     elif op == "query-loop":
         # Queries with Hyperspace on while another process refreshes and vacuums the index:
         # every answer must be the expected one, and no query may fail.
-        enable_hyperspace(spark)
         expected = [[tuple(r) for r in rows] for rows in args["expected"]]
         deadline = time.monotonic() + float(args["seconds"])
         rounds = 0
@@ -99,7 +111,7 @@ def run(spark: SparkSession, args: dict) -> None:
             got = answers(spark, source)
             if got != expected:
                 print(f"WRONG ROWS in round {rounds}: {got} != {expected}", flush=True)
-                sys.exit(4)
+                raise WrongRows()
             rounds += 1
         print(f"ROUNDS {rounds}", flush=True)
     else:
@@ -107,24 +119,34 @@ def run(spark: SparkSession, args: dict) -> None:
     print("DONE", flush=True)
 
 
-if __name__ == "__main__":
+class WrongRows(Exception):
+    """A query gave other rows than expected (already printed)."""
+
+
+def serve(spark: SparkSession, command: str) -> int:
+    """Runs one command; returns its exit code (see the module's docstring)."""
     try:
-        spark = session()
-        if len(sys.argv) > 1:
-            command = sys.argv[1]
-        else:
-            print("READY", flush=True)
-            command = sys.stdin.readline()
-            if not command:  # the test run ended without needing this worker
-                sys.exit(0)
         run(spark, json.loads(command))
+        return 0
     except HyperspaceException as error:
         print(f"HYPERSPACE-ERROR {type(error).__name__}: {error}", flush=True)
-        sys.exit(3)
-    except BaseException as error:  # noqa: BLE001 - any other failure is what the test looks for
-        if isinstance(error, SystemExit):
-            raise
+        return 3
+    except Exception:  # noqa: BLE001 - any other failure is what the test looks for
         print("OTHER-ERROR", flush=True)
         traceback.print_exc()
-        sys.exit(4)
-    sys.exit(0)
+        return 4
+
+
+if __name__ == "__main__":
+    spark = session()
+    if len(sys.argv) > 1:
+        sys.exit(serve(spark, sys.argv[1]))
+    while True:
+        print("READY", flush=True)
+        command = sys.stdin.readline()
+        if not command:  # the test run ended
+            sys.exit(0)
+        code = serve(spark, command)
+        print(f"EXIT {code}", flush=True)
+        if code == 4:
+            sys.exit(4)

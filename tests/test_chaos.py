@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import random
 import signal
 import subprocess
@@ -117,27 +118,15 @@ def expected_answers(spark: SparkSession, lake: Lake) -> list[list[tuple]]:
 # ---- worker processes ----------------------------------------------------------------------
 
 
-class WorkerPool:
-    """Worker processes started ahead of need.
+class WorkerProcess:
+    """A chaos_worker.py process in its own process group (its JVM dies with it). Its stdout
+    lines arrive in ``lines`` (``None`` once the process has ended); its stderr is in ``log``."""
 
-    A worker spends most of its life starting its JVM, so a few are kept started and waiting
-    for a command: a test takes one whose JVM is up, and a replacement starts while the test
-    runs. Workers never taken exit when the pool closes (their stdin ends).
-    """
-
-    WARM = 2  # a race takes two at once
-
-    def __init__(self, log_dir: Path) -> None:
-        self.log_dir = log_dir
-        self.started = 0
-        self.idle: list[tuple[subprocess.Popen, Path]] = []
-
-    def _start(self) -> None:
-        self.started += 1
-        log = self.log_dir / f"worker-{self.started}.log"
+    def __init__(self, log: Path) -> None:
+        self.log = log
         # The worker writes its stderr to the log through its own copy of the descriptor.
         with open(log, "w") as stderr:
-            proc = subprocess.Popen(
+            self.proc = subprocess.Popen(
                 [sys.executable, WORKER],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -147,22 +136,62 @@ class WorkerPool:
                 start_new_session=True,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
-        self.idle.append((proc, log))
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
 
-    def take(self) -> tuple[subprocess.Popen, Path]:
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def send(self, command: dict) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(command) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # the worker died while starting: the test reads why from its log
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+
+class WorkerPool:
+    """Worker processes started ahead of need.
+
+    A worker spends most of its life starting its JVM, so a few are kept started and waiting
+    for a command: a test takes one whose JVM is up, and a replacement starts while the test
+    runs. A worker whose command ended on its own (not killed) comes back and serves another
+    test. Workers never taken exit when the pool closes (their stdin ends).
+    """
+
+    WARM = 2  # a race takes two at once
+
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
+        self.started = 0
+        self.idle: list[WorkerProcess] = []
+
+    def take(self) -> WorkerProcess:
         while len(self.idle) < self.WARM + 1:
-            self._start()
+            self.started += 1
+            self.idle.append(WorkerProcess(self.log_dir / f"worker-{self.started}.log"))
         return self.idle.pop(0)
 
+    def give_back(self, process: WorkerProcess) -> None:
+        # First in line: its JVM is up, unlike a replacement that may still be starting.
+        self.idle.insert(0, process)
+
     def close(self) -> None:
-        for proc, _ in self.idle:
-            assert proc.stdin is not None
-            proc.stdin.close()
-        for proc, _ in self.idle:
+        for process in self.idle:
+            assert process.proc.stdin is not None
+            process.proc.stdin.close()
+        for process in self.idle:
             try:
-                proc.wait(timeout=30)
+                process.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
+                os.killpg(process.proc.pid, signal.SIGKILL)
         self.idle = []
 
 
@@ -179,31 +208,34 @@ def worker_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerPool
 
 
 class Worker:
-    """A chaos_worker.py process in its own process group (its JVM dies with it), given one
-    operation. Its stderr is in ``log``."""
+    """One operation run by a worker process from the pool."""
 
     def __init__(self, lake: Lake, op: str, name: str, **extra: object) -> None:
         assert _pool is not None
-        args = {"op": op, "name": name, "source": str(lake.source), "system_path": str(lake.system_path), **extra}
-        self.proc, self.log = _pool.take()
+        self.process = _pool.take()
+        self.proc = self.process.proc
+        self.log = self.process.log
         self.lines: list[str] = []
+        self.exit_code: int | None = None
         self.go = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(args) + "\n")
-            self.proc.stdin.close()
-        except BrokenPipeError:
-            pass  # the worker died while starting: describe() shows why
+        self.done = threading.Event()
+        threading.Thread(target=self._follow, daemon=True).start()
+        self.process.send(
+            {"op": op, "name": name, "source": str(lake.source), "system_path": str(lake.system_path), **extra}
+        )
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
+    def _follow(self) -> None:
+        while (line := self.process.lines.get()) is not None:
+            if line == "READY":
+                continue
+            self.lines.append(line)
             if line.startswith("GO"):
                 self.go.set()
-        self.go.set()  # the process ended (before or after GO)
+            if line.startswith("EXIT "):
+                self.exit_code = int(line.split()[1])
+                break
+        self.go.set()  # the operation or the process ended (before or after GO)
+        self.done.set()
 
     def kill(self) -> None:
         """SIGKILLs the whole group and waits until its processes are gone: the JVM is a child of
@@ -221,13 +253,16 @@ class Worker:
             threading.Event().wait(0.05)
 
     def wait(self, timeout: float = 240) -> int:
-        try:
-            code = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
+        """The operation's exit code (see chaos_worker.py), or the process's if it died first."""
+        if not self.done.wait(timeout):
             self.kill()
-            code = self.proc.wait()
-        self.reader.join(timeout=10)
-        return code
+        self.done.wait(10)
+        if self.exit_code is None:
+            return self.proc.wait()
+        if self.exit_code in (0, 3) and self.process.alive():
+            assert _pool is not None
+            _pool.give_back(self.process)
+        return self.exit_code
 
     def describe(self) -> str:
         tail = self.log.read_text()[-3000:] if self.log.exists() else ""
@@ -235,12 +270,12 @@ class Worker:
 
 
 def kill_during(lake: Lake, op: str, name: str, rng: random.Random, **extra: object) -> int:
-    """Starts ``op`` in a worker and SIGKILLs it at a random point after it starts."""
+    """Starts ``op`` in a worker and SIGKILLs it at a random point after it starts, unless the
+    operation ends first (then the worker serves another test)."""
     worker = Worker(lake, op, name, **extra)
     assert worker.go.wait(timeout=180), f"the {op} worker never started\n{worker.describe()}"
-    delay = rng.uniform(0, KILL_WINDOW_S)
-    threading.Event().wait(delay)
-    worker.kill()
+    if not worker.done.wait(rng.uniform(0, KILL_WINDOW_S)):
+        worker.kill()
     return worker.wait()
 
 
@@ -320,7 +355,7 @@ def setup_stuck(spark: SparkSession, hs: Hyperspace, lake: Lake, name: str) -> N
     # Kill only once the REFRESHING entry is written, so there is something to cancel.
     deadline = threading.Event()
     for _ in range(600):
-        if latest_state(lake, name) == "REFRESHING" or worker.proc.poll() is not None:
+        if latest_state(lake, name) == "REFRESHING" or worker.done.is_set():
             break
         deadline.wait(0.05)
     worker.kill()
@@ -429,7 +464,7 @@ def test_queries_beside_refresh_and_vacuum(spark: SparkSession, lake: Lake) -> N
     )
     assert worker.go.wait(timeout=180), worker.describe()
     rounds = 0
-    while worker.proc.poll() is None and rounds < 6 + 6 * ROUNDS:
+    while not worker.done.is_set() and rounds < 6 + 6 * ROUNDS:
         (
             spark.range(0, 50, 1, 1)
             .selectExpr(f"CAST(-1 - id - {50 * rounds} AS INT) AS k", "id AS v")
