@@ -183,17 +183,4 @@ object CoveringIndex {
 
   /** The bucket a data file holds, from its name (Spark's bucketed-file naming). */
   def bucketOf(file: ContentFile): Option[Int] = BucketingUtils.getBucketId(file.name)
-
-  /**
-   * The Parquet files of a written data version directory, with paths relative to the index
-   * root (`v__=N/part-...`, as [[ContentFile]] records them).
-   */
-  def listDataFiles(spark: SparkSession, dataPath: Path): Seq[ContentFile] = {
-    val fs = dataPath.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(dataPath)) Nil
-    else fs.listStatus(dataPath).toSeq
-      .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
-      .map(s => ContentFile(s"${dataPath.getName}/${s.getPath.getName}", s.getLen, s.getModificationTime))
-      .sortBy(_.path)
-  }
 }
