@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from hyperspace import index_kinds
-
 from hyperspace.exceptions import HyperspaceException
 
 __all__ = ["IndexConfig", "CoveringIndexConfig"]

@@ -2,6 +2,7 @@ package io.hyperspace.index
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
+import org.apache.spark.sql.functions.col
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
@@ -41,6 +42,16 @@ case class KindSummary(
     includedColumns: Seq[String],
     numBuckets: Int,
     additionalStats: Map[String, String])
+
+object IndexKind {
+  /**
+   * `rows` of index data without those of the source files with ids `dropIds`, for kinds whose
+   * rows carry their source file's id in `fileIdColumn` (how [[IndexKind.dropRows]] applies
+   * deletes from the index itself, never reading the source again).
+   */
+  def withoutSourceFiles(rows: DataFrame, fileIdColumn: String, dropIds: Set[Long]): DataFrame =
+    if (dropIds.isEmpty) rows else rows.where(!col(fileIdColumn).isin(dropIds.toSeq: _*))
+}
 
 /**
  * One kind of index: everything that differs between kinds. The lifecycle (the log, states,

@@ -8,7 +8,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.BoundedCache
+import io.hyperspace.index.{BoundedCache, IndexKind}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
@@ -158,7 +158,7 @@ object CoveringIndex {
     val definition = entry.index
     val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
     val all = spark.read.schema(schema).parquet(files.map(entry.content.pathOf): _*)
-    val kept = if (dropIds.isEmpty) all else all.where(!col(LineageColumn).isin(dropIds.toSeq: _*))
+    val kept = IndexKind.withoutSourceFiles(all, LineageColumn, dropIds)
     val bucketColumns = storedIndexedColumns(definition)
     val data = if (!oneFilePerBucket) kept
     else kept.repartition(definition.numBuckets,

@@ -55,7 +55,7 @@ class DistinctValuesKind extends IndexKind {
 
   override def dropRows(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path,
       dropIds: Set[Long]): Unit =
-    read(spark, entry, files).where(!col(FileIdColumn).isin(dropIds.toSeq: _*))
+    IndexKind.withoutSourceFiles(read(spark, entry, files), FileIdColumn, dropIds)
       .coalesce(1).write.parquet(dataPath.toString)
 
   override def mergeGroups(entry: LogEntry): Seq[Seq[ContentFile]] = Seq(entry.content.files)

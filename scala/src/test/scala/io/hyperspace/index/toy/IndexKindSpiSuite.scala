@@ -47,7 +47,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
 
     val row = hs.indexes.where("name = 'toy'").collect().head
     assert(row.getAs[String]("kind") == "DistinctValues" && row.getAs[String]("state") == "ACTIVE")
-    assert(row.getAs[Seq[String]]("indexedColumns") == Seq("v"))
+    assert(row.getAs[scala.collection.Seq[String]]("indexedColumns").toSeq == Seq("v"))
     assert(row.getAs[Map[String, String]]("additionalStats") == Map("column" -> "v"))
     assert(row.getAs[String]("stateReason") == null)
     assert(indexRow("toy").getAs[String]("kindAbbr") == "DistinctValues")
