@@ -80,7 +80,8 @@ class Hyperspace(val spark: SparkSession) {
    * (`IndexConfig.fromJson`, `DataSkippingIndexConfig.fromJson`, ...), for Python.
    */
   def createIndexOfKindFromJson(df: DataFrame, kindName: String, configJson: String): Unit =
-    createIndex(df, failingAs("create", "(from JSON)")(IndexKinds.named(kindName, "(from JSON)").configFromJson(configJson)))
+    createIndex(df,
+      failingAs("create", "(from JSON)")(IndexKinds.named(kindName, "(from JSON)").configFromJson(configJson)))
 
   /** The names of the index kinds this JVM can build and use: the built-in ones and those on the classpath. */
   def indexKinds: Seq[String] = IndexKinds.names

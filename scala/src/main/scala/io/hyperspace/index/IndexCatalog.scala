@@ -195,7 +195,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           lazy val pending = if (withPending) pendingChanges(shown) else None
           if (latest.state == States.DOESNOTEXIST) None
           else Some(summary(latest.name, latest.state, unknownKindReason(shown), latest.id, latest.timestamp, shown,
-            pending))
+              pending))
         }
     }
 

@@ -123,7 +123,8 @@ trait IndexKind {
   def noRewriteReason: String = s"indexes of kind $name offer no query rewrite"
 
   /** `config` as this kind's own config class, or a clear error naming the index. */
-  protected final def configAs[C <: IndexKindConfig](config: IndexKindConfig)(implicit tag: scala.reflect.ClassTag[C]): C =
+  protected final def configAs[C <: IndexKindConfig](config: IndexKindConfig)(
+      implicit tag: scala.reflect.ClassTag[C]): C =
     config match {
       case c: C => c
       case other =>

@@ -92,18 +92,20 @@ object CandidateIndexes extends Logging {
               loaded
             }
           }.orElse(log.latestStable)
-        }.filter(e => e.state == States.ACTIVE && e.enabled && {
-          // Listed by indexes() with the reason; a query just does without it.
-          val known = IndexKinds.find(e.index.kind).isDefined
-          if (!known) logWarning(s"Hyperspace ignores index '$dir': ${IndexKinds.unknown(e.index.kind, e.name).getMessage}")
-          known
-        })
+        }.filter(e => e.state == States.ACTIVE && e.enabled && ofKnownKind(e))
       } catch {
         case NonFatal(e) =>
           logWarning(s"Hyperspace ignores index '$dir' for this query: ${e.getMessage}")
           None
       }
     }
+  }
+
+  // An index of a kind this JVM does not know is listed by indexes() with the reason; queries do without it.
+  private def ofKnownKind(entry: LogEntry): Boolean = {
+    val known = IndexKinds.find(entry.index.kind).isDefined
+    if (!known) logWarning(s"Hyperspace ignores index '${entry.name}' for queries: ${IndexKinds.unknown(entry.index.kind, entry.name).getMessage}")
+    known
   }
 
   /**

@@ -22,7 +22,9 @@ case class SourceChanges(appended: Seq[FileKey], deleted: Seq[SourceFile]) {
 
   /** The appended files as log records, numbered from `firstId` in path order. */
   def appendedAsSourceFiles(firstId: Long): Seq[SourceFile] =
-    appended.sortBy(_.path).zipWithIndex.map { case (f, i) => SourceFile(f.path, f.size, f.modificationTime, firstId + i) }
+    appended.sortBy(_.path).zipWithIndex.map { case (f, i) =>
+      SourceFile(f.path, f.size, f.modificationTime, firstId + i)
+    }
 
   /** "3 file(s) appended or rewritten, 1 deleted" (for messages). */
   def describe: String = s"${appended.size} file(s) appended or rewritten, ${deleted.size} deleted"

@@ -47,11 +47,12 @@ object CoveringIndexKind extends IndexKind {
     definition.indexedColumns ++ definition.includedColumns
 
   override def summary(definition: IndexDefinition): KindSummary =
-    KindSummary(definition.indexedColumns, definition.includedColumns, definition.numBuckets, Map(
-      "includedColumns" -> definition.includedColumns.mkString(", "),
-      "numBuckets" -> definition.numBuckets.toString,
-      "schema" -> definition.schema,
-      "hasLineage" -> definition.lineage.toString))
+    KindSummary(definition.indexedColumns, definition.includedColumns, definition.numBuckets,
+      Map(
+        "includedColumns" -> definition.includedColumns.mkString(", "),
+        "numBuckets" -> definition.numBuckets.toString,
+        "schema" -> definition.schema,
+        "hasLineage" -> definition.lineage.toString))
 
   override def rewrites: RewriteFamily = RewriteFamily.CoveringScan
 }

@@ -53,9 +53,9 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     assert(indexRow("toy").getAs[String]("kindAbbr") == "DistinctValues")
 
     // Incremental: the appended file's values are added, a deleted file's rows dropped.
+    val deleted = dataFiles(src).head // one of the indexed files (chosen before the append)
     spark.range(1000, 1010, 1, 1).selectExpr("CAST(id % 7 AS BIGINT) AS v", "'x' AS name")
       .write.mode("append").parquet(src.getPath)
-    val deleted = dataFiles(src).head
     assert(deleted.delete())
     val incr = hs.refreshIndex("toy", "incremental")
     assert(incr.changed && incr.appendedFiles == 1 && incr.deletedFiles == 1, incr)
@@ -102,7 +102,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     assert(e.getMessage.contains("'NoSuchKind'") && e.getMessage.contains("DistinctValues"), e.getMessage)
     // A config given to the wrong kind is refused, naming the index and both kinds.
     val wrong = intercept[HyperspaceException](CoveringIndexKind.define(spark, DistinctValuesConfig("w", "id"),
-      io.hyperspace.sources.FileSource.of(read(dir), "w")))
+        io.hyperspace.sources.FileSource.of(read(dir), "w")))
     assert(wrong.getMessage.contains("Index 'w'") && wrong.getMessage.contains("CoveringIndex"), wrong.getMessage)
   }
 
@@ -122,7 +122,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     assert(row.getAs[String]("kind") == "ZOrderIndex")
     val reason = row.getAs[String]("stateReason")
     assert(reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
-      reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues"), reason)
+        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))
