@@ -303,8 +303,8 @@ class Hyperspace:
         """
         if not isinstance(config, KindConfig):
             raise exceptions.HyperspaceException(
-                "create_index expects an IndexConfig, a DataSkippingIndexConfig or another kind's config "
-                f"(with name, kind_name and to_json()); got {type(config).__name__}."
+                "create_index expects an IndexConfig or a DataSkippingIndexConfig (or another kind's config, "
+                f"with name, kind_name and to_json()); got {type(config).__name__}."
             )
         self._jhs.createIndexOfKindFromJson(java_dataframe(df), config.kind_name, config.to_json())
 

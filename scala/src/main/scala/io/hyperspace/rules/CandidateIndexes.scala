@@ -104,7 +104,10 @@ object CandidateIndexes extends Logging {
   // An index of a kind this JVM does not know is listed by indexes() with the reason; queries do without it.
   private def ofKnownKind(entry: LogEntry): Boolean = {
     val known = IndexKinds.find(entry.index.kind).isDefined
-    if (!known) logWarning(s"Hyperspace ignores index '${entry.name}' for queries: ${IndexKinds.unknown(entry.index.kind, entry.name).getMessage}")
+    if (!known) {
+      val why = IndexKinds.unknown(entry.index.kind, entry.name).getMessage
+      logWarning(s"Hyperspace ignores index '${entry.name}' for queries: $why")
+    }
     known
   }
 
