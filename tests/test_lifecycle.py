@@ -19,6 +19,7 @@ from hyperspace import (
     HyperspaceException,
     HyperspaceIndexNotFoundException,
     IndexConfig,
+    index_kinds,
 )
 from hyperspace import log as hslog
 
@@ -232,3 +233,25 @@ def test_the_log_format_doc_matches_what_the_code_writes(spark: SparkSession, hs
     assert set(entry["source"]["files"][0]) == {"path", "size", "modificationTime", "id"}
     assert re.search(r"_\d{5}\.c\d+", entry["content"]["files"][0]["path"]), "bucket id in file names"
     assert list(log_dir.parent.glob("v__=0/*.parquet"))
+
+
+def test_index_kinds_and_configs_of_any_kind(hs: Hyperspace, spark: SparkSession, source: str) -> None:
+    assert hs.index_kinds()[:2] == ["CoveringIndex", "DataSkippingIndex"]
+    assert IndexConfig("k", ["id"]).kind_name == index_kinds.COVERING
+
+    class OtherKindConfig:
+        """A config of a kind no jar on the classpath registers."""
+
+        name = "other_kind_idx"
+        kind_name = "NoSuchKind"
+
+        def to_json(self) -> str:
+            return json.dumps({"name": self.name})
+
+    assert isinstance(OtherKindConfig(), index_kinds.KindConfig)
+    with pytest.raises(
+        HyperspaceException, match="kind 'NoSuchKind'.*registered kinds: CoveringIndex, DataSkippingIndex"
+    ):
+        hs.create_index(spark.read.parquet(source), OtherKindConfig())
+    with pytest.raises(HyperspaceException, match="create_index expects an IndexConfig"):
+        hs.create_index(spark.read.parquet(source), {"name": "x"})  # type: ignore[arg-type]

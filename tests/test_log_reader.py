@@ -249,6 +249,22 @@ def test_unknown_fields_are_ignored() -> None:
     assert e.content.size_in_bytes == 10240 + 10241 + 10242
 
 
+def test_a_kind_the_package_does_not_know_is_read_as_recorded(tmp_path: Path) -> None:
+    # Kinds added by a jar (or newer Hyperspace versions) write their own kind strings and
+    # properties; the reader keeps them as they are rather than failing.
+    doc = entry_json(1)
+    doc["index"]["kind"] = "ZOrderCoveringIndex"
+    doc["index"]["kindVersion"] = 3
+    doc["index"]["properties"] = {"zorder": '["a","b"]'}
+    index = tmp_path / "zidx"
+    write_entry(index, doc)
+    e = latest_stable(str(index))
+    assert e is not None
+    assert (e.index.kind, e.index.kind_version) == ("ZOrderCoveringIndex", 3)
+    assert e.index.properties == {"zorder": '["a","b"]'}
+    assert len(history(str(index))) == 1
+
+
 def test_states_constants() -> None:
     assert STABLE_STATES == {"ACTIVE", "DELETED", "DOESNOTEXIST"}
     assert TRANSIENT_STATES == {"CREATING", "REFRESHING", "OPTIMIZING", "DELETING", "RESTORING", "VACUUMING"}

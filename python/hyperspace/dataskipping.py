@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
+from hyperspace import index_kinds
 from hyperspace.exceptions import HyperspaceException
 
 if TYPE_CHECKING:
@@ -337,6 +338,8 @@ class DataSkippingIndexConfig:
     """
 
     __slots__ = ("name", "sketches")
+
+    kind_name: ClassVar[str] = index_kinds.DATA_SKIPPING
 
     def __init__(self, name: str, sketch: Sketch, *more_sketches: Sketch) -> None:
         if not isinstance(name, str) or not name.strip():

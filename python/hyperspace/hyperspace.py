@@ -20,6 +20,7 @@ from hyperspace._jvm import (
 )
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
+from hyperspace.index_kinds import KindConfig
 from hyperspace.session import disable_hyperspace, enable_hyperspace, is_hyperspace_enabled
 
 __all__ = ["Hyperspace", "MaintenanceResult", "RelationSkippingStats", "IndexSkips", "SketchSkips"]
@@ -284,7 +285,7 @@ class Hyperspace:
         return python_dataframe(jdf, self._spark)
 
     @translate_errors
-    def create_index(self, df: DataFrame, config: IndexConfig | DataSkippingIndexConfig) -> None:
+    def create_index(self, df: DataFrame, config: IndexConfig | DataSkippingIndexConfig | KindConfig) -> None:
         """Builds an index over ``df``, a plain scan of files.
 
         ``df`` is ``spark.read.<format>(paths)`` (parquet, csv, json, orc, ...; hive-partitioned
@@ -292,21 +293,30 @@ class Hyperspace:
         the index's columns (or sketches) in ``config``. An :class:`IndexConfig` builds a covering
         index; a :class:`DataSkippingIndexConfig` a data skipping index (one row of sketches per
         source file; a hive-partitioned source gets a ``PartitionSketch`` per partition column
-        unless ``spark.hyperspace.index.dataskipping.autoPartitionSketch`` is false). Everything
-        is checked before anything is written.
+        unless ``spark.hyperspace.index.dataskipping.autoPartitionSketch`` is false). A config of
+        another kind registered in the JVM (:class:`~hyperspace.index_kinds.KindConfig`) builds an
+        index of that kind. Everything is checked before anything is written.
 
         Raises:
             HyperspaceException: bad name, columns, sketches, types or source, or the name is taken.
             HyperspaceConflictException: another operation holds the index.
         """
-        if isinstance(config, DataSkippingIndexConfig):
-            self._jhs.createDataSkippingIndexFromJson(java_dataframe(df), config.to_json())
-        elif isinstance(config, IndexConfig):
-            self._jhs.createIndexFromJson(java_dataframe(df), config.to_json())
-        else:
+        if not isinstance(config, KindConfig):
             raise exceptions.HyperspaceException(
-                f"create_index expects an IndexConfig or a DataSkippingIndexConfig; got {type(config).__name__}."
+                "create_index expects an IndexConfig or a DataSkippingIndexConfig (or another kind's config, "
+                f"with name, kind_name and to_json()); got {type(config).__name__}."
             )
+        self._jhs.createIndexOfKindFromJson(java_dataframe(df), config.kind_name, config.to_json())
+
+    @translate_errors
+    def index_kinds(self) -> list[str]:
+        """The names of the index kinds the JVM can build and use, sorted.
+
+        The built-in ``CoveringIndex`` and ``DataSkippingIndex``, and every kind a jar on the
+        classpath registers (``META-INF/services/io.hyperspace.index.IndexKind``).
+        """
+        # Kind names are class-path names of a sort: never empty, never with a line break.
+        return str(self._jhs.indexKinds().mkString("\n")).split("\n")
 
     @translate_errors
     def last_query_skipping_stats(self) -> list[RelationSkippingStats]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import ClassVar
 
+from hyperspace import index_kinds
 from hyperspace.exceptions import HyperspaceException
 
 __all__ = ["IndexConfig", "CoveringIndexConfig"]
@@ -36,6 +38,8 @@ class IndexConfig:
     """
 
     __slots__ = ("name", "indexed_columns", "included_columns", "num_buckets", "lineage")
+
+    kind_name: ClassVar[str] = index_kinds.COVERING
 
     _CAMEL = {
         "indexName": "name",

@@ -7,9 +7,8 @@ import io.hyperspace.actions._
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.explain.{Explainer, WhatIf, WhyNot}
 import io.hyperspace.expressions.BucketId
-import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexNames}
-import io.hyperspace.index.covering.CoveringIndex
-import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, DataSkippingIndexData, DataSkippingStats, RelationSkippingStats}
+import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexKindConfig, IndexKinds, IndexNames}
+import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, DataSkippingStats, RelationSkippingStats}
 import io.hyperspace.log.{IndexDefinition, States}
 import io.hyperspace.sources.FileSource
 
@@ -48,16 +47,7 @@ class Hyperspace(val spark: SparkSession) {
    * written; the bucket count and lineage flag, when not given, come from the session's
    * settings and are stored in the index.
    */
-  def createIndex(df: DataFrame, config: IndexConfig): Unit = failingAs("create", config.name) {
-    IndexNames.validate(config.name)
-    config.numBuckets.foreach(n => HyperspaceConf.NUM_BUCKETS.parseAndCheck(n.toString))
-    val source = FileSource.of(df, config.name)
-    val definition = CoveringIndex.define(spark, config.name, source, config.indexedColumns,
-      config.includedColumns,
-      config.numBuckets.getOrElse(HyperspaceConf.numBuckets(spark)),
-      config.lineage.getOrElse(HyperspaceConf.lineageEnabled(spark)))
-    create(config.name, source, definition)
-  }
+  def createIndex(df: DataFrame, config: IndexConfig): Unit = createIndex(df, config: IndexKindConfig)
 
   /**
    * Builds a data skipping index over `df` (a plain scan of files, as for covering indexes): one
@@ -71,12 +61,30 @@ class Hyperspace(val spark: SparkSession) {
    * `spark.hyperspace.index.dataskipping.autoPartitionSketch` is off. Maintained like any index
    * (refresh in all modes, optimize, delete, restore, vacuum).
    */
-  def createIndex(df: DataFrame, config: DataSkippingIndexConfig): Unit = failingAs("create", config.name) {
+  def createIndex(df: DataFrame, config: DataSkippingIndexConfig): Unit = createIndex(df, config: IndexKindConfig)
+
+  /**
+   * Builds an index of any registered kind ([[io.hyperspace.index.IndexKinds]]) over `df` (a
+   * plain scan of files): the kind `config` names checks it against the source and defines what
+   * the log records before anything is written.
+   */
+  def createIndex(df: DataFrame, config: IndexKindConfig): Unit = failingAs("create", config.name) {
     IndexNames.validate(config.name)
+    val kind = IndexKinds.of(config)
     val source = FileSource.of(df, config.name)
-    val definition = DataSkippingIndexData.define(spark, config, source)
-    create(config.name, source, definition)
+    create(config.name, source, kind.define(spark, config, source))
   }
+
+  /**
+   * [[createIndex]] with the config as JSON in the format of kind `kindName`
+   * (`IndexConfig.fromJson`, `DataSkippingIndexConfig.fromJson`, ...), for Python.
+   */
+  def createIndexOfKindFromJson(df: DataFrame, kindName: String, configJson: String): Unit =
+    createIndex(df,
+      failingAs("create", "(from JSON)")(IndexKinds.named(kindName, "(from JSON)").configFromJson(configJson)))
+
+  /** The names of the index kinds this JVM can build and use: the built-in ones and those on the classpath. */
+  def indexKinds: Seq[String] = IndexKinds.names
 
   /** [[createIndex]] of a data skipping index with the config as JSON (`DataSkippingIndexConfig.fromJson`), for Python. */
   def createDataSkippingIndexFromJson(df: DataFrame, configJson: String): Unit =

@@ -9,7 +9,7 @@ import org.apache.spark.sql.SparkSession
 
 import io.hyperspace.{HyperspaceConflictException, HyperspaceCorruptedLogException, HyperspaceException}
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.CatalogVersion
+import io.hyperspace.index.{CatalogVersion, IndexKinds}
 import io.hyperspace.log.{IndexLogManager, LogEntry, Owner, States}
 
 /**
@@ -246,17 +246,15 @@ object Action {
 
   /**
    * The ACTIVE entry a maintenance operation (refresh, optimize) starts from; fails for other
-   * states, and for index kinds the operation does not support.
+   * states, and for an index of a kind this JVM does not know (the error lists those it knows).
    */
-  def requireActive(indexName: String, operation: String, base: Option[LogEntry],
-      supportedKinds: Set[String]): LogEntry = {
+  def requireActive(indexName: String, operation: String, base: Option[LogEntry]): LogEntry = {
     requireState(indexName, operation, base, Set(States.ACTIVE),
       if (base.exists(_.state == States.DELETED)) s"Restore it first with restoreIndex('$indexName')." else "")
     val entry = base.get
-    if (!supportedKinds.contains(entry.index.kind)) {
-      throw new HyperspaceException(
-        s"Cannot ${operation.toLowerCase} index '$indexName': ${operation.toLowerCase} does not " +
-          s"support indexes of kind ${entry.index.kind}.")
+    if (IndexKinds.find(entry.index.kind).isEmpty) {
+      throw new HyperspaceException(s"Cannot ${operation.toLowerCase} index '$indexName': " +
+        IndexKinds.unknown(entry.index.kind, indexName).getMessage)
     }
     entry
   }

@@ -30,7 +30,7 @@ class OptimizeAction(
   def merged: Seq[ContentFile] = selected
 
   override protected def validate(base: Option[LogEntry]): Unit = {
-    val entry = Action.requireActive(indexName, operation, base, IndexData.knownKinds)
+    val entry = Action.requireActive(indexName, operation, base)
     selected = IndexData.filesToMerge(spark, entry, quickOnly = mode == Quick)
   }
 

@@ -7,7 +7,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
 import io.hyperspace.index.IndexDataFiles
 import io.hyperspace.log.{IndexLogManager, LogEntry, Signature, SourceFile, States}
-import io.hyperspace.sources.{FileSource, SourceChanges}
+import io.hyperspace.sources.{FileKey, FileSource, SourceChanges}
 
 /**
  * Brings an ACTIVE index up to date with its source (paper Table 2), with the index's own
@@ -39,14 +39,14 @@ class RefreshAction(
   // Fixed in validate, while no other operation can change the index: the source as listed then
   // is exactly what the committed entry will describe.
   private var source: FileSource = _
-  private var listing: Seq[(String, Long, Long)] = Nil
+  private var listing: Seq[FileKey] = Nil
   private var found: SourceChanges = SourceChanges(Nil, Nil)
 
   /** How the source differed from the index data when the run started. */
   def changes: SourceChanges = found
 
   override protected def validate(base: Option[LogEntry]): Unit = {
-    val entry = Action.requireActive(indexName, operation, base, IndexData.knownKinds)
+    val entry = Action.requireActive(indexName, operation, base)
     source = FileSource.load(spark, entry.source, indexName)
     listing = source.currentFiles
     // An index over no data would answer every query with nothing: almost always a source moved
@@ -57,7 +57,7 @@ class RefreshAction(
           s"has no files left. Delete the index (deleteIndex('$indexName')) if the data is gone for good.")
     }
     found = SourceChanges.between(entry.source.files, listing)
-    if (mode != Full && found.deleted.nonEmpty && !IndexData.canDropDeletedFiles(entry.index)) {
+    if (mode != Full && found.deleted.nonEmpty && !IndexData.canDropDeletedFiles(entry.index, indexName)) {
       throw new HyperspaceException(
         s"Cannot refresh index '$indexName' in $mode mode: ${found.deleted.size} of its source " +
           "file(s) were deleted or rewritten, and without lineage the index cannot tell which " +

@@ -7,9 +7,8 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.StructType
 
-import io.hyperspace.index.IndexCatalog
+import io.hyperspace.index.{IndexCatalog, IndexKinds, RewriteFamily}
 import io.hyperspace.log.{LogEntry, States}
-import io.hyperspace.index.dataskipping.DataSkippingIndex
 import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule, FileListings, RewriteScope, StructFields}
 import io.hyperspace.sources.{FileSource, SourceSubset}
@@ -37,7 +36,7 @@ object WhyNot extends PredicateHelper {
           CandidateIndexes.missingData(spark, e).map(m => Seq(s"its data cannot be read: $m"))
             .orElse(scopeReason(e, scope))
             .getOrElse(reasonsFor(spark, e, plan))
-        }.getOrElse(Seq("the index is not enabled"))
+        }.getOrElse(Seq(Option(s.stateReason).getOrElse("the index is not enabled"))) // e.g. an unknown kind
       s"${s.name}: ${reasons.mkString("; ")}"
     }
     if (lines.isEmpty) "No indexes exist." else lines.mkString("\n")
@@ -45,12 +44,18 @@ object WhyNot extends PredicateHelper {
 
   /** Why no index of `entry`'s kind may rewrite the query at all, if so (the rule's own decision). */
   private def scopeReason(entry: LogEntry, scope: RewriteScope): Option[Seq[String]] = {
-    val allowed = if (entry.index.kind == DataSkippingIndex.Kind) scope.skippingAllowed else scope.coveringAllowed
+    val allowed = IndexKinds.of(entry).rewrites match {
+      case RewriteFamily.FileSkipping => scope.skippingAllowed
+      case RewriteFamily.CoveringScan => scope.coveringAllowed
+      case RewriteFamily.NoRewrite => true // its kind says why, whatever the scope
+    }
     if (allowed) None else scope.reason.map(Seq(_))
   }
 
   /** Why `entry` cannot serve any file scan of `plan`. */
   private[explain] def reasonsFor(spark: SparkSession, entry: LogEntry, plan: LogicalPlan): Seq[String] = {
+    val kind = IndexKinds.of(entry)
+    if (kind.rewrites == RewriteFamily.NoRewrite) return Seq(kind.noRewriteReason)
     val resolver = spark.sessionState.conf.resolver
     // Scans of the index's data: its directories, some inside them or around them (basePath),
     // or those its glob patterns match.
@@ -70,7 +75,7 @@ object WhyNot extends PredicateHelper {
         case None => Seq("the query does not read the data the index was built from")
       }
     }
-    if (entry.index.kind == DataSkippingIndex.Kind) return skippingReasons(spark, entry, relations, plan)
+    if (kind.rewrites == RewriteFamily.FileSkipping) return skippingReasons(spark, entry, relations, plan)
     relations.flatMap { r =>
       val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
       val now = source.listedFiles.toSet

@@ -194,7 +194,8 @@ class IndexCatalog(spark: SparkSession) extends Logging {
           val shown: LogEntry = log.latestStable.filter(_ => latest.state != States.CREATING).getOrElse(latest)
           lazy val pending = if (withPending) pendingChanges(shown) else None
           if (latest.state == States.DOESNOTEXIST) None
-          else Some(summary(latest.name, latest.state, null, latest.id, latest.timestamp, shown, pending))
+          else Some(summary(latest.name, latest.state, unknownKindReason(shown), latest.id, latest.timestamp, shown,
+              pending))
         }
     }
 
@@ -216,14 +217,20 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     }
   }
 
+  /** Why an index cannot be used at all: its kind is not registered in this JVM (null otherwise). */
+  private def unknownKindReason(entry: LogEntry): String =
+    if (IndexKinds.find(entry.index.kind).isDefined) null
+    else IndexKinds.unknown(entry.index.kind, entry.name).getMessage
+
   private def summary(name: String, state: String, reason: String, logVersion: Long, timestamp: Long,
-      shown: LogEntry, pending: => Option[SourceChanges]): IndexSummary =
+      shown: LogEntry, pending: => Option[SourceChanges]): IndexSummary = {
+    val kind = IndexCatalog.kindSummary(shown)
     IndexSummary(
       name = name,
       kind = shown.index.kind,
-      indexedColumns = shown.index.indexedColumns,
-      includedColumns = shown.index.includedColumns,
-      numBuckets = shown.index.numBuckets,
+      indexedColumns = kind.indexedColumns,
+      includedColumns = kind.includedColumns,
+      numBuckets = kind.numBuckets,
       state = state,
       indexLocation = IndexCatalog.dataLocation(shown.content),
       sizeInBytes = shown.content.sizeInBytes,
@@ -242,7 +249,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       sourceSizeInBytes = shown.source.sizeInBytes,
       schema = shown.index.schema,
       signature = shown.signature.value,
-      additionalStats = IndexCatalog.additionalStats(shown),
+      additionalStats = kind.additionalStats,
       indexRoot = shown.content.root,
       kindAbbr = IndexCatalog.kindAbbr(shown.index.kind),
       sizeIndexFiles = shown.content.sizeInBytes,
@@ -252,6 +259,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       numDeletedFiles = shown.source.deletedFiles.size,
       sizeDeletedFiles = shown.source.deletedFiles.map(_.size).sum,
       indexContentPaths = IndexCatalog.contentPaths(shown.content))
+  }
 
   private def pendingChanges(entry: LogEntry): Option[SourceChanges] =
     if (entry.state == States.CREATING) None
@@ -321,12 +329,8 @@ object IndexCatalog {
     StructField("sizeDeletedFiles", LongType, nullable = false),
     StructField("indexContentPaths", strings, nullable = false))
 
-  /** The short kind name explain prints (`Type: CI`), as the original reported it. */
-  def kindAbbr(kind: String): String = kind match {
-    case "CoveringIndex" => "CI"
-    case "DataSkippingIndex" => "DS"
-    case other => other
-  }
+  /** The short kind name explain prints (`Type: CI`), as the original reported it; an unknown kind's own name. */
+  def kindAbbr(kind: String): String = IndexKinds.find(kind).map(_.abbreviation).getOrElse(kind)
 
   /**
    * The directory holding the index data files: the data version directory when all files lie in
@@ -346,15 +350,14 @@ object IndexCatalog {
   def contentPaths(content: Content): Seq[String] =
     content.files.flatMap(_.dataVersion).distinct.sorted.map(v => s"${content.root}/${Content.versionDirName(v)}")
 
-  /** The original's kind-specific properties: a covering index's definition, or the sketches. */
-  def additionalStats(entry: LogEntry): Map[String, String] = entry.index.kind match {
-    case "CoveringIndex" => Map(
-        "includedColumns" -> entry.index.includedColumns.mkString(", "),
-        "numBuckets" -> entry.index.numBuckets.toString,
-        "schema" -> entry.index.schema,
-        "hasLineage" -> entry.index.lineage.toString)
-    case "DataSkippingIndex" => Map("sketches" -> entry.index.indexedColumns.mkString(", "))
-    case _ => entry.index.properties
+  /**
+   * What the kind of `entry`'s index shows of it; for a kind this JVM does not know, the
+   * definition's fields as recorded (the index is listed, but no query or operation uses it).
+   */
+  def kindSummary(entry: LogEntry): KindSummary = IndexKinds.find(entry.index.kind) match {
+    case Some(kind) => kind.summary(entry.index)
+    case None => KindSummary(entry.index.indexedColumns, entry.index.includedColumns, entry.index.numBuckets,
+        entry.index.properties)
   }
 
   /** The columns of `index(name)`: those of `indexes()` and the extended statistics. */

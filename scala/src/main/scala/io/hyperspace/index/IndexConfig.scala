@@ -20,7 +20,9 @@ case class IndexConfig(
     indexedColumns: Seq[String],
     includedColumns: Seq[String] = Nil,
     numBuckets: Option[Int] = None,
-    lineage: Option[Boolean] = None) {
+    lineage: Option[Boolean] = None) extends IndexKindConfig {
+
+  override def kindName: String = io.hyperspace.index.covering.CoveringIndex.Kind
 
   /** The original Hyperspace's name for [[name]]. */
   def indexName: String = name

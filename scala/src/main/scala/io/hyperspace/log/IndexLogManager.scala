@@ -47,22 +47,28 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
    * Entry `id`, if it exists; an entry that cannot be read or parsed fails with a
    * [[HyperspaceCorruptedLogException]] naming its file.
    */
-  def entry(id: Long): Option[LogEntry] = {
+  def entry(id: Long): Option[LogEntry] = entryText(id).map(parseEntry(id, _))
+
+  /** The stored text of entry `id`, if it exists (what [[entry]] parses; caches key on it). */
+  def entryText(id: Long): Option[String] = {
     val path = entryPath(id)
-    val text = try store.read(path)
+    try store.read(path)
     catch {
       case e: IOException =>
         throw new HyperspaceCorruptedLogException(
           s"Corrupted index log entry $path: it cannot be read (${e.getMessage}).", e)
     }
-    text.map { json =>
-      val e = LogEntry.fromJson(json, path.toString)
-      if (e.id != id) {
-        throw new HyperspaceCorruptedLogException(
-          s"Corrupted index log entry $path: it says id ${e.id} but is stored as entry $id.")
-      }
-      e.copy(content = e.content.copy(root = indexPath.toString))
+  }
+
+  /** Entry `id` parsed from `json`, its [[entryText]]. */
+  def parseEntry(id: Long, json: String): LogEntry = {
+    val path = entryPath(id)
+    val e = LogEntry.fromJson(json, path.toString)
+    if (e.id != id) {
+      throw new HyperspaceCorruptedLogException(
+        s"Corrupted index log entry $path: it says id ${e.id} but is stored as entry $id.")
     }
+    e.copy(content = e.content.copy(root = indexPath.toString))
   }
 
   /** Every entry, by id; fails on a damaged one. */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper, Ser
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 import io.hyperspace.HyperspaceCorruptedLogException
+import io.hyperspace.sources.FileKey
 
 /** Index states (docs/log-format.md, "States"). */
 object States {
@@ -111,7 +112,7 @@ object Content {
 case class SourceFile(path: String, size: Long, modificationTime: Long, id: Long) {
   /** The file's identity: a file rewritten in place is another file. */
   @JsonIgnore
-  def key: (String, Long, Long) = (path, size, modificationTime)
+  def key: FileKey = FileKey(path, size, modificationTime)
 }
 
 /**

@@ -10,12 +10,10 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.{BoundedCache, CatalogVersion, IndexCatalog, IndexDataFiles}
-import io.hyperspace.index.covering.{CoveringIndex, IndexScan}
-import io.hyperspace.index.dataskipping.DataSkippingIndex
+import io.hyperspace.index.{BoundedCache, CatalogVersion, IndexCatalog, IndexDataFiles, IndexKinds, RewriteFamily}
+import io.hyperspace.index.covering.IndexScan
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
-import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges, SourceSubset}
+import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex, SourceChanges, SourceSubset}
 
 /**
  * The ACTIVE indexes of a session (covering and data skipping), and which covering indexes can
@@ -24,16 +22,35 @@ import io.hyperspace.sources.{FileSource, SelectedFilesIndex, SourceChanges, Sou
 object CandidateIndexes extends Logging {
 
   // An entry is immutable, but its id is not unique for good: an index deleted, vacuumed and
-  // created again under the same name starts again at id 0. So a cached entry is reused only
-  // while the entry file has the same length and modification time as when it was read, and is
-  // dropped when its data turns out to be gone (see [[forget]]); caches of what derives from an
-  // entry are keyed by its identity (root, incarnation, id). The list of active entries per system
-  // path is reused while the path's catalog version token is unchanged (every committed
-  // operation, in any process, replaces it). Every cache is bounded.
-  private val entryCache = new BoundedCache[(String, Long, Long, Long), LogEntry](256)
+  // created again under the same name starts again at id 0, and may write an entry file of the
+  // same length in the same second (stores with coarse file times). So a parsed entry is cached
+  // under a digest of its stored text, which holds the incarnation (a random id every create
+  // draws, [[LogEntry.identity]]): reading the small file is cheap, parsing a large source file
+  // list is not. Caches of what derives from an entry are keyed by its identity (root,
+  // incarnation, id). The list of active entries per system path is reused while the path's
+  // catalog version token is unchanged (every committed operation, in any process, replaces it).
+  // Every cache is bounded by entries and, where values grow with the source, by the number of
+  // file records they hold (about 200 bytes each).
+  private val MaxCachedFileRecords = 2000000L
+  private val entryCache = new BoundedCache[EntryTextKey, LogEntry](256, MaxCachedFileRecords, fileRecords)
   private val activeCache = new BoundedCache[String, (String, Seq[LogEntry])](16)
   private val schemaCache = new BoundedCache[String, StructType](1024)
-  private val indexedFilesCache = new BoundedCache[(String, String, Long), Set[(String, Long, Long)]](256)
+  private val indexedFilesCache =
+    new BoundedCache[(String, String, Long), Set[FileKey]](256, MaxCachedFileRecords, _.size.toLong)
+
+  /** Entry `id` of the index at `root`, as stored (its text's SHA-256). */
+  private final case class EntryTextKey(root: String, id: Long, digest: String)
+
+  private object EntryTextKey {
+    def of(root: String, id: Long, text: String): EntryTextKey = {
+      val sha = java.security.MessageDigest.getInstance("SHA-256")
+        .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+      EntryTextKey(root, id, sha.map("%02x".format(_)).mkString)
+    }
+  }
+
+  private def fileRecords(e: LogEntry): Long =
+    1L + e.source.files.size + e.source.appendedFiles.size + e.source.deletedFiles.size + e.content.files.size
 
   /** The ACTIVE indexes under the session's system path, of kinds this version can use (unreadable ones skipped). */
   def active(spark: SparkSession): Seq[LogEntry] = {
@@ -58,32 +75,40 @@ object CandidateIndexes extends Logging {
   def forget(entry: LogEntry): Unit = {
     // By directory name: the log's path and the entry's recorded root may be spelled differently.
     val dirName = new Path(entry.content.root).getName
-    entryCache.removeIf(k => new Path(k._1).getName == dirName)
+    entryCache.removeIf(k => new Path(k.root).getName == dirName)
     activeCache.clear()
   }
 
-  private val usableKinds = Set(CoveringIndex.Kind, DataSkippingIndex.Kind)
-
   private def loadActive(catalog: IndexCatalog, conf: org.apache.hadoop.conf.Configuration): Seq[LogEntry] = {
-    val fs = catalog.systemPath.getFileSystem(conf)
     catalog.directoryNames.flatMap { dir =>
       try {
         val log = new IndexLogManager(new Path(catalog.systemPath, dir), conf)
         log.latestStableId.flatMap { id =>
-          val file = fs.getFileStatus(new Path(log.logPath, id.toString))
-          val key = (log.indexPath.toString, id, file.getLen, file.getModificationTime)
-          entryCache.get(key).orElse {
-            val loaded = log.entry(id).filter(_.isStable)
-            loaded.foreach(e => entryCache.put(key, e))
-            loaded.orElse(log.latestStable)
-          }
-        }.filter(e => e.state == States.ACTIVE && e.enabled && usableKinds.contains(e.index.kind))
+          log.entryText(id).flatMap { text =>
+            val key = EntryTextKey.of(log.indexPath.toString, id, text)
+            entryCache.get(key).orElse {
+              val loaded = Some(log.parseEntry(id, text)).filter(_.isStable)
+              loaded.foreach(e => entryCache.put(key, e))
+              loaded
+            }
+          }.orElse(log.latestStable)
+        }.filter(e => e.state == States.ACTIVE && e.enabled && ofKnownKind(e))
       } catch {
         case NonFatal(e) =>
           logWarning(s"Hyperspace ignores index '$dir' for this query: ${e.getMessage}")
           None
       }
     }
+  }
+
+  // An index of a kind this JVM does not know is listed by indexes() with the reason; queries do without it.
+  private def ofKnownKind(entry: LogEntry): Boolean = {
+    val known = IndexKinds.find(entry.index.kind).isDefined
+    if (!known) {
+      val why = IndexKinds.unknown(entry.index.kind, entry.name).getMessage
+      logWarning(s"Hyperspace ignores index '${entry.name}' for queries: $why")
+    }
+    known
   }
 
   /**
@@ -97,11 +122,10 @@ object CandidateIndexes extends Logging {
     case _ => None
   }
 
-  /** The (path, size, modification time) set an entry was built from; entries are immutable. */
-  def indexedFiles(entry: LogEntry): Set[(String, Long, Long)] =
-    if (entry.isHypothetical) entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet
-    else indexedFilesCache.getOrElseUpdate(entry.identity,
-      entry.source.files.map(f => (f.path, f.size, f.modificationTime)).toSet)
+  /** The files an entry was built from; entries are immutable. */
+  def indexedFiles(entry: LogEntry): Set[FileKey] =
+    if (entry.isHypothetical) entry.source.files.map(_.key).toSet
+    else indexedFilesCache.getOrElseUpdate(entry.identity, entry.source.files.map(_.key).toSet)
 
   /**
    * Whether `source` reads its files as `entry`'s source was read: same format and options,
@@ -116,7 +140,7 @@ object CandidateIndexes extends Logging {
    * options, and the same files (path, size and modification time). `listed` is the source's
    * file set, listed once by the caller for all candidates.
    */
-  def sourceMatches(entry: LogEntry, source: FileSource, listed: => Set[(String, Long, Long)]): Boolean =
+  def sourceMatches(entry: LogEntry, source: FileSource, listed: => Set[FileKey]): Boolean =
     sameReader(entry, source) && listed == indexedFiles(entry)
 
   /**
@@ -129,50 +153,22 @@ object CandidateIndexes extends Logging {
   def changesToServe(
       spark: SparkSession,
       entry: LogEntry,
-      listed: Set[(String, Long, Long)]): Either[String, SourceChanges] = {
+      listed: Set[FileKey]): Either[String, SourceChanges] = {
     val indexed = indexedFiles(entry)
     if (listed == indexed) Right(SourceChanges(Nil, Nil))
     else if (entry.source.hasPendingChanges && listed == entry.source.currentFiles.map(_.key).toSet) {
       Right(SourceChanges(entry.source.appendedFiles.map(_.key), entry.source.deletedFiles))
     } else {
       val changes = SourceChanges.between(entry.source.files, listed.toSeq)
-      hybridScanAllows(spark, entry, changes, listed.toSeq.map(_._2).sum, entry.source.sizeInBytes, "")
+      hybridScanAllows(spark, entry, changes, listed.iterator.map(_.size).sum, entry.source.sizeInBytes, "")
     }
   }
 
-  /**
-   * Whether hybrid scan may make up for `changes` of a source of `listedBytes` against the
-   * `indexedBytes` the index covers: Right with them, or Left with the reason (`where` names the
-   * part of the source compared, for messages).
-   */
-  private def hybridScanAllows(
-      spark: SparkSession,
-      entry: LogEntry,
-      changes: SourceChanges,
-      listedBytes: Long,
-      indexedBytes: Long,
-      where: String): Either[String, SourceChanges] = {
-    val stale = s"the source${where} changed since the index was built (${changes.describe})"
+  // The session's settings are read only for an index that is stale, as the policy's reasons say.
+  private def hybridScanAllows(spark: SparkSession, entry: LogEntry, changes: SourceChanges, listedBytes: Long,
+      indexedBytes: Long, where: String): Either[String, SourceChanges] =
     if (changes.isEmpty) Right(changes)
-    else if (entry.isHypothetical) Left(stale)
-    else if (!HyperspaceConf.hybridScanEnabled(spark)) {
-      Left(s"$stale; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})")
-    } else if (changes.deleted.nonEmpty && !entry.index.lineage) {
-      Left(s"$stale, and without lineage hybrid scan cannot drop the rows of deleted files; refresh the index")
-    } else {
-      val appendedRatio = changes.appendedBytes.toDouble / math.max(1L, listedBytes)
-      val deletedRatio = changes.deletedBytes.toDouble / math.max(1L, indexedBytes)
-      val maxAppended = HyperspaceConf.hybridScanMaxAppendedRatio(spark)
-      val maxDeleted = HyperspaceConf.hybridScanMaxDeletedRatio(spark)
-      if (appendedRatio > maxAppended) {
-        Left(f"$stale; appended bytes are ${appendedRatio * 100}%.1f%% of the source, above " +
-          f"${HyperspaceConf.HYBRID_SCAN_MAX_APPENDED_RATIO.key}=$maxAppended; refresh the index")
-      } else if (deletedRatio > maxDeleted) {
-        Left(f"$stale; deleted bytes are ${deletedRatio * 100}%.1f%% of the indexed data, above " +
-          f"${HyperspaceConf.HYBRID_SCAN_MAX_DELETED_RATIO.key}=$maxDeleted; refresh the index")
-      } else Right(changes)
-    }
-  }
+    else HybridScanPolicy.of(spark).allows(entry, changes, listedBytes, indexedBytes, where)
 
   /**
    * How `entry` can serve a scan of `source` whose files are `listed` (same reader assumed):
@@ -185,7 +181,7 @@ object CandidateIndexes extends Logging {
       spark: SparkSession,
       entry: LogEntry,
       source: FileSource,
-      listed: Set[(String, Long, Long)]): Either[String, IndexCandidate] =
+      listed: Set[FileKey]): Either[String, IndexCandidate] =
     SourceSubset.directoriesWithin(entry, source) match {
       case None => changesToServe(spark, entry, listed).map(IndexCandidate(entry, _))
       case Some(dirs) =>
@@ -196,7 +192,7 @@ object CandidateIndexes extends Logging {
         else {
           val changes = SourceChanges.between(scoped, listed.toSeq)
           for {
-            allowed <- hybridScanAllows(spark, entry, changes, listed.toSeq.map(_._2).sum,
+            allowed <- hybridScanAllows(spark, entry, changes, listed.iterator.map(_.size).sum,
               scoped.map(_.size).sum, s" under ${dirs.mkString(", ")}").left.map(why => s"$reading; $why")
             deleted = allowed.deleted.map(_.id).toSet
             scope <- SourceSubset.scope(entry, source, scoped.filterNot(f => deleted.contains(f.id)))
@@ -252,7 +248,7 @@ object CandidateIndexes extends Logging {
       val source = FileSource(relation, fs)
       lazy val listed = source.listedFiles.toSet
       indexes.filter(e =>
-        e.index.kind == CoveringIndex.Kind && coversColumns(e, needed, resolver) &&
+        IndexKinds.offers(e, RewriteFamily.CoveringScan) && coversColumns(e, needed, resolver) &&
           sameReader(e, source))
         .flatMap(e => serve(spark, e, source, listed).toOption)
   }

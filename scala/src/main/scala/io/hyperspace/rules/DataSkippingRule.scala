@@ -9,10 +9,10 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.BoundedCache
+import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.sources.{FileKey, FileSource}
 
 /**
  * A Filter over a file scan → the same Filter over the same scan with fewer files: the files
@@ -28,7 +28,7 @@ import io.hyperspace.sources.FileSource
 object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
 
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan = {
-    val skipping = indexes.filter(_.index.kind == DataSkippingIndex.Kind)
+    val skipping = indexes.filter(IndexKinds.offers(_, RewriteFamily.FileSkipping))
     if (skipping.isEmpty) plan
     else plan transformDown {
       case f @ Filter(condition, r: LogicalRelation) =>
@@ -37,7 +37,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   }
 
   /** Whether `entry` (a data skipping index) describes the data `source` reads. */
-  def serves(entry: LogEntry, source: FileSource, listed: => Seq[(String, Long, Long)]): Boolean =
+  def serves(entry: LogEntry, source: FileSource, listed: => Seq[FileKey]): Boolean =
     readsLike(entry, source) && sharesFiles(entry, listed)
 
   // Source schemas recorded in entries, parsed once (entries are immutable); bounded, since a
@@ -53,7 +53,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       DataType.equalsIgnoreNullability(schema(entry.source.partitionSchema), source.fsRelation.partitionSchema)
 
   /** Whether some file of `listed` is one `entry` summarized (same path, size and mtime). */
-  private def sharesFiles(entry: LogEntry, listed: Seq[(String, Long, Long)]): Boolean = {
+  private def sharesFiles(entry: LogEntry, listed: Seq[FileKey]): Boolean = {
     val indexed = CandidateIndexes.indexedFiles(entry)
     listed.exists(indexed.contains)
   }
@@ -95,20 +95,20 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       val keys = present(skippedFiles)
       val sketchSkips = sketches.map { case (sketch, files) =>
         val ks = present(files)
-        SketchSkips(sketch, ks.size, ks.iterator.map(_._2).sum)
+        SketchSkips(sketch, ks.size, ks.iterator.map(_.size).sum)
       }
-      (entry, keys, IndexSkips(entry.name, entry.id, keys.size, keys.iterator.map(_._2).sum, sketchSkips))
+      (entry, keys, IndexSkips(entry.name, entry.id, keys.size, keys.iterator.map(_.size).sum, sketchSkips))
     }
     val skipped = perIndex.flatMap(_._2).toSet
     val stats = RelationSkippingStats(
       relation = source.table.getOrElse(fs.location.rootPaths.mkString(", ")),
       filter = filter.sql,
-      filesTotal = listed.size, bytesTotal = listed.map(_._2).sum,
-      filesSkipped = skipped.size, bytesSkipped = skipped.iterator.map(_._2).sum,
+      filesTotal = listed.size, bytesTotal = listed.map(_.size).sum,
+      filesSkipped = skipped.size, bytesSkipped = skipped.iterator.map(_.size).sum,
       indexes = perIndex.map(_._3))
     // So that lastQuerySkippingStats sees this query once it has run.
     DataSkippingStats.ensureListener(spark)
-    val location = new DataSkippingFileIndex(fs.location, skipped.map(_._1), perIndex.map(_._1), stats)
+    val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
     Some(relation.copy(relation = fs.copy(location = location)(fs.sparkSession)))
   }
 

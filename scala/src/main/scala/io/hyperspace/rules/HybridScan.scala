@@ -50,7 +50,7 @@ object HybridScan {
     if (candidate.changes.appended.isEmpty) return indexSide
 
     val fs = CandidateIndexes.sourceScan(source).get
-    val appended = FileSource(source, fs).restrictedTo(candidate.changes.appended.map(_._1).toSet)
+    val appended = FileSource(source, fs).restrictedTo(candidate.changes.appended.map(_.path).toSet)
     // Appended files are flattened as the index data was: each nested field read out of its struct.
     val appendedFields = fields.map { f =>
       val struct = appended.output.find(_.name.equalsIgnoreCase(f.path.head)).get

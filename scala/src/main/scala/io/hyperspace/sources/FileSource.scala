@@ -33,14 +33,14 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
    * size and modification time, sorted by path: what a query over it will read, before any data
    * skipping (a pruned relation is still the same source).
    */
-  def listedFiles: Seq[(String, Long, Long)] =
+  def listedFiles: Seq[FileKey] =
     DataSkippingFileIndex.unwrap(fsRelation.location).listFiles(Nil, Nil)
       .flatMap(_.files.map(f => f.fileStatus))
-      .map(s => (s.getPath.toString, s.getLen, s.getModificationTime))
-      .sortBy(_._1)
+      .map(s => FileKey(s.getPath.toString, s.getLen, s.getModificationTime))
+      .sortBy(_.path)
 
   /** Every file the scan's paths hold now (the listing refreshed first), as [[listedFiles]]. */
-  def currentFiles: Seq[(String, Long, Long)] = {
+  def currentFiles: Seq[FileKey] = {
     fsRelation.location.refresh()
     listedFiles
   }
@@ -89,9 +89,7 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     schema = fsRelation.dataSchema.json,
     partitionSchema = fsRelation.partitionSchema.json,
     table = table,
-    files = currentFiles.zipWithIndex.map { case ((path, size, mtime), id) =>
-      SourceFile(path, size, mtime, id.toLong)
-    },
+    files = currentFiles.zipWithIndex.map { case (f, id) => SourceFile(f.path, f.size, f.modificationTime, id.toLong) },
     appendedFiles = Nil,
     deletedFiles = Nil)
 }

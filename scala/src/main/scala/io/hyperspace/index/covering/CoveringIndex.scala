@@ -8,7 +8,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.BoundedCache
+import io.hyperspace.index.{BoundedCache, IndexKind}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
@@ -158,7 +158,7 @@ object CoveringIndex {
     val definition = entry.index
     val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
     val all = spark.read.schema(schema).parquet(files.map(entry.content.pathOf): _*)
-    val kept = if (dropIds.isEmpty) all else all.where(!col(LineageColumn).isin(dropIds.toSeq: _*))
+    val kept = IndexKind.withoutSourceFiles(all, LineageColumn, dropIds)
     val bucketColumns = storedIndexedColumns(definition)
     val data = if (!oneFilePerBucket) kept
     else kept.repartition(definition.numBuckets,
@@ -183,17 +183,4 @@ object CoveringIndex {
 
   /** The bucket a data file holds, from its name (Spark's bucketed-file naming). */
   def bucketOf(file: ContentFile): Option[Int] = BucketingUtils.getBucketId(file.name)
-
-  /**
-   * The Parquet files of a written data version directory, with paths relative to the index
-   * root (`v__=N/part-...`, as [[ContentFile]] records them).
-   */
-  def listDataFiles(spark: SparkSession, dataPath: Path): Seq[ContentFile] = {
-    val fs = dataPath.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(dataPath)) Nil
-    else fs.listStatus(dataPath).toSeq
-      .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
-      .map(s => ContentFile(s"${dataPath.getName}/${s.getPath.getName}", s.getLen, s.getModificationTime))
-      .sortBy(_.path)
-  }
 }

@@ -96,7 +96,7 @@ class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
     IndexHadoopFsRelation.options)(spark) {
 
   override def toString: String =
-    s"Hyperspace(Type: CI, Name: ${entry.name}, LogVersion: ${entry.id})"
+    s"Hyperspace(Type: ${CoveringIndexKind.abbreviation}, Name: ${entry.name}, LogVersion: ${entry.id})"
 }
 
 object IndexHadoopFsRelation {

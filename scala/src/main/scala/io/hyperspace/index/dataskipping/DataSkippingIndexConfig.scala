@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ArrayNode
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.index.IndexKindConfig
 
 /**
  * What a data skipping index holds: one row per source file with the given sketches, e.g.
@@ -16,7 +17,10 @@ import io.hyperspace.HyperspaceException
  * The same sketch may not appear twice. Column names and expressions are checked against the
  * source when the index is created.
  */
-case class DataSkippingIndexConfig(name: String, sketches: Seq[Sketch]) {
+case class DataSkippingIndexConfig(name: String, sketches: Seq[Sketch]) extends IndexKindConfig {
+
+  override def kindName: String = DataSkippingIndex.Kind
+
   if (name == null || name.trim.isEmpty) {
     throw new HyperspaceException("DataSkippingIndexConfig needs a non-empty index name.")
   }

@@ -2,11 +2,11 @@ package io.hyperspace.index.dataskipping
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
-import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.IndexKind
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.FileSource
 
@@ -102,8 +102,7 @@ object DataSkippingIndexData {
       dropIds: Set[Long],
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val all = read(spark, entry, files)
-    val kept = if (dropIds.isEmpty) all
-    else all.where(!col(DataSkippingIndex.FileIdColumn).isin(dropIds.toSeq: _*))
+    val kept = IndexKind.withoutSourceFiles(all, DataSkippingIndex.FileIdColumn, dropIds)
     kept.coalesce(1).write.mode(mode).parquet(dataPath.toString)
   }
 

@@ -59,7 +59,7 @@ trait SketchTestSupport extends SparkSessionSuite {
   /** The sketch table of `source` for `sketches`, file ids numbered as the log would. */
   protected def build(source: DataFrame, sketches: Sketch*): Built = {
     val fileSource = FileSource.of(source, "test_index")
-    val ids = fileSource.listedFiles.map(_._1).zipWithIndex.map { case (p, i) => p -> i.toLong }.toMap
+    val ids = fileSource.listedFiles.map(_.path).zipWithIndex.map { case (p, i) => p -> i.toLong }.toMap
     val resolved = DataSkippingIndex.resolveSketches(spark, "test_index", sketches, source.queryExecution.analyzed)
     val table = DataSkippingIndex.buildSketchTable(source, resolved, ids).cache()
     Built(source, resolved, table, ids)
