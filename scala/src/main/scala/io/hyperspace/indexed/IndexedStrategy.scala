@@ -1,12 +1,14 @@
 package io.hyperspace.indexed
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.planning.{ExtractEquiJoinKeys, PhysicalOperation}
+import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, LogicalPlan}
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
+
+import io.hyperspace.shims.EquiJoin
 
 /**
  * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
@@ -31,7 +33,7 @@ object IndexedStrategy extends SparkStrategy {
         case None => Nil
       }
 
-    case ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, otherCondition, _, left, right, hint)
+    case EquiJoin(joinType, leftKeys, rightKeys, otherCondition, left, right, hint)
         if supported(joinType) =>
       val onRight = indexSide(right, rightKeys, leftKeys)
       val onLeft = indexSide(left, leftKeys, rightKeys)

@@ -4,6 +4,8 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.hyperspace.shims.Casting
+
 /** A comparison operator of a normalized comparison `target op literal`. */
 sealed abstract class ComparisonOp(val sql: String) {
   /** The operator with its operands swapped: `lit < x` is `x > lit`. */
@@ -286,7 +288,7 @@ object Casts {
   def preimage(cast: Cast, lit: Literal): Option[Literal] = {
     val from = cast.child.dataType
     val tz = cast.timeZoneId
-    val u = scala.util.Try(Cast(lit, from, tz, EvalMode.TRY).eval()).toOption.flatMap(Option(_))
+    val u = scala.util.Try(Casting.tryCast(lit, from, tz).eval()).toOption.flatMap(Option(_))
     u.map(Literal(_, from)).filter { candidate =>
       val roundTrip = cast.withNewChildren(Seq(candidate)).eval()
       roundTrip != null && EqualTo(Literal(roundTrip, cast.dataType), lit).eval() == true
