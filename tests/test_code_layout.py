@@ -118,6 +118,7 @@ SHAPE_SENSITIVE = (
     "FileScanRDD",
     "FilePartition",
     "LogicalRDD",
+    "PhysicalOperation",
 )
 # `Name(` or `new Name(` (a call, an extractor pattern, or `extends Name(`), not `x.Name(` or
 # `SomeName(`.
@@ -127,9 +128,7 @@ _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"""(?:.|\n)*?"""|"(?:\\.|[^
 
 def _scala_outside_shims() -> list[Path]:
     return sorted(
-        p
-        for tree in (SCALA_SRC / "main" / "scala", SCALA_SRC / "test" / "scala")
-        for p in tree.rglob("*.scala")
+        p for tree in (SCALA_SRC / "main" / "scala", SCALA_SRC / "test" / "scala") for p in tree.rglob("*.scala")
     )
 
 

@@ -1,7 +1,7 @@
 package io.hyperspace.shims
 
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, NamedExpression}
-import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.planning.{ExtractEquiJoinKeys, PhysicalOperation}
 import org.apache.spark.sql.catalyst.plans.JoinType
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Join, JoinHint, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
@@ -53,4 +53,13 @@ object GroupBy {
       case a: Aggregate => Some((a, a.groupingExpressions, a.aggregateExpressions, a.child))
       case _ => None
     }
+}
+
+/**
+ * The projections and filters over a plan that Spark's physical planning collapses (Spark's
+ * `PhysicalOperation`): (project list, filter conjuncts, the plan below them).
+ */
+object ProjectsAndFilters {
+  def unapply(plan: LogicalPlan): Option[(Seq[NamedExpression], Seq[Expression], LogicalPlan)] =
+    PhysicalOperation.unapply(plan)
 }

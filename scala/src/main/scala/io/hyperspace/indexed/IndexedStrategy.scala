@@ -1,14 +1,13 @@
 package io.hyperspace.indexed
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.planning.PhysicalOperation
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, LogicalPlan}
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
-import io.hyperspace.shims.EquiJoin
+import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
 
 /**
  * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
@@ -23,7 +22,7 @@ object IndexedStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case rel: IndexedRelation => IndexedScanExec(rel.output, rel) :: Nil
 
-    case PhysicalOperation(projects, filters, rel: IndexedRelation) =>
+    case ProjectsAndFilters(projects, filters, rel: IndexedRelation) =>
       lookupKeys(filters, rel.keyAttribute) match {
         case Some((keys, rest)) =>
           val lookup = IndexedLookupExec(rel.output, rel, keys)
@@ -87,7 +86,7 @@ object IndexedStrategy extends SparkStrategy {
   private def indexSide(
       plan: LogicalPlan, keys: Seq[Expression], otherKeys: Seq[Expression]): Option[IndexSide] =
     plan match {
-      case PhysicalOperation(projects, filters, rel: IndexedRelation) =>
+      case ProjectsAndFilters(projects, filters, rel: IndexedRelation) =>
         val key = rel.keyAttribute
         // The join side's own attributes that are the relation's key (possibly renamed).
         val keyIds = projects.collect {
