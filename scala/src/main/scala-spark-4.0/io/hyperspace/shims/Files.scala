@@ -4,7 +4,8 @@ import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
-import org.apache.spark.sql.execution.datasources.{FileFormat, FileIndex, FileStatusWithMetadata, HadoopFsRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, FileFormat, FileIndex, FileStatusWithMetadata, HadoopFsRelation, InMemoryFileIndex, PartitionDirectory}
+import org.apache.spark.sql.execution.streaming.MetadataLogFileIndex
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -21,8 +22,17 @@ abstract class FileRelationBase(
     spark: SparkSession)
   extends HadoopFsRelation(location, partitionSchema, dataSchema, bucketSpec, fileFormat, options)(spark)
 
-/** The listings a `FileIndex` returns (`PartitionDirectory`s of files). */
+/** Spark's file listings (`FileIndex`es) and what they return (`PartitionDirectory`s of files). */
 object FileListing {
+
+  /**
+   * Whether `location` is one of Spark's own directory listings: of paths, of a catalog table,
+   * or of a file sink's output (whose class moved to `execution.streaming.runtime` in 4.1).
+   */
+  def isSparkListing(location: FileIndex): Boolean = location match {
+    case _: InMemoryFileIndex | _: CatalogFileIndex | _: MetadataLogFileIndex => true
+    case _ => false
+  }
 
   /** One directory of `files` with the partition `values` (an empty row when unpartitioned). */
   def directory(values: InternalRow, files: Seq[FileStatus]): PartitionDirectory =
