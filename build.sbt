@@ -50,10 +50,21 @@ lazy val root = (project in file("."))
     organization := "io.hyperspace",
     version := pinned("hyperspace"),
     scalaVersion := pinned("scala"),
-    scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked"),
+    // Unused code (imports, private members, locals, parameters, pattern variables) fails the
+    // build, in main and test; other warnings stay warnings, so a new Spark line's deprecations
+    // do not block compiling against it.
+    scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked",
+      "-Wunused:imports,privates,locals,implicits,params,patvars", "-Wconf:cat=unused:e"),
     javacOptions ++= Seq("--release", "17"),
 
     Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
+    // Spark internals whose shape differs between Spark lines live in one source directory per
+    // line (docs/architecture.md, "Spark lines"); the pinned Spark picks which one is compiled.
+    Compile / unmanagedSourceDirectories += {
+      val shims = baseDirectory.value / "scala" / "src" / "main" / s"scala-spark-$sparkLine"
+      if (!shims.isDirectory) sys.error(s"No Spark shims for Spark $sparkLine: $shims does not exist")
+      shims
+    },
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",

@@ -1,9 +1,11 @@
 """Rules of the package's layout, read from its source (no JVM): py4j and pyspark's JVM handles
-stay in ``hyperspace/_jvm.py``, and the log reader stays free of Spark."""
+stay in ``hyperspace/_jvm.py``, the log reader stays free of Spark, and the Scala code builds
+Spark's shape-sensitive internal classes only in the per-Spark-line shims."""
 
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -88,3 +90,92 @@ def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
         packaged = {n for n in z.namelist() if n.endswith(".py")}
     expected = {str(p.relative_to(PACKAGE.parent)) for p in _modules()}
     assert expected <= packaged, sorted(expected - packaged)
+
+
+# ---- Scala: Spark internals only in the shims ----------------------------------------------
+
+SCALA_SRC = PACKAGE.parent.parent / "scala" / "src"
+
+# Spark classes whose constructor shape (arity, field order, curried arguments) is Spark's own
+# and has changed between Spark lines, or that Spark builds internally: constructing them or
+# matching on their constructor happens in scala/src/main/scala-spark-<line>/ only
+# (docs/architecture.md, "Spark lines"). Type tests (`case r: LogicalRelation`) and field reads
+# are fine anywhere.
+SHAPE_SENSITIVE = (
+    "LogicalRelation",
+    "HadoopFsRelation",
+    "Aggregate",
+    "Join",
+    "ExtractEquiJoinKeys",
+    "FileSourceScanExec",
+    "InMemoryFileIndex",
+    "PartitionedFile",
+    "FileStatusWithMetadata",
+    "PartitionDirectory",
+    "Cast",
+    "InsertIntoHadoopFsRelationCommand",
+    "ShuffledRowRDD",
+    "FileScanRDD",
+    "FilePartition",
+    "LogicalRDD",
+    "PhysicalOperation",
+)
+# Spark classes that moved package between Spark lines: named only in the shims.
+MOVED = ("MetadataLogFileIndex",)  # execution.streaming -> execution.streaming.runtime in 4.1
+# `Name(` or `new Name(` (a call, an extractor pattern, or `extends Name(`), not `x.Name(` or
+# `SomeName(`.
+_SHAPE_USE = re.compile(r"(?<![\w.])(?:new\s+)?(" + "|".join(SHAPE_SENSITIVE) + r")\s*[(\[]")
+_MOVED_USE = re.compile(r"(?<![\w])(" + "|".join(MOVED) + r")(?![\w])")
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"', re.S)
+
+
+def _scala_outside_shims() -> list[Path]:
+    return sorted(
+        p for tree in (SCALA_SRC / "main" / "scala", SCALA_SRC / "test" / "scala") for p in tree.rglob("*.scala")
+    )
+
+
+def _shape_sensitive_uses(source: str) -> list[tuple[int, str]]:
+    """(line, class) of each constructor call or pattern of a SHAPE_SENSITIVE class, and of each
+    mention of a MOVED one."""
+    # Comments and string literals blanked (newlines kept), so line numbers stay right.
+    code = _COMMENT_OR_STRING.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), source)
+    found = [*_SHAPE_USE.finditer(code), *_MOVED_USE.finditer(code)]
+    return sorted((code.count("\n", 0, m.start()) + 1, m.group(1)) for m in found)
+
+
+def test_the_shape_check_sees_calls_patterns_and_subclasses_but_not_comments() -> None:
+    source = """
+      case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) => fs  // LogicalRelation(x)
+      val c = Cast(child, LongType)
+      class R extends HadoopFsRelation(a, b)(spark)
+      val p = new PartitionedFile(row, path, 0, 1)
+      /* Aggregate(g, a, c) */ val s = "Join(l, r)"
+      case r: LogicalRelation => Cast.canCast(a, b) || DistinctSketchAggregate(x) != x.Join(y)
+      case _: MetadataLogFileIndex => true  // MetadataLogFileIndex
+    """
+    assert _shape_sensitive_uses(source) == [
+        (2, "LogicalRelation"),
+        (3, "Cast"),
+        (4, "HadoopFsRelation"),
+        (5, "PartitionedFile"),
+        (8, "MetadataLogFileIndex"),
+    ]
+
+
+def test_spark_internals_of_changing_shape_are_only_built_in_the_shims() -> None:
+    offenders = {
+        f"{p.relative_to(SCALA_SRC)}:{line}": name
+        for p in _scala_outside_shims()
+        for line, name in _shape_sensitive_uses(p.read_text(encoding="utf-8"))
+    }
+    assert offenders == {}, "use (or add) an extractor or factory in io.hyperspace.shims"
+
+
+def test_code_with_spark_private_access_lives_in_the_shims() -> None:
+    """Code in Spark's packages (for `private[sql]` access) is version-specific by nature."""
+    assert sorted((SCALA_SRC / "main" / "scala" / "org" / "apache" / "spark").rglob("*.scala")) == []
+    lines = sorted(d.name for d in (SCALA_SRC / "main").glob("scala-spark-*"))
+    assert lines, "no per-Spark-line source directory"
+    for line in lines:
+        assert (SCALA_SRC / "main" / line / "io" / "hyperspace" / "shims").is_dir(), line

@@ -2,7 +2,6 @@ package io.hyperspace
 
 import java.io.File
 
-import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
 
 import io.hyperspace.index.IndexCatalog

@@ -2,14 +2,14 @@ package io.hyperspace.explain
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Attribute, IsNotNull, PredicateHelper}
-import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.StructType
 
 import io.hyperspace.index.{IndexCatalog, IndexKinds, RewriteFamily}
 import io.hyperspace.log.{LogEntry, States}
 import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.shims.{EquiJoin, FileRelation}
 import io.hyperspace.rules.{BroadcastSides, CandidateIndexes, DataSkippingRule, FileListings, RewriteScope, StructFields}
 import io.hyperspace.sources.{FileSource, SourceSubset}
 
@@ -65,7 +65,7 @@ object WhyNot extends PredicateHelper {
     }
     if (relations.isEmpty) {
       val throughTableFormat = plan.collect {
-        case r @ LogicalRelation(fs: HadoopFsRelation, _, _, _, _)
+        case FileRelation(r, fs)
             if !FileListings.isPlain(fs.location) &&
               SourceSubset.overlaps(entry, FileSource(r, fs)) => fs.location.getClass.getSimpleName
       }
@@ -75,7 +75,7 @@ object WhyNot extends PredicateHelper {
         case None => Seq("the query does not read the data the index was built from")
       }
     }
-    if (kind.rewrites == RewriteFamily.FileSkipping) return skippingReasons(spark, entry, relations, plan)
+    if (kind.rewrites == RewriteFamily.FileSkipping) return skippingReasons(entry, relations, plan)
     relations.flatMap { r =>
       val source = FileSource(r, CandidateIndexes.sourceScan(r).get)
       val now = source.listedFiles.toSet
@@ -107,7 +107,7 @@ object WhyNot extends PredicateHelper {
         }
         val joins = plan.collect { case j: Join if j.collectLeaves().contains(r) => j }
         val joinReasons = joins.map {
-          case j @ ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
+          case j @ EquiJoin(_, lk, rk, _, _, _, _) =>
             val keys = (lk ++ rk).flatMap(_.references).filter(a => r.outputSet.contains(a)).map(_.name).distinct
             val indexed = entry.index.indexedColumns
             if (keys.size == indexed.size && indexed.forall(c => keys.exists(resolver(_, c)))) {
@@ -131,7 +131,6 @@ object WhyNot extends PredicateHelper {
 
   /** Why a data skipping index prunes none of `relations` (the scans of its source's paths). */
   private def skippingReasons(
-      spark: SparkSession,
       entry: LogEntry,
       relations: Seq[LogicalRelation],
       plan: LogicalPlan): Seq[String] =

@@ -11,11 +11,10 @@ import org.apache.spark.sql.catalyst.analysis.MultiInstanceRelation
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.catalyst.util.truncatedString
-import org.apache.spark.sql.execution.{ShuffledRowRDD, UnsafeRowSerializer}
-import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
-import org.apache.spark.sql.execution.metric.{SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageLevel
+
+import io.hyperspace.shims.Shuffles
 
 /**
  * What a materialized version measured, summed over its partitions.
@@ -122,7 +121,6 @@ private[indexed] object IndexedData {
    */
   def shuffleByKey(df: DataFrame, schema: StructType, keyOrdinal: Int,
       numPartitions: Int): RDD[InternalRow] = {
-    val sc = df.sparkSession.sparkContext
     val attributes = DataTypeUtils.toAttributes(schema)
     val rows = df.queryExecution.toRdd.mapPartitions { it =>
       val toUnsafe = UnsafeProjection.create(schema)
@@ -130,10 +128,7 @@ private[indexed] object IndexedData {
     }
     val codec = KeyCodec(schema(keyOrdinal).dataType)
     val partitioning = HashPartitioning(Seq(codec.partitionKey(attributes(keyOrdinal))), numPartitions)
-    val dependency = ShuffleExchangeExec.prepareShuffleDependency(rows, attributes, partitioning,
-      new UnsafeRowSerializer(attributes.length),
-      SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sc))
-    new ShuffledRowRDD(dependency, SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sc))
+    Shuffles.exchange(rows, attributes, partitioning)
   }
 }
 

@@ -13,6 +13,7 @@ import org.apache.spark.storage.StorageLevel
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.shims.Casting
 
 /**
  * An in-memory indexed cache of a DataFrame (the paper's Indexed DataFrame): rows
@@ -171,7 +172,7 @@ final class IndexedDataFrame private[indexed] (
         case IntegerType => v.isValidInt
         case _ => true
       }
-      if (fits) return Literal.create(Cast(Literal(v), keyType).eval(), keyType)
+      if (fits) return Literal.create(Casting.legacy(Literal(v), keyType).eval(), keyType)
     }
     // Python floats arrive as doubles; one a float key can hold exactly is a float key value.
     if (provided.dataType == DoubleType && keyType == FloatType) {
@@ -183,8 +184,7 @@ final class IndexedDataFrame private[indexed] (
         s"'$keyColumn' of type ${keyType.simpleString}: a ${provided.dataType.simpleString} value " +
         "cannot be compared with it.")
     }
-    try Cast(provided, keyType, Some(sparkSession.conf.get("spark.sql.session.timeZone")),
-        org.apache.spark.sql.catalyst.expressions.EvalMode.ANSI).eval()
+    try Casting.ansi(provided, keyType, Some(sparkSession.conf.get("spark.sql.session.timeZone"))).eval()
     catch {
       case NonFatal(e) => throw new HyperspaceException(s"Cannot look up ${describe(key)} in " +
           s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")

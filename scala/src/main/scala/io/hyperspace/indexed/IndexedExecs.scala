@@ -1,7 +1,5 @@
 package io.hyperspace.indexed
 
-import scala.collection.mutable
-
 import org.apache.spark.TaskContext
 import org.apache.spark.rdd.{PartitionPruningRDD, RDD}
 import org.apache.spark.sql.catalyst.InternalRow
@@ -168,133 +166,53 @@ case class IndexedJoinExec(
   }
 
   override protected def doExecute(): RDD[InternalRow] = {
-    val indexRdd = data.rdd
-    val numPartitions = data.numPartitions
-    val relationOutput = index.output
-    val codec = data.codec
-    val probeOutput = probe.output
-    val boundKey = BindReferences.bindReference(probeKey, probeOutput)
-    val partitionIdOfProbe = BindReferences.bindReference(
-      HashPartitioning(Seq(probeKey), numPartitions).partitionIdExpression, probeOutput)
-    val filter = indexFilters.reduceOption(And)
-    val identityProjection = indexProjects == relationOutput
-    val projects = indexProjects
-    val extra = extraCondition
-    val (lOut, rOut) = (leftOutput, rightOutput)
-    val resultOutput = output
-    val onLeft = indexOnLeft
-    val jt = joinType
-    val keepProbe = probePreserved
-    val keepIndex = indexPreserved
-    val indexSideWidth = indexSideOutput.length
-    val numOutputRows = longMetric("numOutputRows")
-    val numProbeRows = longMetric("numProbeRows")
-    val keyColumn = data.keyColumn
+    val spec = joinSpec()
+    if (broadcastProbe) joinBroadcastProbe(spec) else joinShuffledProbe(spec)
+  }
 
-    // Joins the probe rows of one partition with it; `check` verifies they belong there.
-    val joinPartition = (probeRows: Iterator[InternalRow], part: IndexedPartition, partition: Int,
-        check: Boolean) => {
-      val view = part.newRowView()
-      val indexFilter = filter.map(f => Predicate.create(f, relationOutput))
-      val project: InternalRow => InternalRow =
-        if (identityProjection) identity else UnsafeProjection.create(projects, relationOutput)
-      val condition = extra.map(c => Predicate.create(c, lOut ++ rOut))
-      val joined = new JoinedRow
-      def pair(indexRow: InternalRow, probeRow: InternalRow): InternalRow =
-        if (onLeft) joined(indexRow, probeRow) else joined(probeRow, indexRow)
-      // Nullable inputs: outer joins feed null rows for sides whose columns are not nullable.
-      val result = UnsafeProjection.create(resultOutput, (lOut ++ rOut).map(_.withNullability(true)))
-      val semiResult = UnsafeProjection.create(resultOutput, resultOutput)
-      val nullIndex = new GenericInternalRow(indexSideWidth)
-      val nullProbe = new GenericInternalRow(probeOutput.length)
-      val trackMatches = keepIndex || ((jt == LeftSemi || jt == LeftAnti) && onLeft)
-      val matched = if (trackMatches) new mutable.LongMap[Unit]() else null
-      var checked = 0
-      val keyHolder = new GenericInternalRow(1)
+  /** What each task needs to join its partition, taken out of this node (closures ship it). */
+  private def joinSpec(): IndexedJoinSpec = IndexedJoinSpec(
+    probeOutput = probe.output,
+    boundKey = BindReferences.bindReference(probeKey, probe.output),
+    partitionIdOfProbe = BindReferences.bindReference(
+      HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression, probe.output),
+    relationOutput = index.output,
+    indexFilter = indexFilters.reduceOption(And),
+    indexProjects = indexProjects,
+    extraCondition = extraCondition,
+    leftOutput = leftOutput,
+    rightOutput = rightOutput,
+    resultOutput = output,
+    indexOnLeft = indexOnLeft,
+    joinType = joinType,
+    keepProbe = probePreserved,
+    keepIndex = indexPreserved,
+    codec = data.codec,
+    keyColumn = data.keyColumn,
+    numOutputRows = longMetric("numOutputRows"),
+    numProbeRows = longMetric("numProbeRows"))
 
-      // The index rows joining `probeRow`, as (pointer, projected index row) pairs.
-      def matches(probeRow: InternalRow): Iterator[(Long, InternalRow)] = {
-        val value = boundKey.eval(probeRow)
-        if (value == null) return Iterator.empty
-        if (check && checked < 1024) {
-          checked += 1
-          val expected = partitionIdOfProbe.eval(probeRow).asInstanceOf[Int]
-          if (expected != partition) {
-            throw new HyperspaceException(s"Indexed join on '$keyColumn': a probe row of " +
-              s"partition $expected reached partition $partition (the probe side was not " +
-              "partitioned like the index).")
-          }
-        }
-        keyHolder.update(0, value)
-        part.pointers(codec.key(keyHolder, 0)).flatMap { p =>
-          val raw = part.rowAt(p, view)
-          if (indexFilter.forall(_.eval(raw))) {
-            val indexRow = project(raw)
-            if (condition.forall(_.eval(pair(indexRow, probeRow)))) Some(p -> indexRow) else None
-          } else None
-        }
-      }
-
-      val probed: Iterator[InternalRow] = probeRows.flatMap { probeRow =>
-        numProbeRows += 1
-        val found = matches(probeRow)
-        jt match {
-          case LeftSemi | LeftAnti if onLeft =>
-            found.foreach { case (p, _) => matched.update(p, ()) }
-            Iterator.empty
-          case LeftSemi =>
-            if (found.hasNext) Iterator.single(semiResult(probeRow)) else Iterator.empty
-          case LeftAnti =>
-            if (found.hasNext) Iterator.empty else Iterator.single(semiResult(probeRow))
-          case _ =>
-            var any = false
-            val out = found.map { case (p, indexRow) =>
-              any = true
-              if (trackMatches) matched.update(p, ())
-              result(pair(indexRow, probeRow))
-            }
-            if (keepProbe) {
-              out ++ (if (any) Iterator.empty else Iterator.single(result(pair(nullIndex, probeRow))))
-            } else out
-        }
-      }
-
-      // Evaluated only once every probe row was seen (`++` takes its right side lazily).
-      def unmatchedIndexRows: Iterator[InternalRow] = {
-        if (!trackMatches) return Iterator.empty
-        part.scanWithPointers().flatMap { case (p, raw) =>
-          if (!indexFilter.forall(_.eval(raw))) None
-          else {
-            val hit = matched.contains(p)
-            jt match {
-              case LeftSemi => if (hit) Some(semiResult(project(raw))) else None
-              case LeftAnti => if (hit) None else Some(semiResult(project(raw)))
-              case _ => if (hit) None else Some(result(pair(project(raw), nullProbe)))
-            }
-          }
-        }
-      }
-
-      (probed ++ unmatchedIndexRows).map { row => numOutputRows += 1; row }
+  /** Each index partition joins the broadcast probe rows whose key hashes to it. */
+  private def joinBroadcastProbe(spec: IndexedJoinSpec): RDD[InternalRow] = {
+    val broadcastRows = probe.executeBroadcast[Array[InternalRow]]()
+    val partitionOf = HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression
+    val probeOutput = spec.probeOutput
+    data.rdd.mapPartitionsWithIndex { (partition, parts) =>
+      val pid = UnsafeProjection.create(Seq(partitionOf), probeOutput)
+      val mine = broadcastRows.value.iterator.filter(r => pid(r).getInt(0) == partition)
+      new PartitionJoin(spec, parts.next(), partition, check = false).rows(mine)
     }
+  }
 
-    if (broadcastProbe) {
-      val broadcastRows = probe.executeBroadcast[Array[InternalRow]]()
-      val partitionOf = HashPartitioning(Seq(probeKey), numPartitions).partitionIdExpression
-      indexRdd.mapPartitionsWithIndex { (partition, parts) =>
-        val pid = UnsafeProjection.create(Seq(partitionOf), probeOutput)
-        val mine = broadcastRows.value.iterator.filter(r => pid(r).getInt(0) == partition)
-        joinPartition(mine, parts.next(), partition, false)
-      }
-    } else {
-      val probeRdd = probe.execute()
-      if (probeRdd.getNumPartitions != numPartitions) {
-        throw new HyperspaceException(s"Indexed join on '${data.keyColumn}': the probe side has " +
-          s"${probeRdd.getNumPartitions} partitions but the index has $numPartitions.")
-      }
-      probeRdd.zipPartitions(indexRdd) { (probeRows, parts) =>
-        joinPartition(probeRows, parts.next(), TaskContext.getPartitionId(), true)
-      }
+  /** Each index partition joins the probe partition of the same number (shuffled to match it). */
+  private def joinShuffledProbe(spec: IndexedJoinSpec): RDD[InternalRow] = {
+    val probeRdd = probe.execute()
+    if (probeRdd.getNumPartitions != data.numPartitions) {
+      throw new HyperspaceException(s"Indexed join on '${data.keyColumn}': the probe side has " +
+        s"${probeRdd.getNumPartitions} partitions but the index has ${data.numPartitions}.")
+    }
+    probeRdd.zipPartitions(data.rdd) { (probeRows, parts) =>
+      new PartitionJoin(spec, parts.next(), TaskContext.getPartitionId(), check = true).rows(probeRows)
     }
   }
 

@@ -1,12 +1,13 @@
 package io.hyperspace.indexed
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.planning.{ExtractEquiJoinKeys, PhysicalOperation}
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, LogicalPlan}
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
+
+import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
 
 /**
  * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
@@ -21,7 +22,7 @@ object IndexedStrategy extends SparkStrategy {
   override def apply(plan: LogicalPlan): Seq[SparkPlan] = plan match {
     case rel: IndexedRelation => IndexedScanExec(rel.output, rel) :: Nil
 
-    case PhysicalOperation(projects, filters, rel: IndexedRelation) =>
+    case ProjectsAndFilters(projects, filters, rel: IndexedRelation) =>
       lookupKeys(filters, rel.keyAttribute) match {
         case Some((keys, rest)) =>
           val lookup = IndexedLookupExec(rel.output, rel, keys)
@@ -31,7 +32,7 @@ object IndexedStrategy extends SparkStrategy {
         case None => Nil
       }
 
-    case ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, otherCondition, _, left, right, hint)
+    case EquiJoin(joinType, leftKeys, rightKeys, otherCondition, left, right, hint)
         if supported(joinType) =>
       val onRight = indexSide(right, rightKeys, leftKeys)
       val onLeft = indexSide(left, leftKeys, rightKeys)
@@ -85,7 +86,7 @@ object IndexedStrategy extends SparkStrategy {
   private def indexSide(
       plan: LogicalPlan, keys: Seq[Expression], otherKeys: Seq[Expression]): Option[IndexSide] =
     plan match {
-      case PhysicalOperation(projects, filters, rel: IndexedRelation) =>
+      case ProjectsAndFilters(projects, filters, rel: IndexedRelation) =>
         val key = rel.keyAttribute
         // The join side's own attributes that are the relation's key (possibly renamed).
         val keyIds = projects.collect {

@@ -84,7 +84,7 @@ final case class KeyCodec(dataType: DataType) {
 
   /** Rough bytes a key object of this type occupies on the heap, beyond the trie entry. */
   def keyHeapBytes(key: AnyRef): Long = key match {
-    case s: UTF8String => 24L // points into the row batch: no bytes of its own
+    case _: UTF8String => 24L // points into the row batch: no bytes of its own
     case b: BinaryKey => 32L + b.bytes.length
     case b: java.math.BigInteger => 48L + b.bitLength() / 8
     case _ => 16L

@@ -2,10 +2,11 @@ package io.hyperspace.rules
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.log.LogEntry
+import io.hyperspace.shims.GroupBy
 
 /**
  * Aggregate grouped by exactly an index's indexed columns (as a set) over a (Project of a)
@@ -18,7 +19,7 @@ object AggregateIndexRule extends IndexRewrite {
 
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
     plan transformUp {
-      case agg @ Aggregate(grouping, _, child, _)
+      case GroupBy(agg, grouping, _, child)
           if grouping.nonEmpty && grouping.forall(_.isInstanceOf[AttributeReference]) =>
         child match {
           case ScanChain(relation, needed) =>

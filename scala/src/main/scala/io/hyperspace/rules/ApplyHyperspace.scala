@@ -6,12 +6,13 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.LogEntry
+import io.hyperspace.shims.FileRelation
 
 /**
  * The optimizer rule that rewrites queries to use indexes. It runs in every session built with
@@ -124,8 +125,8 @@ object ApplyHyperspace {
 
   /** The index entries a logical plan reads (covering indexes) or prunes files with (data skipping). */
   def indexesIn(plan: LogicalPlan): Seq[LogEntry] = plan.collect {
-    case LogicalRelation(r: IndexHadoopFsRelation, _, _, _, _) => Seq(r.entry)
-    case LogicalRelation(r: HadoopFsRelation, _, _, _, _) if r.location.isInstanceOf[DataSkippingFileIndex] =>
+    case FileRelation(_, r: IndexHadoopFsRelation) => Seq(r.entry)
+    case FileRelation(_, r) if r.location.isInstanceOf[DataSkippingFileIndex] =>
       r.location.asInstanceOf[DataSkippingFileIndex].entries
   }.flatten
 }

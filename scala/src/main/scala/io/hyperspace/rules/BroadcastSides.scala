@@ -1,9 +1,10 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, BuildRight, BuildSide, JoinSelectionHelper}
-import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.internal.SQLConf
+
+import io.hyperspace.shims.EquiJoin
 
 /**
  * Why Spark's planner will run a join as a broadcast hash join: which side it broadcasts, and
@@ -50,7 +51,7 @@ object BroadcastSides extends JoinSelectionHelper {
 
   /** The broadcast Spark will plan for `join`, if it plans a broadcast hash join at all. */
   def of(join: Join, conf: SQLConf): Option[BroadcastDecision] = join match {
-    case ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, _, _, hint)
+    case EquiJoin(_, leftKeys, rightKeys, _, _, _, hint)
         if hashJoinSupported(leftKeys, rightKeys) =>
       def decided(side: BuildSide, byHint: Boolean) = {
         val plan = if (side == BuildLeft) join.left else join.right

@@ -12,6 +12,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
+import io.hyperspace.shims.FileRelation
 import io.hyperspace.sources.{FileKey, FileSource}
 
 /**
@@ -109,7 +110,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     // So that lastQuerySkippingStats sees this query once it has run.
     DataSkippingStats.ensureListener(spark)
     val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
-    Some(relation.copy(relation = fs.copy(location = location)(fs.sparkSession)))
+    Some(FileRelation.withLocation(relation, fs, location))
   }
 
   // An index that fails is ignored for the query, never failing it.

@@ -1,9 +1,9 @@
 package io.hyperspace.rules
 
-import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, FileIndex, InMemoryFileIndex}
-import org.apache.spark.sql.execution.streaming.MetadataLogFileIndex
+import org.apache.spark.sql.execution.datasources.FileIndex
 
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
+import io.hyperspace.shims.FileListing
 
 /**
  * Which file scans an index may stand in for: those whose rows are exactly the rows of the
@@ -19,8 +19,5 @@ import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 object FileListings {
 
   /** Whether `location` is a plain listing of files whose rows a scan reads unchanged. */
-  def isPlain(location: FileIndex): Boolean = DataSkippingFileIndex.unwrap(location) match {
-    case _: InMemoryFileIndex | _: CatalogFileIndex | _: MetadataLogFileIndex => true
-    case _ => false
-  }
+  def isPlain(location: FileIndex): Boolean = FileListing.isSparkListing(DataSkippingFileIndex.unwrap(location))
 }

@@ -4,13 +4,13 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.Resolver
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, ExprId, Expression, KnownFloatingPointNormalized}
 import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
-import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexScan}
 import io.hyperspace.log.LogEntry
+import io.hyperspace.shims.EquiJoin
 
 /**
  * Equi-join whose keys on a side are exactly an index's indexed columns (as a set), with the
@@ -47,14 +47,14 @@ object JoinIndexRule extends IndexRewrite {
     plan.collect { case r: LogicalRelation if IndexScan.isIndexScan(r) => r }.size
 
   private def hasFieldKeys(join: Join): Boolean = join match {
-    case ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, _, _, _) =>
+    case EquiJoin(_, leftKeys, rightKeys, _, _, _, _) =>
       (leftKeys ++ rightKeys).exists(StructFields.FieldChain.unapply(_).isDefined)
     case _ => false
   }
 
   private def rewriteJoin(spark: SparkSession, plan: Join, indexes: Seq[LogEntry]): LogicalPlan =
     plan match {
-      case join @ ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, _, _, left, right, _)
+      case join @ EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _)
           if supportedJoinTypes.contains(joinType) &&
             (leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined) &&
             BroadcastSides.of(join.asInstanceOf[Join], spark.sessionState.conf).isEmpty =>

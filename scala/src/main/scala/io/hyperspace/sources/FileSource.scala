@@ -11,6 +11,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.{Source, SourceFile}
+import io.hyperspace.shims.FileRelation
 
 /** A DataFrame that is a plain scan of files: what an index can be built over. */
 case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
@@ -50,9 +51,8 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
    * kept), with fresh attributes so it can sit beside this source in one plan.
    */
   def restrictedTo(paths: Set[String]): LogicalRelation = {
-    val selected = fsRelation.copy(location = new SelectedFilesIndex(fsRelation.location, paths))(
-      fsRelation.sparkSession)
-    relation.copy(relation = selected, catalogTable = None).newInstance()
+    FileRelation.withLocation(relation, fsRelation, new SelectedFilesIndex(fsRelation.location, paths),
+      keepTable = false).newInstance()
   }
 
   /**

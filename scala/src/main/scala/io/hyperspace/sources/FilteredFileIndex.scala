@@ -5,6 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.StructType
 
+import io.hyperspace.shims.FileListing
+
 /**
  * A source's own file listing (`delegate`) narrowed to the files whose path (as the listing
  * spells it) `keeps` accepts; partition values, schema and read options stay the source's.
@@ -22,7 +24,7 @@ abstract class FilteredFileIndex(val delegate: FileIndex) extends FileIndex {
       partitionFilters: Seq[Expression],
       dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     delegate.listFiles(partitionFilters, dataFilters)
-      .map(dir => dir.copy(files = dir.files.filter(f => keeps(f.getPath.toString))))
+      .map(dir => FileListing.filterFiles(dir)(f => keeps(f.getPath.toString)))
       .filter(_.files.nonEmpty)
 
   override def inputFiles: Array[String] =

@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
-import org.apache.spark.sql.catalyst.expressions.{Cast, EvalMode, Literal}
+import org.apache.spark.sql.catalyst.expressions.Literal
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex
 import org.apache.spark.sql.types.{ByteType, DataType, DateType, IntegerType, LongType, ShortType, StringType, StructType}
 import org.apache.spark.unsafe.types.UTF8String
@@ -12,6 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.{LogEntry, SourceFile}
+import io.hyperspace.shims.Casting
 
 /**
  * A query over some directories inside an index's source — typically partition directories read
@@ -147,7 +148,7 @@ object SourceSubset {
           val value = ExternalCatalogUtils.unescapePathName(raw)
           if (value == ExternalCatalogUtils.DEFAULT_PARTITION_NAME) Some(null)
           else try {
-            Option(Cast(Literal(UTF8String.fromString(value)), field.dataType, None, EvalMode.LEGACY).eval())
+            Option(Casting.legacy(Literal(UTF8String.fromString(value)), field.dataType).eval())
           } catch { case NonFatal(_) => None }
         case _ => None
       }

@@ -5,11 +5,11 @@ import java.io.File
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.functions.input_file_name
 
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.maintenance.MaintenanceTestSupport
+import io.hyperspace.shims.FileRelation
 
 /** Clustered multi-file sources and what data skipping did to a query. */
 trait DataSkippingTestSupport extends MaintenanceTestSupport {
@@ -50,7 +50,7 @@ trait DataSkippingTestSupport extends MaintenanceTestSupport {
 
   /** The data skipping file index of the (one) pruned relation of `df`'s optimized plan. */
   protected def pruned(df: DataFrame): Option[DataSkippingFileIndex] = df.queryExecution.optimizedPlan.collectFirst {
-    case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
+    case FileRelation(_, fs) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
       fs.location.asInstanceOf[DataSkippingFileIndex]
   }
 

@@ -1,11 +1,11 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.{Column, DataFrame}
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.functions.{coalesce, col, count, expr, input_file_name, lit, max}
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.dataskipping.{DataSkippingFileIndex, DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.shims.FileRelation
 
 /**
  * A query reading file metadata (`input_file_name()`, `input_file_block_*()`, any `_metadata`
@@ -81,7 +81,7 @@ class FileMetadataSuite extends RuleTestSupport {
       val plan = sameResult(query())
       assert(indexesUsed(plan).isEmpty)
       val skipping = withHyperspace(on = true)(query().queryExecution.optimizedPlan.collectFirst {
-        case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
+        case FileRelation(_, fs) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
           fs.location.asInstanceOf[DataSkippingFileIndex]
       })
       assert(skipping.exists(_.stats.filesSkipped == 6), s"expected 6 of 8 files skipped: $skipping")

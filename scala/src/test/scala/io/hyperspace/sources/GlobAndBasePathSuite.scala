@@ -29,7 +29,7 @@ class GlobAndBasePathSuite extends MaintenanceTestSupport {
     (if (partitioned) df.write.mode("append").partitionBy("part") else df.write.mode("append")).parquet(path)
   }
 
-  private def globRead(glob: String): DataFrame = spark.read.option(GlobKey, glob).parquet(glob.split(","): _*)
+  private def globRead(glob: String): DataFrame = spark.read.option(GlobKey, glob).parquet(glob.split(",").toSeq: _*)
 
   test("an index over a glob pattern: queries over the glob use it; refresh picks up new matching directories") {
     val root = newDir("glob").getAbsolutePath

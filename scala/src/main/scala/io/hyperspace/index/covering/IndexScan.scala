@@ -6,11 +6,12 @@ import org.apache.spark.sql.catalyst.FileSourceOptions
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, Pmod}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
-import org.apache.spark.sql.execution.datasources.{BucketingUtils, FileIndex, FileStatusWithMetadata, HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{BucketingUtils, FileIndex, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.log.{Content, LogEntry}
+import io.hyperspace.shims.{FileListing, FileRelation, FileRelationBase}
 
 /**
  * The files of one index version, straight from its log entry: no directory listing when a
@@ -20,11 +21,8 @@ import io.hyperspace.log.{Content, LogEntry}
  * pruning does not apply.
  */
 class IndexFileIndex(val entry: LogEntry) extends FileIndex {
-  private lazy val statuses: Seq[FileStatusWithMetadata] = entry.content.files.map { f =>
-    FileStatusWithMetadata(
-      new FileStatus(f.size, false, 1, 128L * 1024 * 1024, f.modificationTime,
-        new Path(entry.content.pathOf(f))),
-      Map.empty)
+  private lazy val statuses: Seq[FileStatus] = entry.content.files.map { f =>
+    new FileStatus(f.size, false, 1, 128L * 1024 * 1024, f.modificationTime, new Path(entry.content.pathOf(f)))
   }
 
   override def rootPaths: Seq[Path] =
@@ -35,7 +33,7 @@ class IndexFileIndex(val entry: LogEntry) extends FileIndex {
           BucketingUtils.getBucketId(s.getPath.getName).forall(buckets.contains))
       case None => statuses
     }
-    Seq(PartitionDirectory(org.apache.spark.sql.catalyst.InternalRow.empty, files))
+    Seq(FileListing.directory(org.apache.spark.sql.catalyst.InternalRow.empty, files))
   }
   override def inputFiles: Array[String] = statuses.map(_.getPath.toString).toArray
   override def refresh(): Unit = ()
@@ -87,13 +85,14 @@ object IndexFileIndex {
  * has. Spark reads the two settings per relation (FileSourceOptions) before the session's.
  */
 class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
-  extends HadoopFsRelation(
+  extends FileRelationBase(
     new IndexFileIndex(entry),
     new StructType(),
     DataType.fromJson(entry.index.schema).asInstanceOf[StructType],
     Some(IndexHadoopFsRelation.bucketSpec(entry)),
     new ParquetFileFormat,
-    IndexHadoopFsRelation.options)(spark) {
+    IndexHadoopFsRelation.options,
+    spark) {
 
   override def toString: String =
     s"Hyperspace(Type: ${CoveringIndexKind.abbreviation}, Name: ${entry.name}, LogVersion: ${entry.id})"
@@ -152,7 +151,7 @@ object IndexScan {
         case None => AttributeReference(f.name, f.dataType, f.nullable)()
       }
     }
-    LogicalRelation(relation, output, None, isStreaming = false, stream = None)
+    FileRelation(relation, output)
   }
 
   /** The source's attributes that `scan` (from [[scanFor]]) outputs, in the source's order. */

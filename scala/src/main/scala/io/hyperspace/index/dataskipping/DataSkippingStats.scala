@@ -3,9 +3,10 @@ package io.hyperspace.index.dataskipping
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.QueryExecution
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.util.QueryExecutionListener
+
+import io.hyperspace.shims.FileRelation
 
 /**
  * Data skipping statistics of queries: per scanned relation, the files and bytes listed, skipped
@@ -24,7 +25,7 @@ object DataSkippingStats {
 
   /** The statistics of the relations data skipping pruned in an optimized `plan` (subqueries included). */
   def of(plan: LogicalPlan): Seq[RelationSkippingStats] = plan.collectWithSubqueries {
-    case LogicalRelation(fs: HadoopFsRelation, _, _, _, _) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
+    case FileRelation(_, fs) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
       fs.location.asInstanceOf[DataSkippingFileIndex].stats
   }
 

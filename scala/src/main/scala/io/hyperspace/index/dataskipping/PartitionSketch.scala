@@ -3,8 +3,9 @@ package io.hyperspace.index.dataskipping
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.First
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.DataType
+
+import io.hyperspace.shims.FileRelation
 
 /**
  * The value of a hive partition column (`.../col=value/file`) for each file: constant within a
@@ -21,8 +22,8 @@ case class PartitionSketch(expr: String) extends Sketch {
 
   override def unsupportedSource(value: Expression, source: LogicalPlan): Option[String] = {
     val partitionColumns = source.collect {
-      case LogicalRelation(fs: HadoopFsRelation, output, _, _, _) =>
-        output.filter(a => fs.partitionSchema.fieldNames.contains(a.name))
+      case FileRelation(r, fs) =>
+        r.output.filter(a => fs.partitionSchema.fieldNames.contains(a.name))
     }.flatten
     value match {
       case a: Attribute if partitionColumns.exists(_.semanticEquals(a)) => None

@@ -1,0 +1,44 @@
+package io.hyperspace.shims
+
+import org.apache.hadoop.fs.FileStatus
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.catalog.BucketSpec
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, FileFormat, FileIndex, FileStatusWithMetadata, HadoopFsRelation, InMemoryFileIndex, PartitionDirectory}
+import org.apache.spark.sql.execution.streaming.MetadataLogFileIndex
+import org.apache.spark.sql.types.StructType
+
+/**
+ * A `HadoopFsRelation` that Hyperspace defines itself (a subclass, so plans can recognise it),
+ * built through this constructor rather than Spark's.
+ */
+abstract class FileRelationBase(
+    location: FileIndex,
+    partitionSchema: StructType,
+    dataSchema: StructType,
+    bucketSpec: Option[BucketSpec],
+    fileFormat: FileFormat,
+    options: Map[String, String],
+    spark: SparkSession)
+  extends HadoopFsRelation(location, partitionSchema, dataSchema, bucketSpec, fileFormat, options)(spark)
+
+/** Spark's file listings (`FileIndex`es) and what they return (`PartitionDirectory`s of files). */
+object FileListing {
+
+  /**
+   * Whether `location` is one of Spark's own directory listings: of paths, of a catalog table,
+   * or of a file sink's output (whose class moved to `execution.streaming.runtime` in 4.1).
+   */
+  def isSparkListing(location: FileIndex): Boolean = location match {
+    case _: InMemoryFileIndex | _: CatalogFileIndex | _: MetadataLogFileIndex => true
+    case _ => false
+  }
+
+  /** One directory of `files` with the partition `values` (an empty row when unpartitioned). */
+  def directory(values: InternalRow, files: Seq[FileStatus]): PartitionDirectory =
+    PartitionDirectory(values, files.map(FileStatusWithMetadata(_)))
+
+  /** `dir` with only the files whose status `keep` accepts (their metadata kept). */
+  def filterFiles(dir: PartitionDirectory)(keep: FileStatus => Boolean): PartitionDirectory =
+    dir.copy(files = dir.files.filter(f => keep(f.fileStatus)))
+}

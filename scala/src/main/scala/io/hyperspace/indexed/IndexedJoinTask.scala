@@ -1,0 +1,146 @@
+package io.hyperspace.indexed
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.execution.metric.SQLMetric
+
+import io.hyperspace.HyperspaceException
+
+/**
+ * What the tasks of an [[IndexedJoinExec]] need, out of the plan node so that closures do not
+ * capture it. Expressions are over the attributes named beside them; `boundKey` and
+ * `partitionIdOfProbe` are already bound to `probeOutput`.
+ */
+private[indexed] final case class IndexedJoinSpec(
+    probeOutput: Seq[Attribute],
+    boundKey: Expression,
+    partitionIdOfProbe: Expression,
+    relationOutput: Seq[Attribute],
+    indexFilter: Option[Expression],
+    indexProjects: Seq[NamedExpression],
+    extraCondition: Option[Expression],
+    leftOutput: Seq[Attribute],
+    rightOutput: Seq[Attribute],
+    resultOutput: Seq[Attribute],
+    indexOnLeft: Boolean,
+    joinType: JoinType,
+    keepProbe: Boolean,
+    keepIndex: Boolean,
+    codec: KeyCodec,
+    keyColumn: String,
+    numOutputRows: SQLMetric,
+    numProbeRows: SQLMetric) {
+
+  def indexSideWidth: Int = indexProjects.length
+}
+
+/**
+ * One task of an [[IndexedJoinExec]]: joins the probe rows of index partition `partition` with
+ * it. With `check`, the first probe rows are verified to hash to this partition (a probe side
+ * partitioned otherwise than the index would silently miss matches).
+ */
+private[indexed] final class PartitionJoin(
+    spec: IndexedJoinSpec,
+    part: IndexedPartition,
+    partition: Int,
+    check: Boolean) {
+  import spec._
+
+  private val view = part.newRowView()
+  private val indexFilterPredicate = indexFilter.map(f => Predicate.create(f, relationOutput))
+  private val project: InternalRow => InternalRow =
+    if (indexProjects == relationOutput) identity else UnsafeProjection.create(indexProjects, relationOutput)
+  private val condition = extraCondition.map(c => Predicate.create(c, leftOutput ++ rightOutput))
+  private val joined = new JoinedRow
+  // Nullable inputs: outer joins feed null rows for sides whose columns are not nullable.
+  private val result =
+    UnsafeProjection.create(resultOutput, (leftOutput ++ rightOutput).map(_.withNullability(true)))
+  private val semiResult = UnsafeProjection.create(resultOutput, resultOutput)
+  private val nullIndex = new GenericInternalRow(indexSideWidth)
+  private val nullProbe = new GenericInternalRow(probeOutput.length)
+  private val trackMatches = keepIndex || ((joinType == LeftSemi || joinType == LeftAnti) && indexOnLeft)
+  private val matched = if (trackMatches) new mutable.LongMap[Unit]() else null
+  private var checked = 0
+  private val keyHolder = new GenericInternalRow(1)
+
+  /** The joined rows: the probe rows' results, then the index rows that must appear unmatched. */
+  def rows(probeRows: Iterator[InternalRow]): Iterator[InternalRow] =
+    // `++` takes its right side lazily: unmatched rows are known once every probe row was seen.
+    (probed(probeRows) ++ unmatchedIndexRows).map { row => numOutputRows += 1; row }
+
+  private def pair(indexRow: InternalRow, probeRow: InternalRow): InternalRow =
+    if (indexOnLeft) joined(indexRow, probeRow) else joined(probeRow, indexRow)
+
+  private def keepsIndexRow(raw: InternalRow): Boolean = indexFilterPredicate.forall(_.eval(raw))
+
+  private def checkPartition(probeRow: InternalRow): Unit =
+    if (check && checked < 1024) {
+      checked += 1
+      val expected = partitionIdOfProbe.eval(probeRow).asInstanceOf[Int]
+      if (expected != partition) {
+        throw new HyperspaceException(s"Indexed join on '$keyColumn': a probe row of " +
+          s"partition $expected reached partition $partition (the probe side was not " +
+          "partitioned like the index).")
+      }
+    }
+
+  /** The index rows joining `probeRow`, as (pointer, projected index row) pairs. */
+  private def matches(probeRow: InternalRow): Iterator[(Long, InternalRow)] = {
+    val value = boundKey.eval(probeRow)
+    if (value == null) return Iterator.empty
+    checkPartition(probeRow)
+    keyHolder.update(0, value)
+    part.pointers(codec.key(keyHolder, 0)).flatMap { p =>
+      val raw = part.rowAt(p, view)
+      if (keepsIndexRow(raw)) {
+        val indexRow = project(raw)
+        if (condition.forall(_.eval(pair(indexRow, probeRow)))) Some(p -> indexRow) else None
+      } else None
+    }
+  }
+
+  /** The results of the probe rows (for index-side semi and anti joins, none: only marks). */
+  private def probed(probeRows: Iterator[InternalRow]): Iterator[InternalRow] =
+    probeRows.flatMap { probeRow =>
+      numProbeRows += 1
+      val found = matches(probeRow)
+      joinType match {
+        case LeftSemi | LeftAnti if indexOnLeft =>
+          found.foreach { case (p, _) => matched.update(p, ()) }
+          Iterator.empty
+        case LeftSemi =>
+          if (found.hasNext) Iterator.single(semiResult(probeRow)) else Iterator.empty
+        case LeftAnti =>
+          if (found.hasNext) Iterator.empty else Iterator.single(semiResult(probeRow))
+        case _ =>
+          var any = false
+          val out = found.map { case (p, indexRow) =>
+            any = true
+            if (trackMatches) matched.update(p, ())
+            result(pair(indexRow, probeRow))
+          }
+          if (keepProbe) {
+            out ++ (if (any) Iterator.empty else Iterator.single(result(pair(nullIndex, probeRow))))
+          } else out
+      }
+    }
+
+  /** The index rows the join keeps by whether a probe row matched them; only after [[probed]]. */
+  private def unmatchedIndexRows: Iterator[InternalRow] = {
+    if (!trackMatches) return Iterator.empty
+    part.scanWithPointers().flatMap { case (p, raw) =>
+      if (!keepsIndexRow(raw)) None
+      else {
+        val hit = matched.contains(p)
+        joinType match {
+          case LeftSemi => if (hit) Some(semiResult(project(raw))) else None
+          case LeftAnti => if (hit) None else Some(semiResult(project(raw)))
+          case _ => if (hit) None else Some(result(pair(project(raw), nullProbe)))
+        }
+      }
+    }
+  }
+}
