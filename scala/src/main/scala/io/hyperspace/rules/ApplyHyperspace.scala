@@ -164,7 +164,17 @@ object ApplyHyperspace extends Logging {
         indexes.filterNot(e => if (DataSkippingRule.concerns(e)) scope.skippingAllowed else scope.coveringAllowed)
           .foreach(log.reject(_, why))
       }
-      rewritesFor(scope).foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes, log))
+      rewritesFor(scope).foldLeft(plan) { (current, rewrite) =>
+        val next = rewrite(spark, current, indexes, log)
+        if (log.recording) {
+          // A later rule may replace a scan an earlier one pruned (data skipping, then a covering index).
+          val (before, after) = (indexesIn(current), indexesIn(next))
+          val added = after.filterNot(e => before.exists(_.identity == e.identity)).map(_.name).distinct
+          before.filterNot(e => after.exists(_.identity == e.identity))
+            .foreach(log.reject(_, Reason.ScanReplaced(added)))
+        }
+        next
+      }
     }
 
   /** The rewrites a scope allows, in order: data skipping keeps the source's scans, the others replace them. */

@@ -162,6 +162,11 @@ object Reason {
     def describe: String = s"index '$winner' was chosen instead ($criterion)"
   }
 
+  /** The scan the index pruned was then replaced by a scan of `by` (covering indexes). */
+  final case class ScanReplaced(by: Seq[String]) extends Reason {
+    def describe: String = s"the scan it pruned is read from index ${by.map(n => s"'$n'").mkString(", ")} instead"
+  }
+
   // Data skipping indexes.
 
   case object SkippingSourceMismatch extends Reason {
