@@ -10,7 +10,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import io.hyperspace.Hyperspace
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.log.LogEntry
-import io.hyperspace.rules.{ApplyHyperspace, DecisionLog, Decisions}
+import io.hyperspace.rules.{ApplyHyperspace, DecisionLog, Decisions, Reason, RecordingLog}
 
 /**
  * One query planned with and without indexes, never by switching rewriting in the user's
@@ -56,7 +56,25 @@ final class QueryPlanning(df: DataFrame) {
   def physicalWithOnly(indexes: Seq[LogEntry]): SparkPlan =
     Plans.physical(withoutRewriting, ApplyHyperspace.rewriteWith(spark, optimizedWithout, indexes))
 
-  /** What the optimizer rule decides for this query, recorded: used indexes, and reasons for the others. */
+  /**
+   * What the optimizer rule decides for this query: the indexes it uses and the reasons for the
+   * others, recorded while a private copy of the session, with rewriting on, optimizes it —
+   * the same rule, at the same points among Spark's rules, as when the query runs. When the
+   * session itself rewrites nothing, the decisions say why, beside what rewriting would do.
+   */
   lazy val decisions: Decisions =
-    ApplyHyperspace.decide(spark, optimizedWithout, installed = installed, enabled = enabled)._2
+    if (df.isStreaming) Decisions(Set.empty, Map.empty, Some(Reason.StreamingQuery))
+    else if (!installed) Decisions(Set.empty, Map.empty, Some(Reason.ExtensionNotInstalled))
+    else if (!enabled) Decisions(Set.empty, Map.empty, Some(Reason.RewritingDisabled), Some(recordedRun))
+    else recordedRun
+
+  private def recordedRun: Decisions = {
+    val copy = SparkInternals.cloneSession(spark)
+    copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "true")
+    val log = new RecordingLog
+    val optimized = ApplyHyperspace.recording(copy, log) {
+      SparkInternals.ofRows(copy, logical).queryExecution.optimizedPlan
+    }
+    ApplyHyperspace.decisions(spark, optimized, log, df.queryExecution.analyzed)
+  }
 }

@@ -25,7 +25,7 @@ import io.hyperspace.log.LogEntry
 case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, DecisionLog.Discard)
+    if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark))
 
   // A malformed apply.enabled value must not break queries of a session: treat it as off.
   private def isEnabled: Boolean =
@@ -65,29 +65,38 @@ object ApplyHyperspace extends Logging {
       }
     }
 
+  // The sessions whose optimizer records its decisions: private copies of a user's session that
+  // whyNot plans a query in (see [[recording]]). Keyed by session identity, so no other session,
+  // and no query of the user's own session, ever records; weak, so a lost copy is dropped.
+  private val recorders =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[SparkSession, RecordingLog]())
+
+  private def logOf(spark: SparkSession): DecisionLog = Option(recorders.get(spark)).getOrElse(DecisionLog.Discard)
+
   /**
-   * A recording run over `plan` (a query's optimized plan, no index in it): the rewritten plan
-   * and what was decided for each ACTIVE index, given whether the session has the extension
-   * (`installed`) and rewriting on (`enabled`). When it rewrites nothing at all, the decisions
-   * say so and also hold what the rules would decide with rewriting on.
+   * Runs `body` with the rule of `session` — a private copy of a user's session, planned in by
+   * one caller — writing its decisions to `log`: whyNot then reads the decisions of the very
+   * optimizer run that produced the plan, made where the rule runs among Spark's own rules.
    */
-  def decide(spark: SparkSession, plan: LogicalPlan, installed: Boolean, enabled: Boolean): (LogicalPlan, Decisions) = {
-    def run(): (LogicalPlan, Decisions) = {
-      val log = new RecordingLog
-      val rewritten = rewrite(spark, plan, log)
-      val used = indexesIn(rewritten).map(_.name).toSet
-      val active = CandidateIndexes.active(spark)
-      val reasons = active.filterNot(e => used.contains(e.name)).map { e =>
-        if (log.reasons(e.name).isEmpty) log.reject(e, Unconsidered.reason(e, plan))
-        e.name.toLowerCase(java.util.Locale.ROOT) -> log.reasons(e.name)
-      }.toMap
-      (rewritten, Decisions(used, reasons))
-    }
-    def blocked(why: Reason) = (plan, Decisions(Set.empty, Map.empty, Some(why), Some(run()._2)))
-    if (plan.isStreaming) (plan, Decisions(Set.empty, Map.empty, Some(Reason.StreamingQuery)))
-    else if (!installed) blocked(Reason.ExtensionNotInstalled)
-    else if (!enabled) blocked(Reason.RewritingDisabled)
-    else run()
+  def recording[T](session: SparkSession, log: RecordingLog)(body: => T): T = {
+    recorders.put(session, log)
+    try body
+    finally recorders.remove(session)
+  }
+
+  /**
+   * What a recorded optimizer run decided: the indexes its plan `optimized` reads, and for each
+   * other ACTIVE index the reasons written to `log`, or, when no rule met the index, why none
+   * could ([[Unconsidered]], judged on `query`, the query's analyzed plan: the scans it asks for).
+   */
+  def decisions(spark: SparkSession, optimized: LogicalPlan, log: RecordingLog, query: LogicalPlan): Decisions = {
+    val used = indexesIn(optimized).map(_.name).toSet
+    val reasons = CandidateIndexes.active(spark).filterNot(e => used.contains(e.name)).map { e =>
+      val recorded = log.reasons(e.name)
+      e.name.toLowerCase(java.util.Locale.ROOT) ->
+        (if (recorded.nonEmpty) recorded else Seq(Unconsidered.reason(e, query)))
+    }.toMap
+    Decisions(used, reasons)
   }
 
   /**

@@ -84,8 +84,8 @@ class WhyNotAgreementSuite extends RuleTestSupport {
       case 1 =>
         val other = sources(r.nextInt(sources.size))
         val key = Seq("id", "name")(r.nextInt(2))
-        val left = scan(r, src).select(key, subset(r, 1).filterNot(_ == key).map(c => s"$c AS l_$c"): _*)
-        val right = scan(r, other).select(key, subset(r, 1).filterNot(_ == key).map(c => s"$c AS r_$c"): _*)
+        val left = scan(r, src).selectExpr(key +: subset(r, 1).filterNot(_ == key).map(c => s"$c AS l_$c"): _*)
+        val right = scan(r, other).selectExpr(key +: subset(r, 1).filterNot(_ == key).map(c => s"$c AS r_$c"): _*)
         (s"$src JOIN $other USING ($key)\n${left.queryExecution.logical}\n${right.queryExecution.logical}", left.join(right, key))
       case _ =>
         val key = columns(r.nextInt(columns.size))
