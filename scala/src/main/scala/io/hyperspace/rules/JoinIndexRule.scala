@@ -127,7 +127,7 @@ object JoinIndexRule extends IndexRewrite {
       val resolver = spark.sessionState.conf.resolver
       CandidateIndexes.forRelation(spark, indexes, relation, reads.whole, log).flatMap { c =>
         val indexed = CoveringIndex.columnsOf(c.entry.index)._1
-        val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
+        lazy val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
         if (!keyedOn(indexed, keys, resolver)) {
           log.reject(c.entry, Reason.JoinKeysNotIndexed(keys.map(IndexColumn(_).name).distinct, indexed.map(_.name)))
           None
