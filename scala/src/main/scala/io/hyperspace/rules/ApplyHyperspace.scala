@@ -55,6 +55,7 @@ object ApplyHyperspace extends Logging {
   def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog): LogicalPlan =
     if (plan.isStreaming) plan
     else {
+      log.newPass()
       try {
         if (!plan.exists(isSourceScan)) plan
         else rewriteWithReadableIndexes(spark, plan, CandidateIndexes.active(spark), log)

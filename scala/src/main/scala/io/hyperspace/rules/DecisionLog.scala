@@ -16,6 +16,12 @@ trait DecisionLog {
 
   /** `entry` was turned down for `reason` (evaluated only when recording). */
   def reject(entry: LogEntry, reason: => Reason): Unit
+
+  /**
+   * The rule starts another pass over the plan (the optimizer runs it until the plan settles):
+   * an index turned down again gets the new pass's reasons, made on a more optimized plan.
+   */
+  def newPass(): Unit = ()
 }
 
 object DecisionLog {
@@ -27,22 +33,28 @@ object DecisionLog {
   }
 }
 
-/** A log that keeps every reason, per index name (case-insensitive), in the order given. */
+/**
+ * A log that keeps the reasons, per index name (case-insensitive), in the order given: those of
+ * the last pass that turned the index down.
+ */
 final class RecordingLog extends DecisionLog {
-  private val byIndex = mutable.LinkedHashMap[String, Vector[Reason]]()
+  private val byIndex = mutable.LinkedHashMap[String, (Int, Vector[Reason])]()
+  private var pass = 0
 
   def recording: Boolean = true
+
+  override def newPass(): Unit = synchronized { pass += 1 }
 
   def reject(entry: LogEntry, reason: => Reason): Unit = synchronized {
     val key = entry.name.toLowerCase(java.util.Locale.ROOT)
     val r = reason
-    val seen = byIndex.getOrElse(key, Vector.empty)
-    if (!seen.contains(r)) byIndex(key) = seen :+ r
+    val seen = byIndex.get(key).collect { case (p, reasons) if p == pass => reasons }.getOrElse(Vector.empty)
+    if (!seen.contains(r)) byIndex(key) = (pass, seen :+ r)
   }
 
   /** The reasons recorded for index `name`. */
   def reasons(name: String): Seq[Reason] = synchronized {
-    byIndex.getOrElse(name.toLowerCase(java.util.Locale.ROOT), Vector.empty)
+    byIndex.get(name.toLowerCase(java.util.Locale.ROOT)).map(_._2).getOrElse(Vector.empty)
   }
 }
 
