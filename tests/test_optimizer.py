@@ -132,8 +132,11 @@ def test_explain_why_not_what_if(
 
     assert hs.explain(join, display=False) and capsys.readouterr().out == ""
 
+    # Rewriting is off in this session: why_not says so first, then what rewriting would do (#14).
     reasons = hs.why_not(events.where("score > 3").select("score", "id"), display=False)
-    assert "evByKey: column(s) id not covered by the index" in reasons
+    line = next(l for l in reasons.splitlines() if l.startswith("evByKey: "))
+    assert line.startswith("evByKey: rewriting is off in this session (spark.hyperspace.apply.enabled=false"), line
+    assert line.endswith("with rewriting on it would not be used either: column(s) id not covered by the index"), line
     assert hs.whyNot is not None and Hyperspace.whyNot is Hyperspace.why_not
 
     report = hs.what_if(

@@ -478,8 +478,9 @@ class Hyperspace:
 
     @translate_errors
     def why_not(self, df: DataFrame, index_name: str | None = None, display: bool = True) -> str:
-        """For each index (or only ``index_name``) that ``df`` does not use, the reasons in words
-        (a column not covered, no filter on the leading column, the source changed, ...)."""
+        """For each index (or only ``index_name``): "used by this query" exactly when the session's
+        plan for ``df`` reads it, otherwise the reasons the optimizer recorded (a column not covered,
+        no filter on the leading column, the source changed, rewriting off in this session, ...)."""
         return self._show(str(self._jhs.whyNot(java_dataframe(df), index_name)), display)
 
     @translate_errors

@@ -13,8 +13,9 @@ object Explainer {
   def explain(df: DataFrame, verbose: Boolean): String = {
     val mode = HyperspaceConf.explainDisplayMode(df.sparkSession)
     val tags = HyperspaceConf.explainHighlightTags(df.sparkSession)
-    val withIdx = Plans.physical(df, withIndexes = true)
-    val without = Plans.physical(df, withIndexes = false)
+    val planning = new QueryPlanning(df)
+    val withIdx = planning.physicalWith
+    val without = planning.physicalWithout
     val withLines = withIdx.treeString.linesIterator.toSeq
     val withoutLines = without.treeString.linesIterator.toSeq
     val used = Plans.indexesIn(withIdx)

@@ -7,51 +7,25 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.hyperspace.SparkInternals
 
-import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.{CoveringIndex, IndexHadoopFsRelation}
 import io.hyperspace.index.dataskipping.{DataSkippingFileIndex, RelationSkippingStats}
 import io.hyperspace.log.LogEntry
-import io.hyperspace.rules.ApplyHyperspace
 import io.hyperspace.sources.SelectedFilesIndex
 
-/** The plans of a query with and without indexes, for explain, whyNot and whatIf. */
+/**
+ * The plans of a query with and without indexes, for explain, whyNot and whatIf, planned without
+ * touching the user's session: plans without indexes come from a private copy of the session
+ * with rewriting off (see [[QueryPlanning]]), so a query another thread runs meanwhile is planned
+ * exactly as the session's own switch says.
+ */
 object Plans {
 
-  /** Runs `body` with rewriting switched `on` in this session, then restores the setting. */
-  def withRewriting[T](spark: SparkSession, on: Boolean)(body: => T): T = {
-    val key = HyperspaceConf.APPLY_ENABLED.key
-    val previous = spark.conf.getOption(key)
-    spark.conf.set(key, on.toString)
-    try body
-    finally previous match {
-        case Some(v) => spark.conf.set(key, v)
-        case None => spark.conf.unset(key)
-      }
-  }
-
-  /** The physical plan of `df`'s query planned afresh (adaptive execution: its initial plan). */
+  /** The physical plan of `logical` planned afresh in `spark` (adaptive execution: its initial plan). */
   def physical(spark: SparkSession, logical: LogicalPlan): SparkPlan =
     SparkInternals.ofRows(spark, logical).queryExecution.executedPlan match {
       case a: AdaptiveSparkPlanExec => a.executedPlan
       case p => p
     }
-
-  /** The physical plan of `df` with the session's real indexes, or without any. */
-  def physical(df: DataFrame, withIndexes: Boolean): SparkPlan =
-    withRewriting(df.sparkSession, withIndexes)(physical(df.sparkSession, df.queryExecution.logical))
-
-  /** The optimized logical plan of `df` with no index. */
-  def optimizedWithout(df: DataFrame): LogicalPlan =
-    withRewriting(df.sparkSession, on = false) {
-      SparkInternals.ofRows(df.sparkSession, df.queryExecution.logical).queryExecution.optimizedPlan
-    }
-
-  /** The physical plan of `df` if `indexes` (possibly hypothetical) were the only ones. */
-  def physicalWith(df: DataFrame, indexes: Seq[LogEntry]): SparkPlan = {
-    val spark = df.sparkSession
-    val rewritten = ApplyHyperspace.rewriteWith(spark, optimizedWithout(df), indexes)
-    withRewriting(spark, on = false)(physical(spark, rewritten))
-  }
 
   /** The index entries a physical plan reads, or used to skip source files. */
   def indexesIn(plan: SparkPlan): Seq[LogEntry] = plan.collect {

@@ -21,7 +21,8 @@ object WhatIf {
 
   def whatIf(df: DataFrame, configs: Seq[IndexConfig]): String = {
     val spark = df.sparkSession
-    val relations = Plans.optimizedWithout(df).collect {
+    val planning = new QueryPlanning(df)
+    val relations = planning.optimizedWithout.collect {
       case r: LogicalRelation if CandidateIndexes.sourceScan(r).isDefined => r
     }
     val hypothetical = configs.map { config =>
@@ -37,8 +38,8 @@ object WhatIf {
             s"${(config.indexedColumns ++ config.includedColumns).mkString(", ")}."))
       entryFor(df, relation, config)
     }
-    val baseline = Plans.physical(df, withIndexes = false)
-    val planned = Plans.physicalWith(df, hypothetical)
+    val baseline = planning.physicalWithout
+    val planned = planning.physicalWithOnly(hypothetical)
     val used = Plans.indexesIn(planned).map(_.name).toSet
     def exchanges(p: org.apache.spark.sql.execution.SparkPlan): Int =
       Plans.operatorCounts(p).getOrElse("Exchange", 0)

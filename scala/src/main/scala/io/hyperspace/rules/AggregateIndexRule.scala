@@ -17,7 +17,7 @@ import io.hyperspace.shims.GroupBy
  */
 object AggregateIndexRule extends IndexRewrite {
 
-  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
+  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan =
     plan transformUp {
       case GroupBy(agg, grouping, _, child)
           if grouping.nonEmpty && grouping.forall(_.isInstanceOf[AttributeReference]) =>
@@ -27,9 +27,17 @@ object AggregateIndexRule extends IndexRewrite {
             val resolver = spark.sessionState.conf.resolver
             val candidates =
               if (!keys.forall(relation.outputSet.contains)) Nil
-              else CandidateIndexes.forRelation(spark, indexes, relation, needed)
-                .filter(c => CandidateIndexes.keyedOn(c.entry, keys, resolver))
-            IndexRanking.best(candidates).map { c =>
+              else CandidateIndexes.forRelation(spark, indexes, relation, needed, log).filter { c =>
+                val keyed = CandidateIndexes.keyedOn(c.entry, keys, resolver)
+                if (!keyed) {
+                  log.reject(c.entry, Reason.GroupingNotIndexed(keys.map(_.name), c.entry.index.indexedColumns))
+                }
+                keyed
+              }
+            val best = IndexRanking.best(candidates)
+            best.foreach(b => candidates.filterNot(_ eq b).foreach(c =>
+              log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
+            best.map { c =>
               agg.copy(child = child transformUp {
                 case r: LogicalRelation if r eq relation => HybridScan.replace(spark, c, r, keepBuckets = true)
               })

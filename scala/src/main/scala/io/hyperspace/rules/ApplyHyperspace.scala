@@ -25,59 +25,8 @@ import io.hyperspace.shims.FileRelation
  */
 case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = {
-    if (!isEnabled || plan.isStreaming) {
-      plan
-    } else {
-      try {
-        if (!plan.exists(isSourceScan)) plan
-        else {
-          val indexes = CandidateIndexes.active(spark)
-          rewriteWithReadableIndexes(plan, indexes)
-        }
-      } catch {
-        case NonFatal(e) =>
-          logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
-          plan
-      }
-    }
-  }
-
-  /**
-   * `plan` rewritten with `indexes`, none of whose data files is missing: each index the rewrite
-   * newly puts into the plan has its files checked once (a listing per data version), and if
-   * any is gone the rewrite is redone without it — a query never fails, nor returns fewer rows,
-   * because index data was removed behind the log's back. Later optimizer passes find the index
-   * already in the plan and do not check it again.
-   */
-  private def rewriteWithReadableIndexes(plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan = {
-    val inPlanAlready = ApplyHyperspace.indexesIn(plan).map(_.identity).toSet
-    val readable = scala.collection.mutable.Map[(String, String, Long), Boolean]()
-    def isReadable(e: LogEntry): Boolean = readable.getOrElseUpdate(e.identity,
-      CandidateIndexes.missingData(spark, e) match {
-        case None => true
-        case Some(reason) =>
-          logWarning(s"Hyperspace does not use index '${e.name}': $reason")
-          CandidateIndexes.forget(e)
-          false
-      })
-    @scala.annotation.tailrec
-    def attempt(usable: Seq[LogEntry]): LogicalPlan = {
-      val rewritten = ApplyHyperspace.rewriteWith(spark, plan, usable)
-      val broken = ApplyHyperspace.indexesIn(rewritten)
-        .filterNot(e => inPlanAlready.contains(e.identity) || isReadable(e)).map(_.identity).toSet
-      val remaining = usable.filterNot(e => broken.contains(e.identity))
-      if (broken.isEmpty) rewritten
-      else if (remaining.size == usable.size) plan // cannot happen: rewrites only use `usable`
-      else attempt(remaining)
-    }
-    attempt(indexes)
-  }
-
-  private def isSourceScan(p: LogicalPlan): Boolean = p match {
-    case r: LogicalRelation => CandidateIndexes.sourceScan(r).isDefined
-    case _ => false
-  }
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark))
 
   // A malformed apply.enabled value must not break queries of a session: treat it as off.
   private def isEnabled: Boolean =
@@ -91,11 +40,115 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
 
 /** A plan rewrite proposed by an index kind (filter, join, data skipping, ...). */
 trait IndexRewrite {
-  /** Returns `plan` rewritten to use some of `indexes`, or `plan` itself when nothing applies. */
-  def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan
+  /**
+   * Returns `plan` rewritten to use some of `indexes`, or `plan` itself when nothing applies;
+   * why an index that could have served part of the plan was turned down goes to `log`.
+   */
+  def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan
 }
 
-object ApplyHyperspace {
+object ApplyHyperspace extends Logging {
+
+  /**
+   * `plan` rewritten with the session's ACTIVE indexes — what the live rule does once rewriting
+   * is on — with the reasons for the indexes turned down written to `log`.
+   */
+  def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog): LogicalPlan =
+    if (plan.isStreaming) plan
+    else {
+      log.newPass()
+      try {
+        if (!plan.exists(isSourceScan)) plan
+        else rewriteWithReadableIndexes(spark, plan, CandidateIndexes.active(spark), log)
+      } catch {
+        case NonFatal(e) =>
+          logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
+          plan
+      }
+    }
+
+  // The sessions whose optimizer records its decisions: private copies of a user's session that
+  // whyNot plans a query in (see [[recording]]). Keyed by session identity, so no other session,
+  // and no query of the user's own session, ever records; weak, so a lost copy is dropped.
+  private val recorders =
+    java.util.Collections.synchronizedMap(new java.util.WeakHashMap[SparkSession, RecordingLog]())
+
+  private def logOf(spark: SparkSession): DecisionLog = Option(recorders.get(spark)).getOrElse(DecisionLog.Discard)
+
+  /**
+   * Runs `body` with the rule of `session` — a private copy of a user's session, planned in by
+   * one caller — writing its decisions to `log`: whyNot then reads the decisions of the very
+   * optimizer run that produced the plan, made where the rule runs among Spark's own rules.
+   */
+  def recording[T](session: SparkSession, log: RecordingLog)(body: => T): T = {
+    recorders.put(session, log)
+    try body
+    finally recorders.remove(session)
+  }
+
+  /**
+   * What a recorded optimizer run decided: the indexes its plan `optimized` reads, and for each
+   * other ACTIVE index the reasons written to `log`, or, when no rule met the index, why none
+   * could ([[Unconsidered]], judged on `query`, the query's analyzed plan: the scans it asks for).
+   */
+  def decisions(spark: SparkSession, optimized: LogicalPlan, log: RecordingLog, query: LogicalPlan): Decisions = {
+    val used = indexesIn(optimized).map(_.name).toSet
+    val reasons = CandidateIndexes.active(spark).filterNot(e => used.contains(e.name)).map { e =>
+      val recorded = log.reasons(e.name)
+      e.name.toLowerCase(java.util.Locale.ROOT) ->
+        (if (recorded.nonEmpty) recorded else Seq(Unconsidered.reason(e, query)))
+    }.toMap
+    Decisions(used, reasons)
+  }
+
+  /**
+   * `plan` rewritten with `indexes`, none of whose data files is missing: each index the rewrite
+   * newly puts into the plan has its files checked once (a listing per data version), and if
+   * any is gone the rewrite is redone without it — a query never fails, nor returns fewer rows,
+   * because index data was removed behind the log's back. Later optimizer passes find the index
+   * already in the plan and do not check it again.
+   */
+  private def rewriteWithReadableIndexes(
+      spark: SparkSession,
+      plan: LogicalPlan,
+      indexes: Seq[LogEntry],
+      log: DecisionLog): LogicalPlan = {
+    val inPlanAlready = indexesIn(plan).map(_.identity).toSet
+    val readable = scala.collection.mutable.Map[(String, String, Long), Boolean]()
+    def isReadable(e: LogEntry): Boolean = readable.getOrElseUpdate(e.identity,
+      CandidateIndexes.missingData(spark, e) match {
+        case None => true
+        case Some(reason) =>
+          logWarning(s"Hyperspace does not use index '${e.name}': $reason")
+          log.reject(e, Reason.DataMissing(reason))
+          CandidateIndexes.forget(e)
+          false
+      })
+    @scala.annotation.tailrec
+    def attempt(usable: Seq[LogEntry]): LogicalPlan = {
+      // Reasons of an attempt that is redone are those of a plan that does not run.
+      val attemptLog = if (log.recording) new RecordingLog else DecisionLog.Discard
+      val rewritten = rewriteWith(spark, plan, usable, attemptLog)
+      val broken = indexesIn(rewritten)
+        .filterNot(e => inPlanAlready.contains(e.identity) || isReadable(e)).map(_.identity).toSet
+      val remaining = usable.filterNot(e => broken.contains(e.identity))
+      if (broken.isEmpty) {
+        attemptLog match {
+          case r: RecordingLog => usable.foreach(e => r.reasons(e.name).foreach(why => log.reject(e, why)))
+          case _ =>
+        }
+        rewritten
+      } else if (remaining.size == usable.size) plan // cannot happen: rewrites only use `usable`
+      else attempt(remaining)
+    }
+    attempt(indexes)
+  }
+
+  private def isSourceScan(p: LogicalPlan): Boolean = p match {
+    case r: LogicalRelation => CandidateIndexes.sourceScan(r).isDefined
+    case _ => false
+  }
+
   /**
    * The rewrites, in the order they are tried. Data skipping first: it only prunes the file list
    * of a filtered scan, which stays a source scan the covering rules can still replace (they
@@ -110,11 +163,29 @@ object ApplyHyperspace {
    * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as
    * far as its [[RewriteScope]] allows.
    */
-  def rewriteWith(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
+  def rewriteWith(
+      spark: SparkSession,
+      plan: LogicalPlan,
+      indexes: Seq[LogEntry],
+      log: DecisionLog = DecisionLog.Discard): LogicalPlan =
     if (indexes.isEmpty) plan
     else {
-      val allowed = rewritesFor(RewriteScope.of(plan, indexes))
-      allowed.foldLeft(plan)((current, rewrite) => rewrite(spark, current, indexes))
+      val scope = RewriteScope.of(plan, indexes)
+      scope.reason.foreach { why =>
+        indexes.filterNot(e => if (DataSkippingRule.concerns(e)) scope.skippingAllowed else scope.coveringAllowed)
+          .foreach(log.reject(_, why))
+      }
+      rewritesFor(scope).foldLeft(plan) { (current, rewrite) =>
+        val next = rewrite(spark, current, indexes, log)
+        if (log.recording) {
+          // A later rule may replace a scan an earlier one pruned (data skipping, then a covering index).
+          val (before, after) = (indexesIn(current), indexesIn(next))
+          val added = after.filterNot(e => before.exists(_.identity == e.identity)).map(_.name).distinct
+          before.filterNot(e => after.exists(_.identity == e.identity))
+            .foreach(log.reject(_, Reason.ScanReplaced(added)))
+        }
+        next
+      }
     }
 
   /** The rewrites a scope allows, in order: data skipping keeps the source's scans, the others replace them. */

@@ -153,7 +153,7 @@ object CandidateIndexes extends Logging {
   def changesToServe(
       spark: SparkSession,
       entry: LogEntry,
-      listed: Set[FileKey]): Either[String, SourceChanges] = {
+      listed: Set[FileKey]): Either[Reason, SourceChanges] = {
     val indexed = indexedFiles(entry)
     if (listed == indexed) Right(SourceChanges(Nil, Nil))
     else if (entry.source.hasPendingChanges && listed == entry.source.currentFiles.map(_.key).toSet) {
@@ -166,7 +166,7 @@ object CandidateIndexes extends Logging {
 
   // The session's settings are read only for an index that is stale, as the policy's reasons say.
   private def hybridScanAllows(spark: SparkSession, entry: LogEntry, changes: SourceChanges, listedBytes: Long,
-      indexedBytes: Long, where: String): Either[String, SourceChanges] =
+      indexedBytes: Long, where: String): Either[Reason, SourceChanges] =
     if (changes.isEmpty) Right(changes)
     else HybridScanPolicy.of(spark).allows(entry, changes, listedBytes, indexedBytes, where)
 
@@ -181,22 +181,21 @@ object CandidateIndexes extends Logging {
       spark: SparkSession,
       entry: LogEntry,
       source: FileSource,
-      listed: Set[FileKey]): Either[String, IndexCandidate] =
+      listed: Set[FileKey]): Either[Reason, IndexCandidate] =
     SourceSubset.directoriesWithin(entry, source) match {
       case None => changesToServe(spark, entry, listed).map(IndexCandidate(entry, _))
       case Some(dirs) =>
-        val reading = s"the query reads ${dirs.mkString(", ")} inside the index's source " +
-          s"(${entry.source.rootPaths.mkString(", ")})"
+        def reading(why: String) = Reason.PartOfSource(dirs.map(_.toString), entry.source.rootPaths, why)
         val scoped = SourceSubset.filesUnder(entry, dirs)
-        if (scoped.isEmpty) Left(s"$reading, where the index covers no file")
+        if (scoped.isEmpty) Left(reading(", where the index covers no file"))
         else {
           val changes = SourceChanges.between(scoped, listed.toSeq)
           for {
             allowed <- hybridScanAllows(spark, entry, changes, listed.iterator.map(_.size).sum,
-              scoped.map(_.size).sum, s" under ${dirs.mkString(", ")}").left.map(why => s"$reading; $why")
+              scoped.map(_.size).sum, s" under ${dirs.mkString(", ")}").left.map(why => reading(s"; ${why.describe}"))
             deleted = allowed.deleted.map(_.id).toSet
             scope <- SourceSubset.scope(entry, source, scoped.filterNot(f => deleted.contains(f.id)))
-              .left.map(why => s"$reading; $why")
+              .left.map(why => reading(s"; $why"))
           } yield IndexCandidate(entry, allowed, Some(scope))
         }
     }
@@ -222,9 +221,13 @@ object CandidateIndexes extends Logging {
       DataType.fromJson(entry.index.schema).asInstanceOf[StructType])
 
   /** Whether every attribute in `needed` is an index column of the same type. */
-  def coversColumns(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Boolean = {
+  def coversColumns(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Boolean =
+    uncovered(entry, needed, resolver).isEmpty
+
+  /** The attributes of `needed` that are no index column of the same type. */
+  def uncovered(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Seq[Attribute] = {
     val fields = indexSchema(entry).fields
-    needed.forall(a => fields.exists(f => resolver(f.name, a.name) && f.dataType == a.dataType))
+    needed.filterNot(a => fields.exists(f => resolver(f.name, a.name) && f.dataType == a.dataType))
   }
 
   /** Whether `entry`'s indexed columns are exactly `keys` (as a set): it is bucketed on them. */
@@ -235,21 +238,34 @@ object CandidateIndexes extends Logging {
   /**
    * The usable covering indexes for `relation`: ACTIVE, covering `needed`, built from its data
    * read the same way, and either up to date or servable with hybrid scan. A relation whose
-   * file list data skipping pruned is compared by its full listing.
+   * file list data skipping pruned is compared by its full listing. Why each index of the
+   * relation's data is turned down goes to `log`.
    */
   def forRelation(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       relation: LogicalRelation,
-      needed: Seq[Attribute]): Seq[IndexCandidate] = sourceScan(relation) match {
+      needed: Seq[Attribute],
+      log: DecisionLog = DecisionLog.Discard): Seq[IndexCandidate] = sourceScan(relation) match {
     case None => Nil
     case Some(fs) =>
       val resolver = spark.sessionState.conf.resolver
       val source = FileSource(relation, fs)
       lazy val listed = source.listedFiles.toSet
-      indexes.filter(e =>
-        IndexKinds.offers(e, RewriteFamily.CoveringScan) && coversColumns(e, needed, resolver) &&
-          sameReader(e, source))
-        .flatMap(e => serve(spark, e, source, listed).toOption)
+      // Only indexes of this relation's data have a reason to give about it.
+      def reject(e: LogEntry, reason: => Reason): Unit =
+        if (log.recording && SourceSubset.overlaps(e, source)) log.reject(e, reason)
+      indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { e =>
+        if (!coversColumns(e, needed, resolver)) {
+          reject(e, Reason.ColumnsNotCovered(uncovered(e, needed, resolver).map(_.name)))
+          None
+        } else if (!sameReader(e, source)) {
+          reject(e, Reason.OtherReader(source.format, source.readOptions, e.source.format, e.source.options))
+          None
+        } else serve(spark, e, source, listed) match {
+          case Left(why) => reject(e, why); None
+          case Right(c) => Some(c)
+        }
+      }
   }
 }

@@ -13,7 +13,7 @@ import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.shims.FileRelation
-import io.hyperspace.sources.{FileKey, FileSource}
+import io.hyperspace.sources.{FileKey, FileSource, SourceSubset}
 
 /**
  * A Filter over a file scan → the same Filter over the same scan with fewer files: the files
@@ -28,14 +28,17 @@ import io.hyperspace.sources.{FileKey, FileSource}
  */
 object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
 
-  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan = {
-    val skipping = indexes.filter(IndexKinds.offers(_, RewriteFamily.FileSkipping))
+  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan = {
+    val skipping = indexes.filter(concerns)
     if (skipping.isEmpty) plan
     else plan transformDown {
       case f @ Filter(condition, r: LogicalRelation) =>
-        prune(spark, skipping, condition, r).map(pruned => f.copy(child = pruned)).getOrElse(f)
+        prune(spark, skipping, condition, r, log).map(pruned => f.copy(child = pruned)).getOrElse(f)
     }
   }
+
+  /** Whether `entry` is an index this rule uses (its kind skips files). */
+  def concerns(entry: LogEntry): Boolean = IndexKinds.offers(entry, RewriteFamily.FileSkipping)
 
   /** Whether `entry` (a data skipping index) describes the data `source` reads. */
   def serves(entry: LogEntry, source: FileSource, listed: => Seq[FileKey]): Boolean =
@@ -67,26 +70,40 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       spark: SparkSession,
       indexes: Seq[LogEntry],
       condition: Expression,
-      relation: LogicalRelation): Option[LogicalRelation] = {
+      relation: LogicalRelation,
+      log: DecisionLog): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
       case Some(fs) if !fs.location.isInstanceOf[DataSkippingFileIndex] => fs
       case _ => return None
     }
+    val source = FileSource(relation, fs)
+    // Only indexes of this relation's data have a reason to give about it.
+    def reject(e: LogEntry, reason: => Reason): Unit =
+      if (log.recording && SourceSubset.overlaps(e, source)) log.reject(e, reason)
+    def noSketch(e: LogEntry) = Reason.NoSketchApplies(e.index.indexedColumns)
     // Dropping conjuncts only weakens the filter, which keeps more files: always safe.
     val usable = splitConjunctivePredicates(condition)
       .filter(c => c.deterministic && !SubqueryExpression.hasSubquery(c))
-    if (usable.isEmpty) return None
+    if (usable.isEmpty) {
+      indexes.foreach(e => reject(e, noSketch(e)))
+      return None
+    }
     val filter = usable.reduce(And)
-    val source = FileSource(relation, fs)
     // What the sketches can say about the filter is decided from the log entry alone: a query
     // no sketch can help costs neither the source's file listing nor a sketch table read.
-    val translated = indexes.filter(e => readsLike(e, source)).flatMap { entry =>
-      attempt(entry)(translate(spark, entry, filter, relation))
+    val (alike, unlike) = indexes.partition(e => readsLike(e, source))
+    unlike.foreach(reject(_, Reason.SkippingSourceMismatch))
+    val translated = alike.flatMap { entry =>
+      val t = attempt(entry, log)(translate(spark, entry, filter, relation))
+      if (t.isEmpty) reject(entry, noSketch(entry))
+      t
     }
     if (translated.isEmpty) return None
     val listed = source.listedFiles
-    val applied = translated.filter(t => sharesFiles(t.entry, listed)).flatMap { t =>
-      attempt(t.entry)(Some(evaluate(spark, t, filter)))
+    val (sharing, disjoint) = translated.partition(t => sharesFiles(t.entry, listed))
+    disjoint.foreach(t => reject(t.entry, Reason.SkippingSourceMismatch))
+    val applied = sharing.flatMap { t =>
+      attempt(t.entry, log)(Some(evaluate(spark, t, filter)))
     }
     if (applied.isEmpty) return None
 
@@ -114,11 +131,12 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   }
 
   // An index that fails is ignored for the query, never failing it.
-  private def attempt[T](entry: LogEntry)(body: => Option[T]): Option[T] =
+  private def attempt[T](entry: LogEntry, log: DecisionLog)(body: => Option[T]): Option[T] =
     try body
     catch {
       case NonFatal(e) =>
         logWarning(s"Data skipping index '${entry.name}' is not used for this query: $e")
+        log.reject(entry, Reason.Failed(e.toString))
         None
     }
 

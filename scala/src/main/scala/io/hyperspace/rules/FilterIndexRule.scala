@@ -22,13 +22,13 @@ import io.hyperspace.log.LogEntry
  */
 object FilterIndexRule extends IndexRewrite with PredicateHelper {
 
-  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
+  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan =
     plan transformDown {
       // The columns the chain needs come from ScanChain, as for the join and aggregate rules.
       // Struct fields the chain reads (`nested.leaf.id`) must be index columns themselves.
       case chain @ ScanChain(relation, _) if filterOf(chain).isDefined =>
         val reads = StructFields.readsOf(chain, relation)
-        bestIndex(spark, indexes, relation, reads, filterOf(chain).get)
+        bestIndex(spark, indexes, relation, reads, filterOf(chain).get, log)
           .map { case (c, covered) =>
             StructFields.replaceScan(spark, chain, relation, c, covered, keepBuckets = false)
           }
@@ -47,7 +47,8 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       indexes: Seq[LogEntry],
       relation: LogicalRelation,
       reads: StructFields.Reads,
-      condition: Expression): Option[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
+      condition: Expression,
+      log: DecisionLog): Option[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
     val resolver = spark.sessionState.conf.resolver
     // The IS NOT NULL filters Spark infers for joins are no reason to read an index.
     val filtered = StructFields.readsOf(
@@ -63,11 +64,23 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
         }
       case _ => None
     }
-    val usable = CandidateIndexes.forRelation(spark, indexes, relation, reads.whole)
-      .filter(c => filtersOn(CoveringIndex.columnsOf(c.entry.index)._1.head))
-      .filter(c => prunedBytes.forall(bytesRead(c, condition) < _))
-      .flatMap(c => StructFields.coverage(c.entry, reads.fields, resolver).map(c -> _))
-    IndexRanking.best(usable.map(_._1)).flatMap(best => usable.find(_._1 eq best))
+    val candidates = CandidateIndexes.forRelation(spark, indexes, relation, reads.whole, log)
+    val usable = candidates.flatMap { c =>
+      val leading = CoveringIndex.columnsOf(c.entry.index)._1.head
+      val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
+      if (coverage.isEmpty) log.reject(c.entry, Reason.ColumnsNotCovered(StructFields.uncovered(c.entry, reads, resolver)))
+      if (!filtersOn(leading)) log.reject(c.entry, Reason.NoFilterOnLeadingColumn(leading.name))
+      val fewerBytes = prunedBytes.forall { pruned =>
+        val read = bytesRead(c, condition)
+        if (read >= pruned) log.reject(c.entry, Reason.SkippingReadsLess(read, pruned))
+        read < pruned
+      }
+      if (filtersOn(leading) && fewerBytes) coverage.map(c -> _) else None
+    }
+    val best = IndexRanking.best(usable.map(_._1))
+    best.foreach(b => usable.map(_._1).filterNot(_ eq b).foreach(c =>
+      log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
+    best.flatMap(b => usable.find(_._1 eq b))
   }
 
   /** Bytes a filter query reads through `c`: bucket pruning counted, as IndexFileIndex does it. */

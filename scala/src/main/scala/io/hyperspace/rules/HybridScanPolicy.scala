@@ -29,24 +29,18 @@ final case class HybridScanPolicy(enabled: Boolean, maxAppendedRatio: Double, ma
       changes: SourceChanges,
       listedBytes: Long,
       indexedBytes: Long,
-      where: String = ""): Either[String, SourceChanges] = {
-    val stale = s"the source${where} changed since the index was built (${changes.describe})"
+      where: String = ""): Either[Reason, SourceChanges] = {
+    val stale = Reason.Staleness(where, changes.describe)
     if (changes.isEmpty) Right(changes)
-    else if (entry.isHypothetical) Left(stale)
-    else if (!enabled) {
-      Left(s"$stale; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})")
-    } else if (changes.deleted.nonEmpty && !entry.index.lineage) {
-      Left(s"$stale, and without lineage hybrid scan cannot drop the rows of deleted files; refresh the index")
-    } else {
+    else if (entry.isHypothetical) Left(Reason.StaleHypothetical(stale))
+    else if (!enabled) Left(Reason.StaleWithoutHybridScan(stale))
+    else if (changes.deleted.nonEmpty && !entry.index.lineage) Left(Reason.DeletedWithoutLineage(stale))
+    else {
       val appendedRatio = changes.appendedBytes.toDouble / math.max(1L, listedBytes)
       val deletedRatio = changes.deletedBytes.toDouble / math.max(1L, indexedBytes)
-      if (appendedRatio > maxAppendedRatio) {
-        Left(f"$stale; appended bytes are ${appendedRatio * 100}%.1f%% of the source, above " +
-          f"${HyperspaceConf.HYBRID_SCAN_MAX_APPENDED_RATIO.key}=$maxAppendedRatio; refresh the index")
-      } else if (deletedRatio > maxDeletedRatio) {
-        Left(f"$stale; deleted bytes are ${deletedRatio * 100}%.1f%% of the indexed data, above " +
-          f"${HyperspaceConf.HYBRID_SCAN_MAX_DELETED_RATIO.key}=$maxDeletedRatio; refresh the index")
-      } else Right(changes)
+      if (appendedRatio > maxAppendedRatio) Left(Reason.AppendedRatioExceeded(stale, appendedRatio, maxAppendedRatio))
+      else if (deletedRatio > maxDeletedRatio) Left(Reason.DeletedRatioExceeded(stale, deletedRatio, maxDeletedRatio))
+      else Right(changes)
     }
   }
 }

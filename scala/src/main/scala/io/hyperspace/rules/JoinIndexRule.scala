@@ -3,14 +3,16 @@ package io.hyperspace.rules
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.analysis.Resolver
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, AttributeReference, ExprId, Expression, KnownFloatingPointNormalized}
-import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero
+import org.apache.spark.sql.catalyst.optimizer.{BuildLeft, NormalizeNaNAndZero}
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
+import io.hyperspace.index.{IndexKinds, RewriteFamily}
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexScan}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.EquiJoin
+import io.hyperspace.sources.{FileSource, SourceSubset}
 
 /**
  * Equi-join whose keys on a side are exactly an index's indexed columns (as a set), with the
@@ -31,16 +33,16 @@ object JoinIndexRule extends IndexRewrite {
   private val supportedJoinTypes: Set[JoinType] =
     Set(Inner, LeftOuter, RightOuter, FullOuter, LeftSemi, LeftAnti)
 
-  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan =
+  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan =
     plan transformUp {
       // Keys that are struct fields (`l.nested.id = r.nested.id`) are attributes only once Spark's
       // nested column aliasing read them out below the join, which it skips when a query reads
       // every field of the struct. Do it here, and keep it only if an index is then used.
       case project @ Project(_, join: Join) if hasFieldKeys(join) =>
         val aliased = NestedKeyAliasing(project)
-        val rewritten = aliased.transformUp { case j: Join => rewriteJoin(spark, j, indexes) }
+        val rewritten = aliased.transformUp { case j: Join => rewriteJoin(spark, j, indexes, log) }
         if (indexScans(rewritten) > indexScans(project)) rewritten else project
-      case join: Join => rewriteJoin(spark, join, indexes)
+      case join: Join => rewriteJoin(spark, join, indexes, log)
     }
 
   private def indexScans(plan: LogicalPlan): Int =
@@ -52,28 +54,54 @@ object JoinIndexRule extends IndexRewrite {
     case _ => false
   }
 
-  private def rewriteJoin(spark: SparkSession, plan: Join, indexes: Seq[LogEntry]): LogicalPlan =
-    plan match {
-      case join @ EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _)
-          if supportedJoinTypes.contains(joinType) &&
-            (leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined) &&
-            BroadcastSides.of(join.asInstanceOf[Join], spark.sessionState.conf).isEmpty =>
-        val lk = leftKeys.flatMap(keyAttribute)
-        val rk = rightKeys.flatMap(keyAttribute)
-        val (l, r) = (Side.of(left, lk), Side.of(right, rk))
-        // A side that is no scan chain has no candidates; its keys still pair with the other's.
-        val lPaths = l.map(_.keys).getOrElse(lk.map(k => Seq(k.name)))
-        val rPaths = r.map(_.keys).getOrElse(rk.map(k => Seq(k.name)))
-        choose(spark, l.toSeq.flatMap(_.candidates(spark, indexes)), r.toSeq.flatMap(_.candidates(spark, indexes)),
-          lPaths, rPaths) match {
-          case (None, None) => join
-          case (lc, rc) =>
-            join.asInstanceOf[Join].copy(
-              left = lc.map(l.get.useIndex(spark, _)).getOrElse(left),
-              right = rc.map(r.get.useIndex(spark, _)).getOrElse(right))
-        }
-      case other => other
+  private def rewriteJoin(spark: SparkSession, plan: Join, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan = {
+    // Why the indexes of a side's data are not used for this join, when the join itself rules them out.
+    def rejectSides(why: Boolean => Reason): Unit = if (log.recording) {
+      Seq(plan.left, plan.right).foreach {
+        case side @ ScanChain(relation, _) =>
+          val isLeft = side eq plan.left
+          CandidateIndexes.sourceScan(relation).foreach { fs =>
+            val source = FileSource(relation, fs)
+            indexes.filter(e => IndexKinds.offers(e, RewriteFamily.CoveringScan) && SourceSubset.overlaps(e, source))
+              .foreach(log.reject(_, why(isLeft)))
+          }
+        case _ =>
+      }
     }
+    plan match {
+      case join @ EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _) =>
+        lazy val broadcast = BroadcastSides.of(join.asInstanceOf[Join], spark.sessionState.conf)
+        if (!supportedJoinTypes.contains(joinType)) {
+          rejectSides(_ => Reason.JoinTypeNotSupported(joinType.sql))
+          join
+        } else if (!(leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined)) {
+          rejectSides(_ => Reason.JoinKeysNotColumns((leftKeys ++ rightKeys).filter(keyAttribute(_).isEmpty).map(_.sql)))
+          join
+        } else if (broadcast.isDefined) {
+          val b = broadcast.get
+          rejectSides(isLeft => Reason.SparkBroadcasts(b, indexOnBroadcastSide = isLeft == (b.side == BuildLeft)))
+          join
+        } else {
+          val lk = leftKeys.flatMap(keyAttribute)
+          val rk = rightKeys.flatMap(keyAttribute)
+          val (l, r) = (Side.of(left, lk), Side.of(right, rk))
+          // A side that is no scan chain has no candidates; its keys still pair with the other's.
+          val lPaths = l.map(_.keys).getOrElse(lk.map(k => Seq(k.name)))
+          val rPaths = r.map(_.keys).getOrElse(rk.map(k => Seq(k.name)))
+          choose(spark, l.toSeq.flatMap(_.candidates(spark, indexes, log)), r.toSeq.flatMap(_.candidates(spark, indexes, log)),
+            lPaths, rPaths, log) match {
+            case (None, None) => join
+            case (lc, rc) =>
+              join.asInstanceOf[Join].copy(
+                left = lc.map(l.get.useIndex(spark, _)).getOrElse(left),
+                right = rc.map(r.get.useIndex(spark, _)).getOrElse(right))
+          }
+        }
+      case _ =>
+        rejectSides(_ => Reason.NotEquiJoin)
+        plan
+    }
+  }
 
   /**
    * The column a join key is. Floating-point keys arrive wrapped in Spark's NaN / -0.0
@@ -95,12 +123,22 @@ object JoinIndexRule extends IndexRewrite {
     private lazy val reads = StructFields.readsOf(chain, relation)
 
     /** Indexes usable on the side whose indexed columns are exactly its join keys. */
-    def candidates(spark: SparkSession, indexes: Seq[LogEntry])
+    def candidates(spark: SparkSession, indexes: Seq[LogEntry], log: DecisionLog)
         : Seq[(IndexCandidate, Map[StructFields.FieldRead, IndexColumn])] = {
       val resolver = spark.sessionState.conf.resolver
-      CandidateIndexes.forRelation(spark, indexes, relation, reads.whole)
-        .filter(c => keyedOn(CoveringIndex.columnsOf(c.entry.index)._1, keys, resolver))
-        .flatMap(c => StructFields.coverage(c.entry, reads.fields, resolver).map(c -> _))
+      CandidateIndexes.forRelation(spark, indexes, relation, reads.whole, log).flatMap { c =>
+        val indexed = CoveringIndex.columnsOf(c.entry.index)._1
+        lazy val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
+        if (!keyedOn(indexed, keys, resolver)) {
+          log.reject(c.entry, Reason.JoinKeysNotIndexed(keys.map(IndexColumn(_).name).distinct, indexed.map(_.name)))
+          None
+        } else {
+          if (coverage.isEmpty) {
+            log.reject(c.entry, Reason.ColumnsNotCovered(StructFields.uncovered(c.entry, reads, resolver)))
+          }
+          coverage.map(c -> _)
+        }
+      }
     }
 
     def useIndex(spark: SparkSession, chosen: (IndexCandidate, Map[StructFields.FieldRead, IndexColumn])): LogicalPlan =
@@ -152,6 +190,26 @@ object JoinIndexRule extends IndexRewrite {
   private type Choice = (IndexCandidate, Map[StructFields.FieldRead, IndexColumn])
 
   private def choose(spark: SparkSession, leftChoices: Seq[Choice], rightChoices: Seq[Choice],
+      lk: Seq[Seq[String]], rk: Seq[Seq[String]], log: DecisionLog): (Option[Choice], Option[Choice]) = {
+    val chosen = pick(spark, leftChoices, rightChoices, lk, rk)
+    if (log.recording) {
+      val (lc, rc) = (chosen._1.map(_._1), chosen._2.map(_._1))
+      def lost(of: Seq[Choice], winner: Option[IndexCandidate], criterion: String): Unit =
+        winner.foreach(w => of.map(_._1).filterNot(_ eq w).foreach(c => log.reject(c.entry, Reason.RankedLower(w.name, criterion))))
+      if (lc.isDefined && rc.isDefined) {
+        val criterion = "both sides indexed with equal bucket counts, then more buckets, then fewer bytes to read"
+        lost(leftChoices, lc, criterion)
+        lost(rightChoices, rc, criterion)
+      } else {
+        // One side only: every other candidate lost to the one that reads the fewest bytes.
+        val all = leftChoices ++ rightChoices
+        lost(all, lc.orElse(rc), "no pair of indexes bucketed alike on the join keys; fewest bytes to read")
+      }
+    }
+    chosen
+  }
+
+  private def pick(spark: SparkSession, leftChoices: Seq[Choice], rightChoices: Seq[Choice],
       lk: Seq[Seq[String]], rk: Seq[Seq[String]]): (Option[Choice], Option[Choice]) = {
     val (left, right) = (leftChoices.map(_._1), rightChoices.map(_._1))
     def choice(of: Seq[Choice], c: IndexCandidate): Choice = of.find(_._1 eq c).get

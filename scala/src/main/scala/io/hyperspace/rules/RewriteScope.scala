@@ -26,35 +26,33 @@ sealed trait RewriteScope {
   /** Whether data skipping indexes may prune source file lists. */
   def skippingAllowed: Boolean
   /** Why some rewrites are not made; None when all are allowed. */
-  def reason: Option[String]
+  def reason: Option[Reason]
 }
 
 object RewriteScope {
   case object All extends RewriteScope {
     val coveringAllowed = true
     val skippingAllowed = true
-    val reason: Option[String] = None
+    val reason: Option[Reason] = None
   }
 
-  case class SkippingOnly(why: String) extends RewriteScope {
+  case class SkippingOnly(why: Reason) extends RewriteScope {
     val coveringAllowed = false
     val skippingAllowed = true
-    def reason: Option[String] = Some(why)
+    def reason: Option[Reason] = Some(why)
   }
 
-  case class NoRewrite(why: String) extends RewriteScope {
+  case class NoRewrite(why: Reason) extends RewriteScope {
     val coveringAllowed = false
     val skippingAllowed = false
-    def reason: Option[String] = Some(why)
+    def reason: Option[Reason] = Some(why)
   }
 
   /** The scope of `plan`, given the ACTIVE `indexes` (whose sources a write may target). */
   def of(plan: LogicalPlan, indexes: Seq[LogEntry]): RewriteScope =
-    WriteCommands.indexedTarget(plan, indexes).map(NoRewrite(_)).getOrElse {
+    WriteCommands.indexedTarget(plan, indexes).map(why => NoRewrite(Reason.WritesIndexedData(why))).getOrElse {
       val metadata = FileMetadataReads.in(plan)
-      if (metadata.isEmpty) All
-      else SkippingOnly(s"the query reads file metadata (${metadata.mkString(", ")}), which an index scan " +
-        "would give for the index's files instead of the source's")
+      if (metadata.isEmpty) All else SkippingOnly(Reason.ReadsFileMetadata(metadata))
     }
 }
 

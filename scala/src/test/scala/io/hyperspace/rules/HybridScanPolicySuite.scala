@@ -28,7 +28,8 @@ class HybridScanPolicySuite extends AnyFunSuite {
 
   test("a stale index needs hybrid scan enabled") {
     val why = HybridScanPolicy(enabled = false, 1.0, 1.0).allows(entry(lineage = true), appended100, 1100, 1000)
-    assert(why.left.exists(_.contains("spark.hyperspace.index.hybridscan.enabled")), why)
+    assert(why.left.exists(r => r.isInstanceOf[Reason.StaleWithoutHybridScan] &&
+      r.describe.contains("spark.hyperspace.index.hybridscan.enabled")), why)
     assert(on.allows(entry(lineage = true), appended100, 1100, 1000) == Right(appended100))
   }
 
@@ -37,16 +38,16 @@ class HybridScanPolicySuite extends AnyFunSuite {
     assert(on.copy(maxAppendedRatio = 0.09).allows(entry(lineage = false), appended100, 1100, 1000).isLeft)
     assert(on.copy(maxAppendedRatio = 0.1).allows(entry(lineage = false), appended100, 1100, 1000).isRight)
     val why = on.copy(maxAppendedRatio = 0.05).allows(entry(lineage = false), appended100, 1100, 1000)
-    assert(why.left.exists(r => r.contains("9.1%") && r.contains("maxAppendedRatio=0.05")), why)
+    assert(why.left.exists(r => r.describe.contains("9.1%") && r.describe.contains("maxAppendedRatio=0.05")), why)
   }
 
   test("deleted files need lineage, and their bytes are compared with the indexed bytes") {
     val noLineage = on.copy(maxDeletedRatio = 1.0).allows(entry(lineage = false), deletedB, 600, 1000)
-    assert(noLineage.left.exists(_.contains("without lineage")), noLineage)
+    assert(noLineage.left.exists(_.isInstanceOf[Reason.DeletedWithoutLineage]), noLineage)
     // 400 of 1000 indexed bytes: 40%.
     assert(on.copy(maxDeletedRatio = 0.4).allows(entry(lineage = true), deletedB, 600, 1000) == Right(deletedB))
     val why = on.copy(maxDeletedRatio = 0.39).allows(entry(lineage = true), deletedB, 600, 1000, " under file:/s")
-    assert(why.left.exists(r => r.startsWith("the source under file:/s changed") && r.contains("40.0%")), why)
+    assert(why.left.exists(r => r.describe.startsWith("the source under file:/s changed") && r.describe.contains("40.0%")), why)
   }
 
   test("a hypothetical (whatIf) index is never served stale") {

@@ -13,6 +13,14 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
  */
 object SparkInternals {
 
+  /**
+   * A new session sharing `spark`'s context and catalog data, with copies of its SQL conf, temp
+   * views and functions (Spark's `cloneSession`): changing the copy's conf leaves `spark` and the
+   * threads using it alone. Its analyzer and optimizer are built on first use.
+   */
+  def cloneSession(spark: SparkSession): SparkSession =
+    spark.asInstanceOf[classic.SparkSession].cloneSession()
+
   /** A DataFrame over `plan` (Spark's `Dataset.ofRows`). */
   def ofRows(spark: SparkSession, plan: LogicalPlan): DataFrame =
     classic.Dataset.ofRows(spark.asInstanceOf[classic.SparkSession], plan)

@@ -1,0 +1,198 @@
+package io.hyperspace.rules
+
+import io.hyperspace.HyperspaceSparkSessionExtension
+import io.hyperspace.config.HyperspaceConf
+
+/**
+ * Why an index did not rewrite a query, as decided by the check that turned it down. The rules
+ * produce these where they decide ([[DecisionLog]]); whyNot only formats them, so what it says
+ * cannot drift from what the optimizer did. `describe` is the text users read.
+ */
+sealed trait Reason {
+  def describe: String
+}
+
+object Reason {
+
+  // The session: nothing is rewritten at all.
+
+  case object ExtensionNotInstalled extends Reason {
+    def describe: String = "Hyperspace's extension is not installed in this session (build it with " +
+      s"spark.sql.extensions=${HyperspaceSparkSessionExtension.className}), so no query is rewritten"
+  }
+
+  case object RewritingDisabled extends Reason {
+    def describe: String =
+      s"rewriting is off in this session (${HyperspaceConf.APPLY_ENABLED.key}=false; enableHyperspace() turns it on)"
+  }
+
+  case object StreamingQuery extends Reason {
+    def describe: String = "the query is a streaming query, which Hyperspace does not rewrite"
+  }
+
+  // The index itself.
+
+  final case class NotActive(state: String) extends Reason {
+    def describe: String = s"the index is $state"
+  }
+
+  case object NotEnabled extends Reason {
+    def describe: String = "the index is not enabled"
+  }
+
+  /** The index cannot be used at all (e.g. its kind is not registered in this JVM), and `why`. */
+  final case class Unusable(why: String) extends Reason {
+    def describe: String = why
+  }
+
+  /** The index's kind offers no rewrite; `why` is the kind's own words. */
+  final case class KindOffersNoRewrite(why: String) extends Reason {
+    def describe: String = why
+  }
+
+  final case class DataMissing(detail: String) extends Reason {
+    def describe: String = s"its data cannot be read: $detail"
+  }
+
+  // What the whole plan allows ([[RewriteScope]]).
+
+  final case class ReadsFileMetadata(expressions: Seq[String]) extends Reason {
+    def describe: String = s"the query reads file metadata (${expressions.mkString(", ")}), which an index scan " +
+      "would give for the index's files instead of the source's"
+  }
+
+  final case class WritesIndexedData(detail: String) extends Reason {
+    def describe: String = detail
+  }
+
+  // The index's source against the data the query reads.
+
+  case object SourceNotRead extends Reason {
+    def describe: String = "the query does not read the data the index was built from"
+  }
+
+  final case class ReadThroughTableFormat(listing: String) extends Reason {
+    def describe: String = s"the query reads the data through a table format's file list ($listing), " +
+      "whose rows an index built from the files does not give"
+  }
+
+  final case class OtherReader(
+      queryFormat: String,
+      queryOptions: Map[String, String],
+      indexFormat: String,
+      indexOptions: Map[String, String]) extends Reason {
+    def describe: String = s"the query reads the data as $queryFormat with options $queryOptions; " +
+      s"the index was built from $indexFormat with options $indexOptions"
+  }
+
+  /** How the source (or the part of it under `where`) differs from what the index was built from. */
+  final case class Staleness(where: String, changes: String) {
+    def describe: String = s"the source$where changed since the index was built ($changes)"
+  }
+
+  final case class StaleHypothetical(stale: Staleness) extends Reason {
+    def describe: String = stale.describe
+  }
+
+  final case class StaleWithoutHybridScan(stale: Staleness) extends Reason {
+    def describe: String =
+      s"${stale.describe}; refresh the index, or enable hybrid scan (${HyperspaceConf.HYBRID_SCAN_ENABLED.key})"
+  }
+
+  final case class DeletedWithoutLineage(stale: Staleness) extends Reason {
+    def describe: String =
+      s"${stale.describe}, and without lineage hybrid scan cannot drop the rows of deleted files; refresh the index"
+  }
+
+  /** Appended bytes over source bytes (`ratio`) above the configured `max`. */
+  final case class AppendedRatioExceeded(stale: Staleness, ratio: Double, max: Double) extends Reason {
+    def describe: String = f"${stale.describe}; appended bytes are ${ratio * 100}%.1f%% of the source, above " +
+      f"${HyperspaceConf.HYBRID_SCAN_MAX_APPENDED_RATIO.key}=$max; refresh the index"
+  }
+
+  /** Deleted bytes over indexed bytes (`ratio`) above the configured `max`. */
+  final case class DeletedRatioExceeded(stale: Staleness, ratio: Double, max: Double) extends Reason {
+    def describe: String = f"${stale.describe}; deleted bytes are ${ratio * 100}%.1f%% of the indexed data, above " +
+      f"${HyperspaceConf.HYBRID_SCAN_MAX_DELETED_RATIO.key}=$max; refresh the index"
+  }
+
+  /** The query reads `directories` inside the index's `roots`, and `why` the index cannot serve them. */
+  final case class PartOfSource(directories: Seq[String], roots: Seq[String], why: String) extends Reason {
+    def describe: String =
+      s"the query reads ${directories.mkString(", ")} inside the index's source (${roots.mkString(", ")})$why"
+  }
+
+  // Covering indexes: what the filter, join and aggregate rules need.
+
+  final case class ColumnsNotCovered(columns: Seq[String]) extends Reason {
+    def describe: String = s"column(s) ${columns.mkString(", ")} not covered by the index"
+  }
+
+  final case class NoFilterOnLeadingColumn(column: String) extends Reason {
+    def describe: String = s"no filter on the leading indexed column '$column'"
+  }
+
+  /** No filter, join or aggregation over the scan that an index could serve. */
+  final case class NothingToServe(leadingColumn: String) extends Reason {
+    def describe: String = s"no filter on the leading indexed column '$leadingColumn' and no join"
+  }
+
+  final case class JoinKeysNotIndexed(keys: Seq[String], indexed: Seq[String]) extends Reason {
+    def describe: String =
+      s"the join keys (${keys.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})"
+  }
+
+  case object NotEquiJoin extends Reason {
+    def describe: String = "the join is not an equi-join"
+  }
+
+  final case class JoinTypeNotSupported(joinType: String) extends Reason {
+    def describe: String = s"the join is a $joinType join, which the join rule does not rewrite"
+  }
+
+  final case class JoinKeysNotColumns(keys: Seq[String]) extends Reason {
+    def describe: String = s"the join keys (${keys.mkString(", ")}) are not plain columns"
+  }
+
+  final case class SparkBroadcasts(decision: BroadcastDecision, indexOnBroadcastSide: Boolean) extends Reason {
+    def describe: String = decision.describe(indexOnBroadcastSide)
+  }
+
+  final case class GroupingNotIndexed(grouping: Seq[String], indexed: Seq[String]) extends Reason {
+    def describe: String =
+      s"the grouping columns (${grouping.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})"
+  }
+
+  /** Data skipping already pruned the scan to `prunedBytes`; reading the index costs `indexBytes`. */
+  final case class SkippingReadsLess(indexBytes: Long, prunedBytes: Long) extends Reason {
+    def describe: String = s"data skipping leaves $prunedBytes bytes to read, no more than the index's $indexBytes"
+  }
+
+  final case class RankedLower(winner: String, criterion: String) extends Reason {
+    def describe: String = s"index '$winner' was chosen instead ($criterion)"
+  }
+
+  /** The scan the index pruned was then replaced by a scan of `by` (covering indexes). */
+  final case class ScanReplaced(by: Seq[String]) extends Reason {
+    def describe: String = s"the scan it pruned is read from index ${by.map(n => s"'$n'").mkString(", ")} instead"
+  }
+
+  // Data skipping indexes.
+
+  case object SkippingSourceMismatch extends Reason {
+    def describe: String = "the query reads the data with another format, options or schema, or none of the " +
+      "files the index summarized"
+  }
+
+  case object NoFilterOverScan extends Reason {
+    def describe: String = "the query has no filter directly over the scan"
+  }
+
+  final case class NoSketchApplies(sketchColumns: Seq[String]) extends Reason {
+    def describe: String = s"no sketch (${sketchColumns.mkString(", ")}) can evaluate the query's filter"
+  }
+
+  final case class Failed(error: String) extends Reason {
+    def describe: String = s"the index failed while planning and is ignored for the query: $error"
+  }
+}
