@@ -126,7 +126,7 @@ class WhyNotAgreementSuite extends RuleTestSupport {
           if (n % 100 == 1 && reads.nonEmpty) {
             val withIdx = rowsOf(df)
             spark.conf.set("spark.hyperspace.apply.enabled", "false")
-            assert(rowsOf(generateAgain(description, df)) == withIdx)
+            assert(rowsOf(generateAgain(df)) == withIdx)
           }
         }
         if (reads.nonEmpty) used += 1
@@ -138,6 +138,6 @@ class WhyNotAgreementSuite extends RuleTestSupport {
   }
 
   // The same query planned afresh (a DataFrame keeps the plan it was first optimized with).
-  private def generateAgain(description: String, df: DataFrame): DataFrame =
+  private def generateAgain(df: DataFrame): DataFrame =
     org.apache.spark.sql.hyperspace.SparkInternals.ofRows(spark, df.queryExecution.logical)
 }
