@@ -134,7 +134,7 @@ def test_explain_why_not_what_if(
 
     # Rewriting is off in this session: why_not says so first, then what rewriting would do (#14).
     reasons = hs.why_not(events.where("score > 3").select("score", "id"), display=False)
-    line = next(l for l in reasons.splitlines() if l.startswith("evByKey: "))
+    line = next(x for x in reasons.splitlines() if x.startswith("evByKey: "))
     assert line.startswith("evByKey: rewriting is off in this session (spark.hyperspace.apply.enabled=false"), line
     assert line.endswith("with rewriting on it would not be used either: column(s) id not covered by the index"), line
     assert hs.whyNot is not None and Hyperspace.whyNot is Hyperspace.why_not

@@ -38,7 +38,8 @@ final class QueryPlanning(df: DataFrame) {
 
   private lazy val installed = Hyperspace.isExtensionInstalled(spark)
   // A malformed value: the optimizer rule treats it as off, and so does this.
-  private lazy val enabled = try HyperspaceConf.applyEnabled(spark) catch { case NonFatal(_) => false }
+  private lazy val enabled = try HyperspaceConf.applyEnabled(spark)
+  catch { case NonFatal(_) => false }
 
   /** The optimized logical plan with no index. */
   lazy val optimizedWithout: LogicalPlan =

@@ -31,10 +31,11 @@ object WhyNot {
       val d = decisions
       d.blocked match {
         case Some(blocked) =>
-          val ifOn = d.ifRewriting.map(on => outcome(s, on) match {
-            case None => "; with rewriting on it would be used"
-            case Some(why) => s"; with rewriting on it would not be used either: $why"
-          })
+          val ifOn = d.ifRewriting.map(on =>
+            outcome(s, on) match {
+              case None => "; with rewriting on it would be used"
+              case Some(why) => s"; with rewriting on it would not be used either: $why"
+            })
           blocked.describe + ifOn.getOrElse("")
         case None => outcome(s, d).getOrElse("used by this query")
       }

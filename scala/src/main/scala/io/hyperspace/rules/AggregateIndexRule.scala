@@ -35,8 +35,9 @@ object AggregateIndexRule extends IndexRewrite {
                 keyed
               }
             val best = IndexRanking.best(candidates)
-            best.foreach(b => candidates.filterNot(_ eq b).foreach(c =>
-              log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
+            best.foreach(b =>
+              candidates.filterNot(_ eq b).foreach(c =>
+                log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
             best.map { c =>
               agg.copy(child = child transformUp {
                 case r: LogicalRelation if r eq relation => HybridScan.replace(spark, c, r, keepBuckets = true)

@@ -68,7 +68,8 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
     val usable = candidates.flatMap { c =>
       val leading = CoveringIndex.columnsOf(c.entry.index)._1.head
       val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
-      if (coverage.isEmpty) log.reject(c.entry, Reason.ColumnsNotCovered(StructFields.uncovered(c.entry, reads, resolver)))
+      if (coverage.isEmpty)
+        log.reject(c.entry, Reason.ColumnsNotCovered(StructFields.uncovered(c.entry, reads, resolver)))
       if (!filtersOn(leading)) log.reject(c.entry, Reason.NoFilterOnLeadingColumn(leading.name))
       val fewerBytes = prunedBytes.forall { pruned =>
         val read = bytesRead(c, condition)
@@ -78,8 +79,9 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       if (filtersOn(leading) && fewerBytes) coverage.map(c -> _) else None
     }
     val best = IndexRanking.best(usable.map(_._1))
-    best.foreach(b => usable.map(_._1).filterNot(_ eq b).foreach(c =>
-      log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
+    best.foreach(b =>
+      usable.map(_._1).filterNot(_ eq b).foreach(c =>
+        log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
     best.flatMap(b => usable.find(_._1 eq b))
   }
 

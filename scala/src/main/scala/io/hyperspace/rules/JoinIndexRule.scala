@@ -75,7 +75,8 @@ object JoinIndexRule extends IndexRewrite {
           rejectSides(_ => Reason.JoinTypeNotSupported(joinType.sql))
           join
         } else if (!(leftKeys ++ rightKeys).forall(keyAttribute(_).isDefined)) {
-          rejectSides(_ => Reason.JoinKeysNotColumns((leftKeys ++ rightKeys).filter(keyAttribute(_).isEmpty).map(_.sql)))
+          rejectSides(_ =>
+            Reason.JoinKeysNotColumns((leftKeys ++ rightKeys).filter(keyAttribute(_).isEmpty).map(_.sql)))
           join
         } else if (broadcast.isDefined) {
           val b = broadcast.get
@@ -88,7 +89,8 @@ object JoinIndexRule extends IndexRewrite {
           // A side that is no scan chain has no candidates; its keys still pair with the other's.
           val lPaths = l.map(_.keys).getOrElse(lk.map(k => Seq(k.name)))
           val rPaths = r.map(_.keys).getOrElse(rk.map(k => Seq(k.name)))
-          choose(spark, l.toSeq.flatMap(_.candidates(spark, indexes, log)), r.toSeq.flatMap(_.candidates(spark, indexes, log)),
+          choose(spark, l.toSeq.flatMap(_.candidates(spark, indexes, log)),
+            r.toSeq.flatMap(_.candidates(spark, indexes, log)),
             lPaths, rPaths, log) match {
             case (None, None) => join
             case (lc, rc) =>
@@ -195,7 +197,8 @@ object JoinIndexRule extends IndexRewrite {
     if (log.recording) {
       val (lc, rc) = (chosen._1.map(_._1), chosen._2.map(_._1))
       def lost(of: Seq[Choice], winner: Option[IndexCandidate], criterion: String): Unit =
-        winner.foreach(w => of.map(_._1).filterNot(_ eq w).foreach(c => log.reject(c.entry, Reason.RankedLower(w.name, criterion))))
+        winner.foreach(w =>
+          of.map(_._1).filterNot(_ eq w).foreach(c => log.reject(c.entry, Reason.RankedLower(w.name, criterion))))
       if (lc.isDefined && rc.isDefined) {
         val criterion = "both sides indexed with equal bucket counts, then more buckets, then fewer bytes to read"
         lost(leftChoices, lc, criterion)

@@ -55,7 +55,8 @@ class WhyNotAgreementSuite extends RuleTestSupport {
   private val columns = Seq("id", "name", "amount", "day")
 
   private def predicate(r: Random, column: String): String = column match {
-    case "id" => Seq(s"id = ${r.nextInt(600)}", s"id < ${r.nextInt(600)}", s"id BETWEEN ${r.nextInt(300)} AND ${300 + r.nextInt(300)}",
+    case "id" => Seq(s"id = ${r.nextInt(600)}", s"id < ${r.nextInt(600)}",
+        s"id BETWEEN ${r.nextInt(300)} AND ${300 + r.nextInt(300)}",
         s"id IN (${r.nextInt(600)}, ${r.nextInt(600)})")(r.nextInt(4))
     case "name" => Seq(s"name = 'name-${r.nextInt(17)}'", s"name IN ('name-${r.nextInt(17)}', 'name-${r.nextInt(17)}')",
         s"name > 'name-${r.nextInt(17)}'")(r.nextInt(3))
@@ -80,13 +81,15 @@ class WhyNotAgreementSuite extends RuleTestSupport {
       case 0 =>
         val cols = subset(r, 1)
         val pred = predicate(r, columns(r.nextInt(columns.size)))
-        (s"$src WHERE $pred SELECT ${cols.mkString(", ")}", spark.read.parquet(src).where(pred).select(cols.head, cols.tail: _*))
+        (s"$src WHERE $pred SELECT ${cols.mkString(", ")}",
+          spark.read.parquet(src).where(pred).select(cols.head, cols.tail: _*))
       case 1 =>
         val other = sources(r.nextInt(sources.size))
         val key = Seq("id", "name")(r.nextInt(2))
         val left = scan(r, src).selectExpr(key +: subset(r, 1).filterNot(_ == key).map(c => s"$c AS l_$c"): _*)
         val right = scan(r, other).selectExpr(key +: subset(r, 1).filterNot(_ == key).map(c => s"$c AS r_$c"): _*)
-        (s"$src JOIN $other USING ($key)\n${left.queryExecution.logical}\n${right.queryExecution.logical}", left.join(right, key))
+        (s"$src JOIN $other USING ($key)\n${left.queryExecution.logical}\n${right.queryExecution.logical}",
+          left.join(right, key))
       case _ =>
         val key = columns(r.nextInt(columns.size))
         val in = scan(r, src)
@@ -119,7 +122,8 @@ class WhyNotAgreementSuite extends RuleTestSupport {
           names.foreach { name =>
             val said = lines(name)
             assert((said == "used by this query") == reads.contains(name), s"index $name")
-            if (!reads.contains(name)) assert(said.trim.nonEmpty && !said.contains("used by this query"), s"index $name")
+            if (!reads.contains(name))
+              assert(said.trim.nonEmpty && !said.contains("used by this query"), s"index $name")
           }
           assert(rewriting || reads.isEmpty)
           // A few results, with and without indexes.

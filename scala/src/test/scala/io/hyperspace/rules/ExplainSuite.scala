@@ -67,7 +67,7 @@ class ExplainSuite extends RuleTestSupport {
     // The filter rule turns it down for its columns first (#14: reasons are the rules' own).
     assert(reasons("exById").contains("column(s) amount, day not covered by the index"), reasons)
     assert(withHyperspace(on = true)(hs.whyNot(spark.read.parquet(orders).select("id"), "exById"))
-      .contains("no filter on the leading indexed column 'id' and no join"))
+        .contains("no filter on the leading indexed column 'id' and no join"))
     assert(reasons("exDeleted").contains("the index is DELETED"), reasons)
     assert(reasons("exStale").contains("the query does not read the data the index was built from"), reasons)
 

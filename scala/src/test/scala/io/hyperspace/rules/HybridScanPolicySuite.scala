@@ -28,8 +28,9 @@ class HybridScanPolicySuite extends AnyFunSuite {
 
   test("a stale index needs hybrid scan enabled") {
     val why = HybridScanPolicy(enabled = false, 1.0, 1.0).allows(entry(lineage = true), appended100, 1100, 1000)
-    assert(why.left.exists(r => r.isInstanceOf[Reason.StaleWithoutHybridScan] &&
-      r.describe.contains("spark.hyperspace.index.hybridscan.enabled")), why)
+    assert(why.left.exists(r =>
+        r.isInstanceOf[Reason.StaleWithoutHybridScan] &&
+          r.describe.contains("spark.hyperspace.index.hybridscan.enabled")), why)
     assert(on.allows(entry(lineage = true), appended100, 1100, 1000) == Right(appended100))
   }
 
@@ -47,7 +48,9 @@ class HybridScanPolicySuite extends AnyFunSuite {
     // 400 of 1000 indexed bytes: 40%.
     assert(on.copy(maxDeletedRatio = 0.4).allows(entry(lineage = true), deletedB, 600, 1000) == Right(deletedB))
     val why = on.copy(maxDeletedRatio = 0.39).allows(entry(lineage = true), deletedB, 600, 1000, " under file:/s")
-    assert(why.left.exists(r => r.describe.startsWith("the source under file:/s changed") && r.describe.contains("40.0%")), why)
+    assert(
+      why.left.exists(r => r.describe.startsWith("the source under file:/s changed") && r.describe.contains("40.0%")),
+      why)
   }
 
   test("a hypothetical (whatIf) index is never served stale") {
