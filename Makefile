@@ -135,7 +135,8 @@ test-scala: setup
 # reader, error translation, package layout) in the shared session, without the tests marked slow
 # (another interpreter or JVM, a cluster, a benchmark) or chaos; tests/conftest.py registers both.
 SCALA_UNIT_SUITES := io.hyperspace.log.LogEntrySuite io.hyperspace.indexed.IndexedPartitionSuite \
-	io.hyperspace.index.dataskipping.BloomFilterSuite io.hyperspace.index.dataskipping.SketchSerdeSuite
+	io.hyperspace.index.dataskipping.BloomFilterSuite io.hyperspace.index.dataskipping.SketchSerdeSuite \
+	io.hyperspace.index.BoundedCacheSuite io.hyperspace.rules.HybridScanPolicySuite
 PY_UNIT_TESTS := tests/test_log_reader.py tests/test_config.py tests/test_session.py tests/test_package.py \
 	tests/test_dataskipping_config.py tests/test_jvm_errors.py tests/test_code_layout.py
 test-quick: setup jar
@@ -143,7 +144,7 @@ test-quick: setup jar
 	$(VPY) -m pytest $(PY_UNIT_TESTS) -q -ra -m "not slow and not chaos"
 
 test-python: setup jar
-	$(VPY) -m pytest tests -q -ra
+	$(VPY) -m pytest tests -q -ra --durations=15
 
 # One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
 CMD ?= compile
