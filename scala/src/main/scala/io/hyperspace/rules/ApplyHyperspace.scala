@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.IndexKinds
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.LogEntry
@@ -172,7 +173,7 @@ object ApplyHyperspace extends Logging {
     else {
       val scope = RewriteScope.of(plan, indexes)
       scope.reason.foreach { why =>
-        indexes.filterNot(e => if (DataSkippingRule.concerns(e)) scope.skippingAllowed else scope.coveringAllowed)
+        indexes.filterNot(e => IndexKinds.find(e.index.kind).forall(k => scope.allows(k.rewrites)))
           .foreach(log.reject(_, why))
       }
       rewritesFor(scope).foldLeft(plan) { (current, rewrite) =>

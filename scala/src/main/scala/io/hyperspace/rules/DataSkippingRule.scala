@@ -107,8 +107,8 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     }
     if (applied.isEmpty) return None
 
-    val listedByKey = listed.map(f => f -> f).toMap
-    def present(files: Iterable[SourceFile]) = files.iterator.map(_.key).filter(listedByKey.contains).toSet
+    val listedKeys = listed.toSet
+    def present(files: Iterable[SourceFile]) = files.iterator.map(_.key).filter(listedKeys.contains).toSet
     val perIndex = applied.map { case (entry, skippedFiles, sketches) =>
       val keys = present(skippedFiles)
       val sketchSkips = sketches.map { case (sketch, files) =>

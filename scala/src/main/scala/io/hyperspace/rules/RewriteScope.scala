@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, V2CreateTableAs
 import org.apache.spark.sql.execution.command.DataWritingCommand
 import org.apache.spark.sql.execution.datasources.{InsertIntoHadoopFsRelationCommand, LogicalRelation}
 
+import io.hyperspace.index.RewriteFamily
 import io.hyperspace.log.LogEntry
 
 /**
@@ -27,6 +28,13 @@ sealed trait RewriteScope {
   def skippingAllowed: Boolean
   /** Why some rewrites are not made; None when all are allowed. */
   def reason: Option[Reason]
+
+  /** Whether indexes whose kind offers `family` may rewrite here (a kind offering none is not limited). */
+  def allows(family: RewriteFamily): Boolean = family match {
+    case RewriteFamily.CoveringScan => coveringAllowed
+    case RewriteFamily.FileSkipping => skippingAllowed
+    case RewriteFamily.NoRewrite => true
+  }
 }
 
 object RewriteScope {
