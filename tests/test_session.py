@@ -173,6 +173,8 @@ def test_session_with_the_jar_but_without_the_extension_gets_instructions() -> N
         except HyperspaceExtensionNotInstalledException as e:
             print("MESSAGE:", e)
         print("ENABLED:", hyperspace.is_hyperspace_enabled(spark))
+        hyperspace.attach(spark)
+        print("ATTACHED:", hyperspace.is_hyperspace_enabled(spark))
         spark.stop()
         """
     )
@@ -180,4 +182,7 @@ def test_session_with_the_jar_but_without_the_extension_gets_instructions() -> N
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"VERSION: {versions()['hyperspace']}" in result.stdout
     assert f"spark.sql.extensions={EXTENSION}" in result.stdout
+    assert "hyperspace.attach(spark)" in result.stdout or "Hyperspace.attach(spark)" in result.stdout
     assert "ENABLED: False" in result.stdout
+    # attach installs it into the running session, the jar being on the class path already.
+    assert "ATTACHED: True" in result.stdout

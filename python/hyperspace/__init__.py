@@ -39,7 +39,9 @@ from hyperspace.exceptions import (
 from hyperspace.hyperspace import Hyperspace, IndexSkips, MaintenanceResult, RelationSkippingStats, SketchSkips
 from hyperspace.index_config import CoveringIndexConfig, IndexConfig
 from hyperspace.indexed import IndexedDataFrame
+from hyperspace.progress import Progress
 from hyperspace.session import (
+    attach,
     configure_spark_with_hyperspace,
     disable_hyperspace,
     disableHyperspace,
@@ -84,6 +86,7 @@ __all__ = [
     "HyperspaceExtensionNotInstalledException",
     "HyperspaceJarNotFoundError",
     "HyperspaceNotLoadedError",
+    "attach",
     "configure_spark_with_hyperspace",
     "enable_hyperspace",
     "disable_hyperspace",
@@ -92,5 +95,6 @@ __all__ = [
     "disableHyperspace",
     "isHyperspaceEnabled",
     "jar_path",
+    "Progress",
     "__version__",
 ]

@@ -16,8 +16,10 @@ same simple name; everything else is left to pyspark.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeAlias, TypeVar
 
@@ -74,7 +76,9 @@ def _not_loaded_message() -> str:
         "with `configure_spark_with_hyperspace(SparkSession.builder).getOrCreate()` before any "
         "other SparkSession is created in this process (spark.jars is read only when the JVM "
         "starts; call spark.stop() first if one is running), or launch with "
-        f"`spark-submit --jars {jar} --conf spark.sql.extensions={EXTENSION_CLASS} app.py`."
+        f"`spark-submit --jars {jar} --conf spark.sql.extensions={EXTENSION_CLASS} app.py`. "
+        "In a session that is already running (a notebook's), `hyperspace.attach(spark)` adds "
+        "the jar and installs Hyperspace."
     )
 
 
@@ -91,13 +95,39 @@ def java_session(spark: SparkSession) -> JavaObject:
 
 def java_class(spark: SparkSession, name: str) -> JavaObject:
     """The JVM class ``io.hyperspace.<name>``, or a clear error if the jar was not loaded."""
+    node = _lookup(spark, name)
+    if not isinstance(node, JavaClass) and _use_session_class_loader(spark):
+        node = _lookup(spark, name)
+    if not isinstance(node, JavaClass):
+        raise exceptions.HyperspaceNotLoadedError(_not_loaded_message())
+    return node
+
+
+def _lookup(spark: SparkSession, name: str) -> JavaObject:
     java_session(spark)
     node: JavaObject = spark.sparkContext._jvm
     for part in f"io.hyperspace.{name}".split("."):
         node = getattr(node, part)
-    if not isinstance(node, JavaClass):
-        raise exceptions.HyperspaceNotLoadedError(_not_loaded_message())
     return node
+
+
+def _use_session_class_loader(spark: SparkSession) -> bool:
+    """Makes this thread's JVM calls find the jars added to ``spark`` at run time (``ADD JAR``,
+    as :func:`hyperspace.attach` does): py4j loads classes through the JVM thread's context
+    class loader, and Spark sets the session's loader only on the thread that added the jar.
+    Returns whether that loader differs from the thread's (i.e. whether looking again can help)."""
+    jvm: JavaObject = spark.sparkContext._jvm
+    thread = jvm.java.lang.Thread.currentThread()
+    session_loader = java_session(spark).sharedState().jarClassLoader()
+    if thread.getContextClassLoader().equals(session_loader):
+        return False
+    thread.setContextClassLoader(session_loader)
+    return True
+
+
+def add_jar(spark: SparkSession, jar: Path) -> None:
+    """Adds ``jar`` to ``spark``'s running JVM (driver and executors), as SQL ``ADD JAR`` does."""
+    java_session(spark).sessionState().resourceLoader().addJar(str(jar))
 
 
 def java_hyperspace(spark: SparkSession) -> JavaObject:
@@ -126,6 +156,53 @@ def java_storage_level(spark: SparkSession, name: str) -> JavaObject:
     return jvm.org.apache.spark.storage.StorageLevel.fromString(name)
 
 
+def pins_threads(spark: SparkSession) -> bool:
+    """Whether each Python thread of ``spark`` talks to a JVM thread of its own (pyspark's
+    pinned thread mode, the default): then JVM thread-local state such as a job tag set from a
+    Python thread applies to exactly that thread's calls."""
+    from py4j.clientserver import ClientServer
+
+    return isinstance(spark.sparkContext._gateway, ClientServer)
+
+
+def job_ids_with_tag(spark: SparkSession, tag: str) -> list[int]:
+    """The ids of the Spark jobs carrying job tag ``tag`` that Spark still tracks."""
+    return [int(i) for i in spark.sparkContext._jsc.sc().statusTracker().getJobIdsForTag(tag)]
+
+
+@dataclass(frozen=True)
+class StageStatus:
+    """What Spark's status tracker knows of one stage of a job."""
+
+    name: str
+    #: Milliseconds since the epoch; 0 for a stage not submitted (yet, or ever: skipped).
+    submission_time: int
+    num_tasks: int
+    num_active_tasks: int
+    num_completed_tasks: int
+
+
+def stages_of_jobs_with_tag(spark: SparkSession, tag: str) -> list[StageStatus]:
+    """The stages of the jobs carrying job tag ``tag`` (pyspark's tracker omits submission times)."""
+    tracker = spark.sparkContext._jsc.statusTracker()
+    stages = []
+    for job_id in job_ids_with_tag(spark, tag):
+        job = tracker.getJobInfo(job_id)
+        for stage_id in job.stageIds() if job is not None else []:
+            stage = tracker.getStageInfo(stage_id)
+            if stage is not None:
+                stages.append(
+                    StageStatus(
+                        str(stage.name()),
+                        int(stage.submissionTime()),
+                        int(stage.numTasks()),
+                        int(stage.numActiveTasks()),
+                        int(stage.numCompletedTasks()),
+                    )
+                )
+    return stages
+
+
 # ---- JVM errors ------------------------------------------------------------------------------
 
 
@@ -152,8 +229,32 @@ def hyperspace_error(throwable: JavaObject) -> exceptions.HyperspaceException | 
             py_class = getattr(exceptions, simple, None)
             if not (isinstance(py_class, type) and issubclass(py_class, exceptions.HyperspaceException)):
                 py_class = exceptions.HyperspaceException
-            return py_class(str(cause.getMessage()), java_class=class_name)
+            return py_class(python_names(str(cause.getMessage())), java_class=class_name)
     return None
+
+
+# The Scala API's method names that the JVM's messages advise calling, and their Python names.
+_PYTHON_NAMES = {
+    "createIndex": "create_index",
+    "refreshIndex": "refresh_index",
+    "optimizeIndex": "optimize_index",
+    "deleteIndex": "delete_index",
+    "restoreIndex": "restore_index",
+    "vacuumIndex": "vacuum_index",
+    "whyNot": "why_not",
+    "whatIf": "what_if",
+    "enableHyperspace": "enable_hyperspace",
+    "disableHyperspace": "disable_hyperspace",
+    "isHyperspaceEnabled": "is_hyperspace_enabled",
+}
+_SCALA_CALL = re.compile(r"\b(" + "|".join(_PYTHON_NAMES) + r")\(")
+
+
+def python_names(message: str) -> str:
+    """``message`` (a JVM error's) with the Scala API calls it advises (``refreshIndex('x',
+    'full')``) spelt as the Python API's (``refresh_index('x', 'full')``): a Python user is told
+    what to type in Python. Only names followed by ``(`` are replaced, never a column or key."""
+    return _SCALA_CALL.sub(lambda m: _PYTHON_NAMES[m.group(1)] + "(", message)
 
 
 def _spark_error(throwable: JavaObject) -> Exception:

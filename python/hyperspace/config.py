@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -213,9 +214,29 @@ class HyperspaceConfig:
         "Largest row batch of an Indexed DataFrame partition in bytes (default 4m).",
     )
 
+    # No instance dictionary: a misspelt setting (conf.num_bucket = 8) must fail, not quietly
+    # become a Python attribute that changes nothing.
+    __slots__ = ("_spark", "_java_conf")
+
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
         self._java_conf = java_class(spark, "config.HyperspaceConf")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in self.__slots__ or isinstance(getattr(type(self), name, None), _Setting):
+            object.__setattr__(self, name, value)
+        else:
+            raise AttributeError(self._unknown(name))
+
+    def __getattr__(self, name: str) -> object:
+        # Called only for names that are not settings, methods or slots.
+        raise AttributeError(self._unknown(name))
+
+    @classmethod
+    def _unknown(cls, name: str) -> str:
+        close = difflib.get_close_matches(name, list(cls.settings()), n=3)
+        hint = f" Did you mean {' or '.join(close)}?" if close else ""
+        return f"HyperspaceConfig has no setting '{name}'.{hint} Settings: {', '.join(cls.settings())}."
 
     @classmethod
     def settings(cls) -> dict[str, str]:

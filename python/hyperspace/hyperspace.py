@@ -21,6 +21,7 @@ from hyperspace._jvm import (
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
+from hyperspace.progress import ProgressSetting, reporter_for, run_with_progress
 from hyperspace.session import disable_hyperspace, enable_hyperspace, is_hyperspace_enabled
 
 __all__ = ["Hyperspace", "MaintenanceResult", "RelationSkippingStats", "IndexSkips", "SketchSkips"]
@@ -242,8 +243,10 @@ class Hyperspace:
         HyperspaceException: the jar was built for another Spark line than the session's.
     """
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, progress: ProgressSetting = "auto") -> None:
+        reporter_for(progress)  # a bad setting fails here, not in the first build
         self._spark = spark
+        self._progress = progress
         self._jhs: JavaObject = java_hyperspace(spark)
         built_for = str(self._jhs.sparkVersion())
         if _spark_line(built_for) != _spark_line(spark.version):
@@ -306,7 +309,11 @@ class Hyperspace:
                 "create_index expects an IndexConfig or a DataSkippingIndexConfig (or another kind's config, "
                 f"with name, kind_name and to_json()); got {type(config).__name__}."
             )
-        self._jhs.createIndexOfKindFromJson(java_dataframe(df), config.kind_name, config.to_json())
+        jdf = java_dataframe(df)
+        self._run("create", config.name, lambda: self._jhs.createIndexOfKindFromJson(jdf, config.kind_name, config.to_json()))
+
+    def _run(self, operation: str, name: str, call: Callable[[], R]) -> R:
+        return run_with_progress(self._spark, self._progress, operation, name, call)
 
     @translate_errors
     def index_kinds(self) -> list[str]:
@@ -350,7 +357,10 @@ class Hyperspace:
             HyperspaceException: bad mode, the index is not ACTIVE, or deletes without lineage.
             HyperspaceConflictException: an incompatible operation holds the index.
         """
-        return MaintenanceResult._from_json(str(self._jhs.refreshIndex(_index_name(name), mode).toJson()))
+        index = _index_name(name)
+        return MaintenanceResult._from_json(
+            self._run("refresh", index, lambda: str(self._jhs.refreshIndex(index, mode).toJson()))
+        )
 
     @translate_errors
     def optimize_index(self, name: str, mode: OptimizeMode = "quick") -> MaintenanceResult:
@@ -365,7 +375,10 @@ class Hyperspace:
             HyperspaceIndexNotFoundException: no such index.
             HyperspaceException: bad mode or the index is not ACTIVE.
         """
-        return MaintenanceResult._from_json(str(self._jhs.optimizeIndex(_index_name(name), mode).toJson()))
+        index = _index_name(name)
+        return MaintenanceResult._from_json(
+            self._run("optimize", index, lambda: str(self._jhs.optimizeIndex(index, mode).toJson()))
+        )
 
     @translate_errors
     def delete_index(self, name: str) -> None:

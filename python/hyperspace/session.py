@@ -7,9 +7,20 @@ from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from hyperspace._jvm import EXTENSION_CLASS, jar_path, java_hyperspace, translate_errors
+from hyperspace import exceptions
+from hyperspace._jvm import (
+    EXTENSION_CLASS,
+    add_jar,
+    jar_path,
+    java_class,
+    java_hyperspace,
+    java_session,
+    translate_errors,
+    translated_errors,
+)
 
 __all__ = [
+    "attach",
     "configure_spark_with_hyperspace",
     "enable_hyperspace",
     "disable_hyperspace",
@@ -67,6 +78,56 @@ def enable_hyperspace(spark: SparkSession) -> SparkSession:
     return spark
 
 
+def attach(spark: SparkSession) -> SparkSession:
+    """Makes Hyperspace work in ``spark``, a session that already exists without it — a
+    notebook's — and switches rewriting on; returns ``spark``.
+
+    When the session's JVM does not have the Hyperspace classes, the jar shipped in this package
+    is added to it (driver and executors, as SQL ``ADD JAR`` does). Then the rules are installed
+    into this session. Nothing changes for a session built with the extension but the switch.
+
+    Only ``spark`` gets the rules: a session made later (``spark.newSession()``, another notebook
+    on the cluster) needs the cluster setting ``spark.sql.extensions`` (see docs/notebooks.md).
+
+    Raises:
+        HyperspaceException: ``spark`` is a Spark Connect session (the server, not the client,
+            must load Hyperspace), or the JVM cannot be reached (e.g. a shared-access cluster
+            that blocks py4j); the message names the cluster settings that work instead.
+    """
+    if getattr(spark, "_jsparkSession", None) is None:
+        raise exceptions.HyperspaceException(
+            "hyperspace.attach needs a classic SparkSession; this is a Spark Connect session, whose "
+            "queries are planned by the Connect server. Start the server with the Hyperspace jar and "
+            f"extension: --jars {_jar_hint()} --conf spark.sql.extensions={EXTENSION_CLASS} "
+            "(on Databricks: install the jar as a cluster library and add the spark.sql.extensions "
+            "setting to the cluster's Spark config)."
+        )
+    with translated_errors():
+        try:
+            java_session(spark).sparkContext()
+        except Exception as error:
+            raise exceptions.HyperspaceException(
+                f"hyperspace.attach cannot reach this session's JVM ({type(error).__name__}: {error}); the "
+                "environment blocks JVM access from Python (e.g. a Databricks shared-access cluster). "
+                f"Install the jar as a cluster library and set spark.sql.extensions={EXTENSION_CLASS} "
+                "in the cluster's Spark config."
+            ) from None
+        try:
+            extension = java_class(spark, "HyperspaceSparkSessionExtension")
+        except exceptions.HyperspaceNotLoadedError:
+            add_jar(spark, jar_path())
+            extension = java_class(spark, "HyperspaceSparkSessionExtension")
+        extension.attach(java_session(spark))
+    return enable_hyperspace(spark)
+
+
+def _jar_hint() -> str:
+    try:
+        return str(jar_path())
+    except exceptions.HyperspaceJarNotFoundError:
+        return "hyperspace-spark<line>_2.13-<version>.jar"
+
+
 @translate_errors
 def disable_hyperspace(spark: SparkSession) -> SparkSession:
     """Turns index-based query rewriting off for ``spark`` only; returns ``spark``."""
@@ -76,8 +137,13 @@ def disable_hyperspace(spark: SparkSession) -> SparkSession:
 
 @translate_errors
 def is_hyperspace_enabled(spark: SparkSession) -> bool:
-    """Whether ``spark`` has the extension installed and rewriting switched on."""
-    return bool(java_hyperspace(spark).isEnabled())
+    """Whether ``spark`` has the extension installed and rewriting switched on (False in a
+    session whose JVM has no Hyperspace classes)."""
+    try:
+        facade = java_hyperspace(spark)
+    except exceptions.HyperspaceNotLoadedError:
+        return False
+    return bool(facade.isEnabled())
 
 
 # The original Hyperspace's camelCase names.

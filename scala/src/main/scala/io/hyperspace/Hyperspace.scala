@@ -267,6 +267,12 @@ object Hyperspace {
     spark.conf.set(HyperspaceConf.APPLY_ENABLED.key, "true")
   }
 
+  /**
+   * Installs Hyperspace into `spark`, an existing session built without the extension (see
+   * [[HyperspaceSparkSessionExtension.attach]]); returns whether it was not installed before.
+   */
+  def attach(spark: SparkSession): Boolean = HyperspaceSparkSessionExtension.attach(spark)
+
   /** Turns query rewriting off for `spark` only. */
   def disable(spark: SparkSession): Unit =
     spark.conf.set(HyperspaceConf.APPLY_ENABLED.key, "false")
@@ -291,7 +297,8 @@ object Hyperspace {
           "(e.g. SparkSession.builder().config(\"spark.sql.extensions\", " +
           s"\"${HyperspaceSparkSessionExtension.className}\")), or pass " +
           s"--conf spark.sql.extensions=${HyperspaceSparkSessionExtension.className} to " +
-          "spark-submit. The setting only takes effect for sessions created after it is set.")
+          "spark-submit. The setting only takes effect for sessions created after it is set; " +
+          "to install Hyperspace into this session as it is, call Hyperspace.attach(spark).")
     }
   }
 }

@@ -1,6 +1,6 @@
 package io.hyperspace
 
-import org.apache.spark.sql.SparkSessionExtensions
+import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
 
 import io.hyperspace.execution.HyperspaceStrategy
 import io.hyperspace.expressions.BucketId
@@ -30,4 +30,44 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
 object HyperspaceSparkSessionExtension {
   /** The value to put in `spark.sql.extensions`. */
   val className: String = classOf[HyperspaceSparkSessionExtension].getName
+
+  /**
+   * Installs Hyperspace into `spark`, a session created without the extension (a notebook's,
+   * whose cluster settings the user cannot change): the rewriting rules go into the session's
+   * `experimental` optimizations and strategies, the function into its registry. Returns whether
+   * anything was installed (false: it already was, by the extension or an earlier attach).
+   *
+   * Only `spark` and its private copies get it: sessions created later from the configuration
+   * (`newSession()`, other notebooks on the cluster) need `spark.sql.extensions`. The rules then
+   * run after Spark's own optimizer batches rather than inside its operator batch, which the
+   * rewrites do not depend on: they match the optimized plan either way.
+   */
+  def attach(spark: SparkSession): Boolean = spark.synchronized {
+    if (Hyperspace.isExtensionInstalled(spark)) false
+    else {
+      val experimental = spark.experimental
+      experimental.extraOptimizations ++= Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion)
+      experimental.extraStrategies ++= Seq(HyperspaceStrategy, IndexedStrategy)
+      val (name, info, builder) = BucketId.registration
+      spark.sessionState.functionRegistry.registerFunction(name, info, builder)
+      true
+    }
+  }
+
+  /**
+   * `copy` (a copy of an attached session, made to plan in privately) with its rewriting rule
+   * bound to the copy itself: the copy inherits the attached session's rule, which would read
+   * the original's settings and decision log. Sessions built with the extension get a rule of
+   * their own from it and are returned unchanged.
+   */
+  def rebound(copy: SparkSession): SparkSession = {
+    val experimental = copy.experimental
+    if (experimental.extraOptimizations.exists(_.isInstanceOf[ApplyHyperspace])) {
+      experimental.extraOptimizations = experimental.extraOptimizations.map {
+        case _: ApplyHyperspace => ApplyHyperspace(copy)
+        case rule => rule
+      }
+    }
+    copy
+  }
 }

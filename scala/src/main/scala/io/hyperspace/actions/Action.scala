@@ -79,6 +79,13 @@ abstract class Action(
    */
   protected def upToDate(base: Option[LogEntry]): Boolean = false
 
+  /** What this operation's Spark jobs are called in the Spark UI ([[JobLabels]]). */
+  protected def label: String = JobLabels.of(operation, indexName)
+
+  /** Runs `body` (a step of [[op]]) with its Spark jobs labelled by the operation and `name`. */
+  protected def step[T](name: String)(body: => T): T =
+    JobLabels.during(spark, JobLabels.step(label, name))(body)
+
   private var wrote = false
 
   /** Whether [[run]] committed an entry (false when it found nothing to do). */
@@ -89,7 +96,7 @@ abstract class Action(
     acquire() match {
       case Left(current) => current
       case Right((base, begin)) =>
-        val finished = try op(begin)
+        val finished = try JobLabels.during(spark, label)(op(begin))
         catch {
           case NonFatal(e) =>
             rollBack(base, begin, e)

@@ -55,7 +55,7 @@ class CreateAction(
     val dataPath = indexLog.versionPath(begin.content.dataVersion)
     val files = begin.source.files
     val scan = SparkInternals.ofRows(spark, source.restrictedTo(files.map(_.path).toSet))
-    IndexData.write(scan, definition, indexName, files, dataPath)
+    step("writing index data")(IndexData.write(scan, definition, indexName, files, dataPath))
     begin.copy(content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)))
   }
 

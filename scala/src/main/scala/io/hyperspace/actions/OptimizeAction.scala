@@ -43,7 +43,7 @@ class OptimizeAction(
 
   override protected def op(begin: LogEntry): LogEntry = {
     val dataPath = indexLog.versionPath(begin.content.dataVersion)
-    IndexData.merge(spark, begin, selected, dataPath)
+    step("merging index files")(IndexData.merge(spark, begin, selected, dataPath))
     val replaced = selected.map(_.path).toSet
     begin.copy(content = begin.content.copy(files =
       (begin.content.files.filterNot(f => replaced.contains(f.path)) ++

@@ -87,7 +87,7 @@ class RefreshAction(
     val refreshed = mode match {
       case Full =>
         val files = SourceChanges(listing, Nil).appendedAsSourceFiles(0L)
-        IndexData.write(scanOf(files), definition, indexName, files, dataPath)
+        step("writing index data")(IndexData.write(scanOf(files), definition, indexName, files, dataPath))
         begin.copy(
           content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)),
           source = begin.source.copy(files = files, appendedFiles = Nil, deletedFiles = Nil))
@@ -96,11 +96,15 @@ class RefreshAction(
         val appended = found.appendedAsSourceFiles(nextId)
         val deletedIds = found.deleted.map(_.id).toSet
         if (deletedIds.nonEmpty) {
-          IndexData.dropRows(spark, begin, begin.content.files, dataPath, deletedIds)
+          step("dropping rows of deleted source files") {
+            IndexData.dropRows(spark, begin, begin.content.files, dataPath, deletedIds)
+          }
         }
         if (appended.nonEmpty) {
-          IndexData.write(scanOf(appended), definition, indexName, appended, dataPath,
-            if (deletedIds.nonEmpty) SaveMode.Append else SaveMode.ErrorIfExists)
+          step("indexing appended source files") {
+            IndexData.write(scanOf(appended), definition, indexName, appended, dataPath,
+              if (deletedIds.nonEmpty) SaveMode.Append else SaveMode.ErrorIfExists)
+          }
         }
         val untouched = if (deletedIds.isEmpty) begin.content.files else Nil
         begin.copy(

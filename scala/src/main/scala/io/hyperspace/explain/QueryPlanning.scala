@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.hyperspace.SparkInternals
 
-import io.hyperspace.Hyperspace
+import io.hyperspace.{Hyperspace, HyperspaceSparkSessionExtension}
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.{ApplyHyperspace, DecisionLog, Decisions, Reason, RecordingLog}
@@ -28,7 +28,7 @@ final class QueryPlanning(df: DataFrame) {
 
   /** The copy of the session that plans without rewriting, made on first use. */
   private lazy val withoutRewriting: SparkSession = {
-    val copy = SparkInternals.cloneSession(spark)
+    val copy = HyperspaceSparkSessionExtension.rebound(SparkInternals.cloneSession(spark))
     copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "false")
     copy
   }
@@ -70,7 +70,7 @@ final class QueryPlanning(df: DataFrame) {
     else recordedRun
 
   private def recordedRun: Decisions = {
-    val copy = SparkInternals.cloneSession(spark)
+    val copy = HyperspaceSparkSessionExtension.rebound(SparkInternals.cloneSession(spark))
     copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "true")
     val log = new RecordingLog
     val optimized = ApplyHyperspace.recording(copy, log) {
