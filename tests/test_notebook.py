@@ -66,9 +66,7 @@ def test_progress_reports_the_steps_of_create_refresh_and_optimize(
     assert seen[-1].finished and seen[-1].operation == "optimize" and seen[-1].total_tasks > 0
 
 
-def test_index_jobs_are_named_after_the_operation_and_step(
-    spark: SparkSession, system_path: Path, source: str
-) -> None:
+def test_index_jobs_are_named_after_the_operation_and_step(spark: SparkSession, system_path: Path, source: str) -> None:
     sc = spark.sparkContext
     tracker = sc.statusTracker()
     sc.setJobDescription("the notebook's own description")
@@ -94,7 +92,11 @@ def test_index_jobs_are_named_after_the_operation_and_step(
 
 
 def test_the_text_bar_draws_one_line(
-    spark: SparkSession, system_path: Path, source: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    spark: SparkSession,
+    system_path: Path,
+    source: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Without tqdm, "bar" draws its own line on stderr.
     import builtins
@@ -141,7 +143,10 @@ def test_a_misspelt_setting_raises_and_suggests_the_name(spark: SparkSession) ->
 
 
 def test_python_users_are_told_python_calls() -> None:
-    assert python_names("Run a full refresh (refreshIndex('x', 'full')).") == "Run a full refresh (refresh_index('x', 'full'))."
+    assert (
+        python_names("Run a full refresh (refreshIndex('x', 'full')).")
+        == "Run a full refresh (refresh_index('x', 'full'))."
+    )
     # Names not followed by a call's parenthesis are left alone (a column, a setting key).
     assert python_names("column refreshIndex, key numBuckets") == "column refreshIndex, key numBuckets"
 
@@ -216,3 +221,22 @@ def test_attach_makes_a_running_session_use_indexes() -> None:
     # Only the attached session: sessions made later need the cluster setting.
     assert "NEW SESSION ENABLED: False" in out
     assert "REPORTED: True" in out
+
+
+def test_list_indexes_reads_in_words(spark: SparkSession, system_path: Path, source: str) -> None:
+    hs = Hyperspace(spark, progress=None)
+    hs.create_index(spark.read.parquet(source), IndexConfig("nb_listed", ["k"], ["s"]))
+    rows = {r["name"]: r for r in hs.list_indexes().collect()}
+    listed = rows["nb_listed"]
+    assert hs.list_indexes().columns == ["name", "kind", "source", "columns", "state", "size", "freshness"]
+    assert listed["kind"] == "CoveringIndex" and listed["state"] == "ACTIVE"
+    assert listed["columns"] == "k include s"
+    assert listed["source"].startswith("parquet ") and "notebook-source" in listed["source"]
+    assert listed["size"].endswith("KiB") or listed["size"].endswith(" B")
+    assert listed["freshness"] == "up to date"
+
+    spark.range(9000, 9010, 1, 1).selectExpr("id", "id % 13 AS k", "CAST(id AS STRING) AS s").write.mode(
+        "append"
+    ).parquet(source)
+    stale = {r["name"]: r for r in hs.list_indexes().collect()}["nb_listed"]
+    assert stale["freshness"] == "1 appended, 0 deleted source files not in the index data"

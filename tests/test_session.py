@@ -97,7 +97,12 @@ def test_facade_reaches_the_jvm(spark: SparkSession) -> None:
 
 def test_system_path_follows_the_setting(spark: SparkSession, tmp_path: Path) -> None:
     with HyperspaceConfig(spark).override(system_path=str(tmp_path)):
-        assert Hyperspace(spark).system_path == str(tmp_path)
+        assert Hyperspace(spark).system_path == tmp_path.as_uri().replace("file:///", "file:/")
+    # A relative setting is shown as every operation resolves it: absolute, in the JVM's working
+    # directory, whatever directory Python is in.
+    jvm_dir = Path(spark.sparkContext._jvm.java.lang.System.getProperty("user.dir"))
+    with HyperspaceConfig(spark).override(system_path="relative-indexes"):
+        assert Hyperspace(spark).system_path == (jvm_dir / "relative-indexes").as_uri().replace("file:///", "file:/")
 
 
 def test_bucket_id_function_is_available_to_sql(spark: SparkSession) -> None:

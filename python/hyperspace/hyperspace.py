@@ -274,7 +274,8 @@ class Hyperspace:
     @property
     @translate_errors
     def system_path(self) -> str:
-        """Where this session's indexes live (``spark.hyperspace.system.path``)."""
+        """Where this session's indexes live (``spark.hyperspace.system.path``), as an absolute,
+        qualified path (``file:/...``): a relative setting resolved as the JVM resolves it."""
         return str(self._jhs.systemPath())
 
     # hs.enable() / hs.disable() (returning hs) and hs.is_enabled() work on this facade's
@@ -309,8 +310,8 @@ class Hyperspace:
                 "create_index expects an IndexConfig or a DataSkippingIndexConfig (or another kind's config, "
                 f"with name, kind_name and to_json()); got {type(config).__name__}."
             )
-        jdf = java_dataframe(df)
-        self._run("create", config.name, lambda: self._jhs.createIndexOfKindFromJson(jdf, config.kind_name, config.to_json()))
+        jdf, kind, definition = java_dataframe(df), config.kind_name, config.to_json()
+        self._run("create", config.name, lambda: self._jhs.createIndexOfKindFromJson(jdf, kind, definition))
 
     def _run(self, operation: str, name: str, call: Callable[[], R]) -> R:
         return run_with_progress(self._spark, self._progress, operation, name, call)
@@ -441,6 +442,15 @@ class Hyperspace:
         return self._data_frame(self._jhs.indexes())
 
     @translate_errors
+    def list_indexes(self) -> DataFrame:
+        """One row per index in words, for reading in a notebook: ``name``, ``kind``, ``source``
+        (format, then table or paths), ``columns`` (indexed, then ``include`` and the included
+        ones), ``state``, ``size`` (e.g. ``"1.5 MiB"``) and ``freshness`` (``"up to date"``, or
+        how many source files were appended and deleted since the index data was built).
+        :meth:`indexes` has every statistic, typed, as the original Hyperspace listed them."""
+        return self._data_frame(self._jhs.listIndexes())
+
+    @translate_errors
     def index(self, name: str) -> DataFrame:
         """One row for ``name``: the columns of :meth:`indexes` plus ``lineage``, ``dataVersion``,
         ``logVersion``, ``sourceFormat``, ``sourceRootPaths``, ``sourceTable``,
@@ -525,4 +535,7 @@ class Hyperspace:
     skippingStats = skipping_stats
 
     def __repr__(self) -> str:
-        return f"Hyperspace(version={self.version!r}, spark={self.spark_version!r}, pyspark={pyspark.__version__!r})"
+        return (
+            f"Hyperspace(version={self.version!r}, spark={self.spark_version!r}, "
+            f"pyspark={pyspark.__version__!r}, system_path={self.system_path!r})"
+        )

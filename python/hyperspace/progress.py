@@ -115,7 +115,8 @@ class _TextBar:
         width = 24
         filled = round(width * (1.0 if p.finished else p.fraction))
         step = f" {p.step}" if p.step and not p.finished else ""
-        line = f"\r{self._label} [{'#' * filled}{'.' * (width - filled)}] {p.completed_tasks}/{p.total_tasks} tasks{step}"
+        bar = "#" * filled + "." * (width - filled)
+        line = f"\r{self._label} [{bar}] {p.completed_tasks}/{p.total_tasks} tasks{step}"
         sys.stderr.write(line.ljust(100) + ("\n" if p.finished else ""))
         sys.stderr.flush()
 

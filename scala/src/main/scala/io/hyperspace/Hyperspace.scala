@@ -1,5 +1,6 @@
 package io.hyperspace
 
+import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 
@@ -27,8 +28,15 @@ class Hyperspace(val spark: SparkSession) {
   /** The Spark version the jar was built against. */
   def sparkVersion: String = BuildInfo.sparkVersion
 
-  /** The directory under which this session's indexes live (`spark.hyperspace.system.path`). */
-  def systemPath: String = HyperspaceConf.systemPath(spark)
+  /**
+   * The directory under which this session's indexes live (`spark.hyperspace.system.path`),
+   * qualified: a relative setting is shown resolved against the file system's working directory,
+   * as every operation resolves it — not the directory a notebook's Python process is in.
+   */
+  def systemPath: String = {
+    val path = new Path(HyperspaceConf.systemPath(spark))
+    path.getFileSystem(spark.sessionState.newHadoopConf()).makeQualified(path).toString
+  }
 
   /** Turns index-based query rewriting on for this session. */
   def enable(): Unit = Hyperspace.enable(spark)
@@ -208,6 +216,13 @@ class Hyperspace(val spark: SparkSession) {
    * lastModified, stateReason (why the state is CORRUPT — the damaged log entry — null otherwise).
    */
   def indexes: DataFrame = failingAs("list", "*")(catalog.indexesDataFrame())
+
+  /**
+   * One row per index in words, for reading: `name`, `kind`, `source` (format and table or
+   * paths), `columns` (indexed, then included), `state`, `size` (e.g. "1.5 MiB") and `freshness`
+   * ("up to date", or the source files appended and deleted since the index data was built).
+   */
+  def listIndexes: DataFrame = failingAs("list", "*")(catalog.readableDataFrame())
 
   /** One row for index `name`: the columns of [[indexes]] plus extended statistics. */
   def index(name: String): DataFrame = failingAs("describe", name)(catalog.indexDataFrame(name))

@@ -275,6 +275,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
   /** `indexes()`: one row per index. */
   def indexesDataFrame(): DataFrame = toDataFrame(summaries(withPending = true), IndexCatalog.listColumns)
 
+  /** `listIndexes()`: one row per index, in words (see [[IndexCatalog.readableColumns]]). */
+  def readableDataFrame(): DataFrame = {
+    val rows = summaries(withPending = true).map(IndexCatalog.readable)
+    spark.createDataFrame(spark.sparkContext.parallelize(rows, 1), StructType(IndexCatalog.readableColumns))
+  }
+
   /** `index(name)`: one row with the extended statistics. */
   def indexDataFrame(name: String): DataFrame =
     toDataFrame(summaryOf(existingLogOf(name), withPending = true).toSeq, IndexCatalog.allColumns)
@@ -358,6 +364,37 @@ object IndexCatalog {
     case Some(kind) => kind.summary(entry.index)
     case None => KindSummary(entry.index.indexedColumns, entry.index.includedColumns, entry.index.numBuckets,
         entry.index.properties)
+  }
+
+  /**
+   * The columns of `listIndexes()`: what a person reading a notebook cell wants of each index,
+   * as text — `indexes()` keeps the original Hyperspace's typed columns for programs.
+   */
+  val readableColumns: Seq[StructField] =
+    Seq("name", "kind", "source", "columns", "state", "size", "freshness").map(StructField(_, StringType,
+        nullable = false))
+
+  /** The [[readableColumns]] row of `s`. */
+  def readable(s: IndexSummary): Row = {
+    val source = Option(s.sourceTable).getOrElse(s.sourceRootPaths.mkString(", "))
+    val included = if (s.includedColumns.isEmpty) "" else s" include ${s.includedColumns.mkString(", ")}"
+    Row(s.name, s.kind, s"${s.sourceFormat} $source", s.indexedColumns.mkString(", ") + included, s.state,
+      bytesInWords(s.sizeInBytes), freshness(s))
+  }
+
+  // Whether a query would see source rows the index data lacks: files appended or deleted
+  // since the data was built (a quick refresh records them; hybrid scan serves them).
+  private def freshness(s: IndexSummary): String =
+    if (s.appendedFiles == null || s.deletedFiles == null) "unknown: the source cannot be listed"
+    else if (s.appendedFiles == 0 && s.deletedFiles == 0) "up to date"
+    else s"${s.appendedFiles} appended, ${s.deletedFiles} deleted source files not in the index data"
+
+  /** `bytes` in the largest binary unit that keeps it at least 1, e.g. "1.5 MiB". */
+  def bytesInWords(bytes: Long): String = {
+    val units = Seq("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+    val exponent =
+      if (bytes <= 0) 0 else math.min((63 - java.lang.Long.numberOfLeadingZeros(bytes)) / 10, units.size - 1)
+    if (exponent == 0) s"$bytes B" else f"${bytes.toDouble / (1L << (10 * exponent))}%.1f ${units(exponent)}"
   }
 
   /** The columns of `index(name)`: those of `indexes()` and the extended statistics. */
