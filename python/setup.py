@@ -29,8 +29,10 @@ setup(
         f"pandas{V['pandas.range']}",
     ],
     extras_require={
+        "progress": [f"tqdm{V['tqdm.range']}"],
         "test": [
             f"pytest=={V['pytest']}",
+            f"tqdm=={V['tqdm']}",
             f"hypothesis=={V['hypothesis']}",
             f"pyarrow=={V['pyarrow.test']}",
             f"pandas=={V['pandas.test']}",

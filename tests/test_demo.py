@@ -44,3 +44,5 @@ def test_demo_prints_its_report(tmp_path: Path) -> None:
     assert re.search(r"join \+ aggregate\s+[\d.]+s\s+[\d.]+s\s+[\d.]+×  True", report), report
     assert "FileScan Hyperspace(Type: CI, Name: orders_by_customer, LogVersion: 5)" in report
     assert "(Exchange 3 → 1)" in report
+    # The builds' progress bar, on stderr.
+    assert "create index 'orders_by_customer'" in result.stderr

@@ -115,6 +115,16 @@ def test_the_text_bar_draws_one_line(
     assert err.endswith("\n") and "#" * 24 in err.splitlines()[-1]
 
 
+def test_the_tqdm_bar_is_used_when_installed(
+    spark: SparkSession, system_path: Path, source: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("tqdm")
+    Hyperspace(spark, progress="bar").create_index(spark.read.parquet(source), IndexConfig("nb_tqdm", ["k"]))
+    err = capsys.readouterr().err
+    # tqdm's own layout: "<label>: 100%|...| n/n [elapsed...]".
+    assert "create index 'nb_tqdm': 100%" in err, err
+
+
 def test_a_bad_progress_setting_fails_at_construction(spark: SparkSession) -> None:
     with pytest.raises(HyperspaceException, match="progress must be 'auto', 'bar', None or a callable"):
         Hyperspace(spark, progress="loud")  # type: ignore[arg-type]

@@ -82,6 +82,11 @@ def _not_loaded_message() -> str:
     )
 
 
+def has_jvm(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a classic session with a JVM in this process (not Spark Connect's)."""
+    return getattr(spark, "_jsparkSession", None) is not None
+
+
 def java_session(spark: SparkSession) -> JavaObject:
     """The JVM ``SparkSession`` behind ``spark``; fails clearly for Spark Connect sessions."""
     jsession = getattr(spark, "_jsparkSession", None)

@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         orders = spark.read.parquet(orders_path)
         customers = spark.read.parquet(customers_path)
 
-        hs = Hyperspace(spark)
+        # The bar even when output is piped: showing what a build is doing is part of the demo.
+        hs = Hyperspace(spark, progress="bar")
         conf = HyperspaceConfig(spark)
         conf.system_path = str(data_dir / "indexes")
         conf.num_buckets = 8

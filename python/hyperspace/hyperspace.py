@@ -238,9 +238,16 @@ class Hyperspace:
     original Hyperspace's camelCase method names are aliases. The facade checks on construction
     that the session's JVM has the Hyperspace jar loaded, built for the session's Spark line.
 
+    Args:
+        spark: the session.
+        progress: how ``create_index``, ``refresh_index`` and ``optimize_index`` report progress:
+            ``"auto"`` (a bar in a terminal or notebook, off otherwise and under ``CI``), ``"bar"``,
+            ``None``, or a callable taking a :class:`hyperspace.Progress` (docs/notebooks.md).
+
     Raises:
         HyperspaceNotLoadedError: the jar is not loaded in the session's JVM.
-        HyperspaceException: the jar was built for another Spark line than the session's.
+        HyperspaceException: the jar was built for another Spark line than the session's, or
+            ``progress`` is none of the above.
     """
 
     def __init__(self, spark: SparkSession, progress: ProgressSetting = "auto") -> None:

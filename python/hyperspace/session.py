@@ -11,6 +11,7 @@ from hyperspace import exceptions
 from hyperspace._jvm import (
     EXTENSION_CLASS,
     add_jar,
+    has_jvm,
     jar_path,
     java_class,
     java_hyperspace,
@@ -94,7 +95,7 @@ def attach(spark: SparkSession) -> SparkSession:
             must load Hyperspace), or the JVM cannot be reached (e.g. a shared-access cluster
             that blocks py4j); the message names the cluster settings that work instead.
     """
-    if getattr(spark, "_jsparkSession", None) is None:
+    if not has_jvm(spark):
         raise exceptions.HyperspaceException(
             "hyperspace.attach needs a classic SparkSession; this is a Spark Connect session, whose "
             "queries are planned by the Connect server. Start the server with the Hyperspace jar and "
