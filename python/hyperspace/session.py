@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from hyperspace._jvm import EXTENSION_CLASS, jar_path, java_hyperspace, translate_errors
+from hyperspace._backends import backend_for
+from hyperspace._jvm import EXTENSION_CLASS, jar_path, translate_errors
 
 __all__ = [
     "configure_spark_with_hyperspace",
@@ -63,21 +64,21 @@ def enable_hyperspace(spark: SparkSession) -> SparkSession:
         HyperspaceNotLoadedError: the session's JVM has no Hyperspace classes.
         HyperspaceExtensionNotInstalledException: the session was built without the extension.
     """
-    java_hyperspace(spark).enable()
+    backend_for(spark).enable()
     return spark
 
 
 @translate_errors
 def disable_hyperspace(spark: SparkSession) -> SparkSession:
     """Turns index-based query rewriting off for ``spark`` only; returns ``spark``."""
-    java_hyperspace(spark).disable()
+    backend_for(spark).disable()
     return spark
 
 
 @translate_errors
 def is_hyperspace_enabled(spark: SparkSession) -> bool:
     """Whether ``spark`` has the extension installed and rewriting switched on."""
-    return bool(java_hyperspace(spark).isEnabled())
+    return backend_for(spark).is_enabled()
 
 
 # The original Hyperspace's camelCase names.
