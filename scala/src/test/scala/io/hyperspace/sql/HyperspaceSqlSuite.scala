@@ -65,7 +65,7 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
     } finally hs.disable()
 
     spark.range(500, 520).selectExpr("id", "CONCAT('name-', id % 17) AS name",
-      "CAST(id * 1.5 AS DOUBLE) AS amount", "DATE'2024-01-01' AS day").write.mode("append").parquet(path)
+      "CAST(id * 1.5 AS DOUBLE) AS amount", "DATE'2024-01-01' AS day").coalesce(1).write.mode("append").parquet(path)
     val refreshed = sql("REFRESH HYPERSPACE INDEX sqlIdx INCREMENTAL").head()
     assert(refreshed.getAs[String]("operation") == "refresh")
     assert(refreshed.getAs[String]("mode") == "incremental")
