@@ -93,7 +93,11 @@ def connect_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSes
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         _wait_for_port(port, server, log)
-        session = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
+        # Connect's own builder: pyspark's generic one refuses a remote session in a process that
+        # also runs a classic one (the session fixture of the other tests).
+        from pyspark.sql.connect.session import SparkSession as RemoteSparkSession
+
+        session = RemoteSparkSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
         try:
             yield session
         finally:
@@ -247,13 +251,15 @@ def test_sql_only_script_over_connect(connect_spark: SparkSession, tmp_path: Pat
 
 
 def test_errors_over_connect_are_hyperspace_exceptions(connect_spark: SparkSession, spark: SparkSession) -> None:
+    remote_hs, local_hs = Hyperspace(connect_spark), Hyperspace(spark)
     with pytest.raises(HyperspaceIndexNotFoundException) as remote:
-        Hyperspace(connect_spark).refresh_index("nope")
+        remote_hs.refresh_index("nope")
     with pytest.raises(HyperspaceIndexNotFoundException) as local:
-        Hyperspace(spark).refresh_index("nope")
-    assert str(remote.value).replace(str(connect_spark.conf.get("spark.hyperspace.system.path")), "<path>") == str(
-        local.value
-    ).replace(str(spark.conf.get("spark.hyperspace.system.path")), "<path>")
+        local_hs.refresh_index("nope")
+    # The same message but for the system path, which is each session's own.
+    assert str(remote.value).replace(remote_hs.system_path, "<path>") == str(local.value).replace(
+        local_hs.system_path, "<path>"
+    )
     assert remote.value.java_class == "io.hyperspace.HyperspaceIndexNotFoundException"
 
 

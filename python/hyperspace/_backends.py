@@ -61,7 +61,7 @@ class Backend(Protocol):
 
 def is_connect_session(spark: object) -> bool:
     """Whether ``spark`` is a Spark Connect session (no JVM in this process)."""
-    return getattr(spark, "_jsparkSession", None) is None and type(spark).__module__.startswith("pyspark.sql.connect")
+    return type(spark).__module__.startswith("pyspark.sql.connect.")
 
 
 def backend_for(spark: SparkSession) -> Backend:
