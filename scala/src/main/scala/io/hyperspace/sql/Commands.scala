@@ -29,18 +29,18 @@ object HyperspaceCommand {
   val noColumns: StructType = new StructType()
 
   val maintenanceSchema: StructType = StructType(Seq(
-    StructField("indexName", StringType, nullable = false),
-    StructField("operation", StringType, nullable = false),
-    StructField("mode", StringType, nullable = false),
-    StructField("changed", BooleanType, nullable = false),
-    StructField("logVersion", LongType, nullable = false),
-    StructField("appendedFiles", IntegerType, nullable = false),
-    StructField("deletedFiles", IntegerType, nullable = false),
-    StructField("mergedFiles", IntegerType, nullable = false),
-    StructField("message", StringType, nullable = false)))
+      StructField("indexName", StringType, nullable = false),
+      StructField("operation", StringType, nullable = false),
+      StructField("mode", StringType, nullable = false),
+      StructField("changed", BooleanType, nullable = false),
+      StructField("logVersion", LongType, nullable = false),
+      StructField("appendedFiles", IntegerType, nullable = false),
+      StructField("deletedFiles", IntegerType, nullable = false),
+      StructField("mergedFiles", IntegerType, nullable = false),
+      StructField("message", StringType, nullable = false)))
 
   def maintenanceRow(r: MaintenanceResult): Seq[Row] = Seq(Row(r.indexName, r.operation, r.mode, r.changed,
-    r.logVersion, r.appendedFiles, r.deletedFiles, r.mergedFiles, r.message))
+      r.logVersion, r.appendedFiles, r.deletedFiles, r.mergedFiles, r.message))
 
   def textSchema(column: String): StructType = StructType(Seq(StructField(column, StringType, nullable = false)))
 
@@ -75,7 +75,7 @@ case class CreateIndexCommand(source: String, config: IndexKindConfig) extends H
     catch {
       case e: AnalysisException =>
         throw new HyperspaceException(s"Cannot create index '${config.name}': cannot read its source $source: " +
-          e.getMessage, e)
+            e.getMessage, e)
     }
     hyperspace(spark).createIndex(df, config)
     Nil
@@ -136,7 +136,8 @@ case class ShowIndexesCommand(source: Option[String]) extends HyperspaceCommand(
         val described = hs.index(row.getAs[String]("name")).collect().head
         val table = Option(described.getAs[String]("sourceTable"))
         (table.isDefined && table == src.table) ||
-        (table.isEmpty && src.table.isEmpty && described.getSeq[String](described.fieldIndex("sourceRootPaths")).toSet == roots)
+        (table.isEmpty && src.table.isEmpty &&
+          described.getSeq[String](described.fieldIndex("sourceRootPaths")).toSet == roots)
       }
     }
   }
@@ -157,10 +158,10 @@ case class ShowIndexKindsCommand() extends HyperspaceCommand(textSchema("kind"))
  * system path and whether rewriting is on — what a client without a JVM (Spark Connect) needs.
  */
 case class ShowStatusCommand() extends HyperspaceCommand(StructType(Seq(
-    StructField("version", StringType, nullable = false),
-    StructField("sparkVersion", StringType, nullable = false),
-    StructField("systemPath", StringType, nullable = false),
-    StructField("enabled", BooleanType, nullable = false)))) {
+        StructField("version", StringType, nullable = false),
+        StructField("sparkVersion", StringType, nullable = false),
+        StructField("systemPath", StringType, nullable = false),
+        StructField("enabled", BooleanType, nullable = false)))) {
   override def run(spark: SparkSession): Seq[Row] = {
     val hs = hyperspace(spark)
     Seq(Row(BuildInfo.version, BuildInfo.sparkVersion, hs.systemPath, hs.isEnabled))
@@ -173,15 +174,15 @@ case class ShowStatusCommand() extends HyperspaceCommand(StructType(Seq(
  * with the per-index detail as JSON in `detail` (`RelationSkippingStats.toJson` of that relation).
  */
 case class ShowSkippingStatsCommand(query: Option[LogicalPlan]) extends HyperspaceCommand(StructType(Seq(
-    StructField("relation", StringType, nullable = false),
-    StructField("filter", StringType, nullable = false),
-    StructField("filesTotal", IntegerType, nullable = false),
-    StructField("bytesTotal", LongType, nullable = false),
-    StructField("filesSkipped", IntegerType, nullable = false),
-    StructField("bytesSkipped", LongType, nullable = false),
-    StructField("filesRead", IntegerType, nullable = false),
-    StructField("bytesRead", LongType, nullable = false),
-    StructField("detail", StringType, nullable = false)))) {
+        StructField("relation", StringType, nullable = false),
+        StructField("filter", StringType, nullable = false),
+        StructField("filesTotal", IntegerType, nullable = false),
+        StructField("bytesTotal", LongType, nullable = false),
+        StructField("filesSkipped", IntegerType, nullable = false),
+        StructField("bytesSkipped", LongType, nullable = false),
+        StructField("filesRead", IntegerType, nullable = false),
+        StructField("bytesRead", LongType, nullable = false),
+        StructField("detail", StringType, nullable = false)))) {
   override def run(spark: SparkSession): Seq[Row] = {
     val hs = hyperspace(spark)
     val stats = query.fold(hs.lastQuerySkippingStats)(q => hs.skippingStats(HyperspaceCommand.query(spark, q)))
@@ -200,13 +201,15 @@ case class ExplainHyperspaceCommand(query: LogicalPlan, verbose: Boolean)
 }
 
 /** `EXPLAIN HYPERSPACE WHY NOT [INDEX name] query`: [[Hyperspace.whyNot]], one row in column `report`. */
-case class WhyNotCommand(query: LogicalPlan, indexName: Option[String]) extends HyperspaceCommand(textSchema("report")) {
+case class WhyNotCommand(query: LogicalPlan, indexName: Option[String])
+  extends HyperspaceCommand(textSchema("report")) {
   override def run(spark: SparkSession): Seq[Row] =
     Seq(Row(hyperspace(spark).whyNot(HyperspaceCommand.query(spark, query), indexName.orNull)))
 }
 
 /** `EXPLAIN HYPERSPACE WHAT IF INDEX ... query`: [[Hyperspace.whatIf]], one row in column `report`. */
-case class WhatIfCommand(query: LogicalPlan, configs: Seq[IndexConfig]) extends HyperspaceCommand(textSchema("report")) {
+case class WhatIfCommand(query: LogicalPlan, configs: Seq[IndexConfig])
+  extends HyperspaceCommand(textSchema("report")) {
   override def run(spark: SparkSession): Seq[Row] =
     Seq(Row(hyperspace(spark).whatIf(HyperspaceCommand.query(spark, query), configs: _*)))
 }

@@ -51,9 +51,11 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
 
   private def next(): Token = { val t = peek().getOrElse(fail("more")); pos += 1; t }
 
-  private def accept(word: String): Boolean = if (peekIs(word)) { pos += 1; true } else false
+  private def accept(word: String): Boolean = if (peekIs(word)) { pos += 1; true }
+  else false
 
-  private def acceptSymbol(symbol: String): Boolean = if (peekSymbol(symbol)) { pos += 1; true } else false
+  private def acceptSymbol(symbol: String): Boolean = if (peekSymbol(symbol)) { pos += 1; true }
+  else false
 
   private def expect(word: String): Unit = if (!accept(word)) fail(word.toUpperCase)
 
@@ -216,7 +218,8 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
         case "lineage" => lineage = Some(value match {
             case "true" => true
             case "false" => false
-            case other => throw new HyperspaceException(s"lineage of index '$name' must be true or false; got '$other'.")
+            case other =>
+              throw new HyperspaceException(s"lineage of index '$name' must be true or false; got '$other'.")
           })
         case _ => throw new HyperspaceException(
             s"Unknown option '$key' of index '$name'; known: numBuckets, lineage.")
@@ -314,7 +317,8 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
         val name = identifier("an index name")
         val indexed = columnList()
         val included = if (accept("include")) columnList() else Nil
-        val options = if (peekIs("with") && peekSymbol("(", 1)) { pos += 1; keyValues("option") } else Nil
+        val options = if (peekIs("with") && peekSymbol("(", 1)) { pos += 1; keyValues("option") }
+        else Nil
         configs += coveringConfig(name, indexed, included, options)
       } while (acceptSymbol(","))
       WhatIfCommand(query(), configs.result())

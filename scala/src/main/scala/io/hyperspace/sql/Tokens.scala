@@ -81,7 +81,8 @@ private[sql] object Tokenizer {
         i = j
       } else if (c.isLetterOrDigit || c == '_') {
         var j = i
-        while (j < n && (sql.charAt(j).isLetterOrDigit || sql.charAt(j) == '_' ||
+        while (j < n &&
+          (sql.charAt(j).isLetterOrDigit || sql.charAt(j) == '_' ||
             (c.isDigit && sql.charAt(j) == '.') ||
             (c.isDigit && (sql.charAt(j) == '+' || sql.charAt(j) == '-') && "eE".contains(sql.charAt(j - 1))))) j += 1
         val text = sql.substring(i, j)

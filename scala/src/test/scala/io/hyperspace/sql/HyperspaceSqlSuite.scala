@@ -58,7 +58,8 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
     hs.enable()
     try {
       val plan = sql(s"EXPLAIN HYPERSPACE $query").head().getString(0)
-      assert(withoutIds(plan) == withoutIds(hs.explain(sql(query))), "EXPLAIN HYPERSPACE must be Hyperspace.explain's text")
+      assert(withoutIds(plan) == withoutIds(hs.explain(sql(query))),
+        "EXPLAIN HYPERSPACE must be Hyperspace.explain's text")
       assert(plan.contains("sqlIdx"), plan)
       assert(withoutIds(sql(s"EXPLAIN HYPERSPACE VERBOSE $query").head().getString(0)) ==
         withoutIds(hs.explain(sql(query), verbose = true)))
@@ -183,7 +184,8 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
     val missing = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path`"))
     assert(missing.getMessage.contains("expected (indexed columns), USING DATASKIPPING (sketches)"), missing.getMessage)
     val extra = failure(sql("DROP HYPERSPACE INDEX x y"))
-    assert(extra.getMessage.contains("expected the end of the statement but found 'y' at position 24"), extra.getMessage)
+    assert(extra.getMessage.contains("expected the end of the statement but found 'y' at position 24"),
+      extra.getMessage)
     val option = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (buckets = 2)"))
     assert(option.getMessage == "Unknown option 'buckets' of index 'x'; known: numBuckets, lineage.")
     val buckets = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (numBuckets = 'many')"))
@@ -204,10 +206,12 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
   test("a CONFIG in a kind's JSON creates an index of any registered kind") {
     val path = writeSource("kind")
     val config = IndexConfig("kindIdx", Seq("id"), Seq("name"))
-    val json = """{"name":"kindIdx","indexedColumns":["id"],"includedColumns":["name"],"numBuckets":null,"lineage":null}"""
+    val json =
+      """{"name":"kindIdx","indexedColumns":["id"],"includedColumns":["name"],"numBuckets":null,"lineage":null}"""
     sql(s"CREATE HYPERSPACE INDEX kindIdx ON parquet.`$path` USING KIND 'CoveringIndex' CONFIG '$json'")
     assert(indexRow("kindIdx").getAs[scala.collection.Seq[String]]("includedColumns") == config.includedColumns)
-    val other = failure(sql(s"CREATE HYPERSPACE INDEX otherName ON parquet.`$path` USING KIND 'CoveringIndex' CONFIG '$json'"))
+    val other =
+      failure(sql(s"CREATE HYPERSPACE INDEX otherName ON parquet.`$path` USING KIND 'CoveringIndex' CONFIG '$json'"))
     assert(other.getMessage.contains("the CONFIG names another index, 'kindIdx'"))
     hs.deleteIndex("kindIdx")
   }
