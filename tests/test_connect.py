@@ -250,7 +250,11 @@ def test_sql_only_script_over_connect(connect_spark: SparkSession, tmp_path: Pat
     sql_only_script(connect_spark, _write(connect_spark, tmp_path / "data"))
 
 
-def test_errors_over_connect_are_hyperspace_exceptions(connect_spark: SparkSession, spark: SparkSession) -> None:
+def test_errors_over_connect_are_hyperspace_exceptions(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
+) -> None:
+    connect_spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "remote"))
+    spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "local"))
     remote_hs, local_hs = Hyperspace(connect_spark), Hyperspace(spark)
     with pytest.raises(HyperspaceIndexNotFoundException) as remote:
         remote_hs.refresh_index("nope")
