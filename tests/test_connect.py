@@ -41,8 +41,6 @@ from hyperspace._backends import SqlBackend, is_connect_session
 from hyperspace._jvm import EXTENSION_CLASS
 from hyperspace.log import history
 
-pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect]'s grpcio (test extras)")
-
 pytestmark = pytest.mark.slow
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
