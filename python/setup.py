@@ -39,6 +39,11 @@ setup(
             # Delta commands on indexed tables (tests/test_delta_commands.py); its jars come
             # from Maven Central through spark.jars.packages at session start.
             f"delta-spark=={V['delta']}",
+            # The Spark Connect client (pyspark[connect] without its optional extras) for
+            # tests/test_connect.py, which starts a Connect server from the installed pyspark.
+            f"grpcio=={V['grpcio']}",
+            f"grpcio-status=={V['grpcio-status']}",
+            f"googleapis-common-protos=={V['googleapis-common-protos']}",
         ],
         "dev": [
             # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].

@@ -92,8 +92,10 @@ def java_session(spark: SparkSession) -> JavaObject:
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:
         raise exceptions.HyperspaceException(
-            "Hyperspace needs a classic SparkSession with a local JVM; Spark Connect sessions "
-            "are not supported (install the jar on the Spark Connect server instead)."
+            "This needs a classic SparkSession with a local JVM. With Spark Connect, use "
+            "Hyperspace(spark), enable_hyperspace(spark) and Hyperspace's SQL statements (they run "
+            "on the server, which needs the jar and the extension: docs/sql.md) and spark.conf.set "
+            "for spark.hyperspace.* settings."
         )
     return jsession
 

@@ -11,13 +11,8 @@ import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
 from hyperspace import exceptions
-from hyperspace._jvm import (
-    JavaObject,
-    java_dataframe,
-    java_hyperspace,
-    python_dataframe,
-    translate_errors,
-)
+from hyperspace._backends import Backend, backend_for
+from hyperspace._jvm import translate_errors
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
@@ -238,11 +233,16 @@ class Hyperspace:
     original Hyperspace's camelCase method names are aliases. The facade checks on construction
     that the session's JVM has the Hyperspace jar loaded, built for the session's Spark line.
 
+    ``spark`` may be a classic session (the JVM reached through py4j) or a Spark Connect session
+    whose server runs with the Hyperspace jar and extension: then every call is one of
+    Hyperspace's SQL statements (docs/sql.md), with the same results and exceptions.
+
     Args:
         spark: the session.
         progress: how ``create_index``, ``refresh_index`` and ``optimize_index`` report progress:
             ``"auto"`` (a bar in a terminal or notebook, off otherwise and under ``CI``), ``"bar"``,
             ``None``, or a callable taking a :class:`hyperspace.Progress` (docs/notebooks.md).
+            Spark Connect sessions have the Connect client's own progress instead.
 
     Raises:
         HyperspaceNotLoadedError: the jar is not loaded in the session's JVM.
@@ -254,8 +254,8 @@ class Hyperspace:
         reporter_for(progress)  # a bad setting fails here, not in the first build
         self._spark = spark
         self._progress = progress
-        self._jhs: JavaObject = java_hyperspace(spark)
-        built_for = str(self._jhs.sparkVersion())
+        self._backend: Backend = backend_for(spark)
+        built_for = self._backend.spark_version()
         if _spark_line(built_for) != _spark_line(spark.version):
             raise exceptions.HyperspaceException(
                 f"This Hyperspace jar was built for Spark {built_for} but the session runs Spark "
@@ -271,19 +271,19 @@ class Hyperspace:
     @property
     def version(self) -> str:
         """The Hyperspace version of the loaded jar."""
-        return str(self._jhs.version())
+        return self._backend.version()
 
     @property
     def spark_version(self) -> str:
         """The Spark version the loaded jar was built against."""
-        return str(self._jhs.sparkVersion())
+        return self._backend.spark_version()
 
     @property
     @translate_errors
     def system_path(self) -> str:
         """Where this session's indexes live (``spark.hyperspace.system.path``), as an absolute,
         qualified path (``file:/...``): a relative setting resolved as the JVM resolves it."""
-        return str(self._jhs.systemPath())
+        return self._backend.system_path()
 
     # hs.enable() / hs.disable() (returning hs) and hs.is_enabled() work on this facade's
     # session; Hyperspace.enable(spark), Hyperspace.disable(spark) (returning spark) and
@@ -291,9 +291,6 @@ class Hyperspace:
     enable = _SessionSwitch(enable_hyperspace, facade_result=True)
     disable = _SessionSwitch(disable_hyperspace, facade_result=True)
     is_enabled = _SessionSwitch(is_hyperspace_enabled, facade_result=False)
-
-    def _data_frame(self, jdf: JavaObject) -> DataFrame:
-        return python_dataframe(jdf, self._spark)
 
     @translate_errors
     def create_index(self, df: DataFrame, config: IndexConfig | DataSkippingIndexConfig | KindConfig) -> None:
@@ -317,8 +314,7 @@ class Hyperspace:
                 "create_index expects an IndexConfig or a DataSkippingIndexConfig (or another kind's config, "
                 f"with name, kind_name and to_json()); got {type(config).__name__}."
             )
-        jdf, kind, definition = java_dataframe(df), config.kind_name, config.to_json()
-        self._run("create", config.name, lambda: self._jhs.createIndexOfKindFromJson(jdf, kind, definition))
+        self._run("create", config.name, lambda: self._backend.create_index(df, config))
 
     def _run(self, operation: str, name: str, call: Callable[[], R]) -> R:
         return run_with_progress(self._spark, self._progress, operation, name, call)
@@ -330,8 +326,7 @@ class Hyperspace:
         The built-in ``CoveringIndex`` and ``DataSkippingIndex``, and every kind a jar on the
         classpath registers (``META-INF/services/io.hyperspace.index.IndexKind``).
         """
-        # Kind names are class-path names of a sort: never empty, never with a line break.
-        return str(self._jhs.indexKinds().mkString("\n")).split("\n")
+        return self._backend.index_kinds()
 
     @translate_errors
     def last_query_skipping_stats(self) -> list[RelationSkippingStats]:
@@ -341,12 +336,12 @@ class Hyperspace:
         skipped and read, and which index and sketch skipped them. Empty when the last query
         (any action: ``collect``, ``count``, ``show``, ...) skipped nothing by index.
         """
-        return RelationSkippingStats._list_from_json(str(self._jhs.lastQuerySkippingStatsJson()))
+        return RelationSkippingStats._list_from_json(self._backend.last_query_skipping_stats_json())
 
     @translate_errors
     def skipping_stats(self, df: DataFrame) -> list[RelationSkippingStats]:
         """Data skipping statistics of ``df``'s query as it is planned (it need not have run)."""
-        return RelationSkippingStats._list_from_json(str(self._jhs.skippingStatsJson(java_dataframe(df))))
+        return RelationSkippingStats._list_from_json(self._backend.skipping_stats_json(df))
 
     @translate_errors
     def refresh_index(self, name: str, mode: RefreshMode = "full") -> MaintenanceResult:
@@ -367,7 +362,7 @@ class Hyperspace:
         """
         index = _index_name(name)
         return MaintenanceResult._from_json(
-            self._run("refresh", index, lambda: str(self._jhs.refreshIndex(index, mode).toJson()))
+            self._run("refresh", index, lambda: self._backend.refresh_index_json(index, mode))
         )
 
     @translate_errors
@@ -385,18 +380,18 @@ class Hyperspace:
         """
         index = _index_name(name)
         return MaintenanceResult._from_json(
-            self._run("optimize", index, lambda: str(self._jhs.optimizeIndex(index, mode).toJson()))
+            self._run("optimize", index, lambda: self._backend.optimize_index_json(index, mode))
         )
 
     @translate_errors
     def delete_index(self, name: str) -> None:
         """Soft-deletes an ACTIVE index: queries stop using it; ``restore_index`` undoes it."""
-        self._jhs.deleteIndex(_index_name(name))
+        self._backend.delete_index(_index_name(name))
 
     @translate_errors
     def restore_index(self, name: str) -> None:
         """Brings a DELETED index back to ACTIVE."""
-        self._jhs.restoreIndex(_index_name(name))
+        self._backend.restore_index(_index_name(name))
 
     @translate_errors
     def vacuum_index(self, name: str, retain_hours: float | None = None) -> MaintenanceResult:
@@ -415,9 +410,8 @@ class Hyperspace:
             HyperspaceIndexNotFoundException: no such index.
             HyperspaceException: the index is not ACTIVE or DELETED, or ``retain_hours`` is refused.
         """
-        if retain_hours is None:
-            return MaintenanceResult._from_json(str(self._jhs.vacuumIndex(_index_name(name)).toJson()))
-        return MaintenanceResult._from_json(str(self._jhs.vacuumIndex(_index_name(name), float(retain_hours)).toJson()))
+        hours = None if retain_hours is None else float(retain_hours)
+        return MaintenanceResult._from_json(self._backend.vacuum_index_json(_index_name(name), hours))
 
     @translate_errors
     def cancel(self, name: str, force: bool = False) -> None:
@@ -433,7 +427,7 @@ class Hyperspace:
         """
         if not isinstance(force, bool):
             raise exceptions.HyperspaceException(f"cancel's force must be True or False; got {force!r}.")
-        self._jhs.cancel(_index_name(name), force)
+        self._backend.cancel(_index_name(name), force)
 
     @translate_errors
     def indexes(self) -> DataFrame:
@@ -446,7 +440,7 @@ class Hyperspace:
         index's directory: its log and every data version), ``additionalStats`` (the
         original's kind-specific properties) and ``stateReason`` (why the state is ``CORRUPT``:
         the damaged log entry and what is wrong with it; null otherwise)."""
-        return self._data_frame(self._jhs.indexes())
+        return self._backend.indexes()
 
     @translate_errors
     def list_indexes(self) -> DataFrame:
@@ -455,7 +449,7 @@ class Hyperspace:
         ones), ``state``, ``size`` (e.g. ``"1.5 MiB"``) and ``freshness`` (``"up to date"``, or
         how many source files were appended and deleted since the index data was built).
         :meth:`indexes` has every statistic, typed, as the original Hyperspace listed them."""
-        return self._data_frame(self._jhs.listIndexes())
+        return self._backend.list_indexes()
 
     @translate_errors
     def index(self, name: str) -> DataFrame:
@@ -465,7 +459,7 @@ class Hyperspace:
         ``kindAbbr``, ``sizeIndexFiles``, ``sizeSourceFiles``, ``numAppendedFiles``,
         ``sizeAppendedFiles``, ``numDeletedFiles``, ``sizeDeletedFiles`` (the changes a quick
         refresh recorded in the log) and ``indexContentPaths``."""
-        return self._data_frame(self._jhs.index(_index_name(name)))
+        return self._backend.index(_index_name(name))
 
     @translate_errors
     def explain(
@@ -500,7 +494,7 @@ class Hyperspace:
             raise exceptions.HyperspaceException(
                 f"explain's redirect function must be callable; got {type(redirect).__name__}."
             )
-        text = str(self._jhs.explain(java_dataframe(df), verbose))
+        text = self._backend.explain(df, verbose)
         if redirect is not None:
             redirect(text)
             return text
@@ -511,7 +505,7 @@ class Hyperspace:
         """For each index (or only ``index_name``): "used by this query" exactly when the session's
         plan for ``df`` reads it, otherwise the reasons the optimizer recorded (a column not covered,
         no filter on the leading column, the source changed, rewriting off in this session, ...)."""
-        return self._show(str(self._jhs.whyNot(java_dataframe(df), index_name)), display)
+        return self._show(self._backend.why_not(df, index_name), display)
 
     @translate_errors
     def what_if(self, df: DataFrame, *configs: IndexConfig, display: bool = True) -> str:
@@ -519,8 +513,7 @@ class Hyperspace:
         reports which would be used, the bytes scanned and the shuffles avoided."""
         if not configs or not all(isinstance(c, IndexConfig) for c in configs):
             raise exceptions.HyperspaceException("what_if expects one or more IndexConfig objects.")
-        payload = "[" + ",".join(c.to_json() for c in configs) + "]"
-        return self._show(str(self._jhs.whatIfFromJson(java_dataframe(df), payload)), display)
+        return self._show(self._backend.what_if(df, configs), display)
 
     @staticmethod
     def _show(text: str, display: bool) -> str:

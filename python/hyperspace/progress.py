@@ -25,7 +25,7 @@ from pyspark import InheritableThread
 from pyspark.sql import SparkSession
 
 from hyperspace import exceptions
-from hyperspace._jvm import StageStatus, pins_threads, stages_of_jobs_with_tag
+from hyperspace._jvm import StageStatus, has_jvm, pins_threads, stages_of_jobs_with_tag
 
 __all__ = ["Progress", "ProgressReporter", "ProgressSetting"]
 
@@ -170,9 +170,10 @@ def run_with_progress(
     operation's Spark jobs — the operation then rolls back as after any failure — and re-raises.
     """
     factory = reporter_for(setting)
+    # A Spark Connect session has no status tracker here (its client shows its own progress).
     # Without pinned threads, a Python thread's calls may reach any JVM thread, so the jobs
     # could not be told apart: run without progress.
-    if factory is None or not pins_threads(spark):
+    if factory is None or not has_jvm(spark) or not pins_threads(spark):
         return call()
     report = _Reporting(factory(operation, index_name))
     sc = spark.sparkContext

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pyspark.sql import SparkSession
 
 from hyperspace import exceptions
+from hyperspace._backends import backend_for
 from hyperspace._jvm import (
     EXTENSION_CLASS,
     add_jar,
     has_jvm,
     jar_path,
     java_class,
-    java_hyperspace,
     java_session,
     translate_errors,
     translated_errors,
@@ -75,7 +75,7 @@ def enable_hyperspace(spark: SparkSession) -> SparkSession:
         HyperspaceNotLoadedError: the session's JVM has no Hyperspace classes.
         HyperspaceExtensionNotInstalledException: the session was built without the extension.
     """
-    java_hyperspace(spark).enable()
+    backend_for(spark).enable()
     return spark
 
 
@@ -132,7 +132,7 @@ def _jar_hint() -> str:
 @translate_errors
 def disable_hyperspace(spark: SparkSession) -> SparkSession:
     """Turns index-based query rewriting off for ``spark`` only; returns ``spark``."""
-    java_hyperspace(spark).disable()
+    backend_for(spark).disable()
     return spark
 
 
@@ -141,10 +141,10 @@ def is_hyperspace_enabled(spark: SparkSession) -> bool:
     """Whether ``spark`` has the extension installed and rewriting switched on (False in a
     session whose JVM has no Hyperspace classes)."""
     try:
-        facade = java_hyperspace(spark)
+        backend = backend_for(spark)
     except exceptions.HyperspaceNotLoadedError:
         return False
-    return bool(facade.isEnabled())
+    return backend.is_enabled()
 
 
 # The original Hyperspace's camelCase names.

@@ -1,0 +1,220 @@
+package io.hyperspace.sql
+
+import org.apache.spark.sql.{AnalysisException, DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.execution.command.LeafRunnableCommand
+import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.types._
+
+import io.hyperspace.{BuildInfo, Hyperspace, HyperspaceException}
+import io.hyperspace.actions.MaintenanceResult
+import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexKindConfig}
+import io.hyperspace.index.dataskipping.RelationSkippingStats
+import io.hyperspace.sources.FileSource
+
+/**
+ * A Hyperspace SQL statement. Each one calls the [[Hyperspace]] facade of the session it runs
+ * in, so SQL, Scala and Python share one implementation, one set of checks and one set of error
+ * messages. Statements run eagerly, as Spark's own commands do, and their rows are the result.
+ */
+sealed abstract class HyperspaceCommand(schema: StructType) extends LeafRunnableCommand {
+  override val output: Seq[Attribute] = DataTypeUtils.toAttributes(schema)
+
+  protected def hyperspace(spark: SparkSession): Hyperspace = Hyperspace(spark)
+}
+
+object HyperspaceCommand {
+  val noColumns: StructType = new StructType()
+
+  val maintenanceSchema: StructType = StructType(Seq(
+      StructField("indexName", StringType, nullable = false),
+      StructField("operation", StringType, nullable = false),
+      StructField("mode", StringType, nullable = false),
+      StructField("changed", BooleanType, nullable = false),
+      StructField("logVersion", LongType, nullable = false),
+      StructField("appendedFiles", IntegerType, nullable = false),
+      StructField("deletedFiles", IntegerType, nullable = false),
+      StructField("mergedFiles", IntegerType, nullable = false),
+      StructField("message", StringType, nullable = false)))
+
+  def maintenanceRow(r: MaintenanceResult): Seq[Row] = Seq(Row(r.indexName, r.operation, r.mode, r.changed,
+      r.logVersion, r.appendedFiles, r.deletedFiles, r.mergedFiles, r.message))
+
+  def textSchema(column: String): StructType = StructType(Seq(StructField(column, StringType, nullable = false)))
+
+  /**
+   * The DataFrame a statement's `ON <table>` names: a catalog table, a temporary view, or a file
+   * scan such as parquet.`/data/events`. A view's definition stands for the view, so that a view
+   * over `spark.read.parquet(...)` (how a Spark Connect client passes a DataFrame) is the same
+   * source as the DataFrame; whether that is a plain scan of files is for [[FileSource]] to say.
+   */
+  def sourceDataFrame(spark: SparkSession, table: String): DataFrame =
+    SparkInternals.ofRows(spark, withoutViews(spark.table(table).queryExecution.analyzed))
+
+  private def withoutViews(plan: LogicalPlan): LogicalPlan = plan match {
+    case SubqueryAlias(_, view: View) => withoutViews(view.child)
+    case view: View => withoutViews(view.child)
+    case other => other
+  }
+
+  def query(spark: SparkSession, plan: LogicalPlan): DataFrame = SparkInternals.ofRows(spark, plan)
+
+  private def schemaOf(columns: Seq[StructField]): StructType = StructType(columns)
+  val listSchema: StructType = schemaOf(IndexCatalog.listColumns)
+  val describeSchema: StructType = schemaOf(IndexCatalog.allColumns)
+}
+
+import HyperspaceCommand._
+
+/** `CREATE HYPERSPACE INDEX name ON source ...`: [[Hyperspace.createIndex]]. */
+case class CreateIndexCommand(source: String, config: IndexKindConfig) extends HyperspaceCommand(noColumns) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val df = try sourceDataFrame(spark, source)
+    catch {
+      case e: AnalysisException =>
+        throw new HyperspaceException(s"Cannot create index '${config.name}': cannot read its source $source: " +
+            e.getMessage, e)
+    }
+    hyperspace(spark).createIndex(df, config)
+    Nil
+  }
+}
+
+/** `REFRESH HYPERSPACE INDEX name [FULL | INCREMENTAL | QUICK]`: [[Hyperspace.refreshIndex]]. */
+case class RefreshIndexCommand(name: String, mode: Option[String]) extends HyperspaceCommand(maintenanceSchema) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    maintenanceRow(mode.fold(hs.refreshIndex(name))(hs.refreshIndex(name, _)))
+  }
+}
+
+/** `OPTIMIZE HYPERSPACE INDEX name [QUICK | FULL]`: [[Hyperspace.optimizeIndex]]. */
+case class OptimizeIndexCommand(name: String, mode: Option[String]) extends HyperspaceCommand(maintenanceSchema) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    maintenanceRow(mode.fold(hs.optimizeIndex(name))(hs.optimizeIndex(name, _)))
+  }
+}
+
+/** `VACUUM HYPERSPACE INDEX name [RETAIN n HOURS]`: [[Hyperspace.vacuumIndex]]. */
+case class VacuumIndexCommand(name: String, retainHours: Option[Double]) extends HyperspaceCommand(maintenanceSchema) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    maintenanceRow(retainHours.fold(hs.vacuumIndex(name))(hs.vacuumIndex(name, _)))
+  }
+}
+
+/** `DROP HYPERSPACE INDEX name`: the soft delete [[Hyperspace.deleteIndex]]. */
+case class DropIndexCommand(name: String) extends HyperspaceCommand(noColumns) {
+  override def run(spark: SparkSession): Seq[Row] = { hyperspace(spark).deleteIndex(name); Nil }
+}
+
+/** `RESTORE HYPERSPACE INDEX name`: [[Hyperspace.restoreIndex]]. */
+case class RestoreIndexCommand(name: String) extends HyperspaceCommand(noColumns) {
+  override def run(spark: SparkSession): Seq[Row] = { hyperspace(spark).restoreIndex(name); Nil }
+}
+
+/** `CANCEL HYPERSPACE INDEX name [FORCE]`: [[Hyperspace.cancel]]. */
+case class CancelIndexCommand(name: String, force: Boolean) extends HyperspaceCommand(noColumns) {
+  override def run(spark: SparkSession): Seq[Row] = { hyperspace(spark).cancel(name, force); Nil }
+}
+
+/**
+ * `SHOW HYPERSPACE INDEXES [ON source]`: the rows of [[Hyperspace.indexes]], with `ON` those of
+ * the indexes built over that source (the same catalog table, or the same root paths).
+ */
+case class ShowIndexesCommand(source: Option[String]) extends HyperspaceCommand(listSchema) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    val all = hs.indexes.collect().toSeq
+    source.fold(all) { table =>
+      val src = FileSource.of(sourceDataFrame(spark, table), s"(any, as SHOW HYPERSPACE INDEXES ON $table)")
+      val roots = src.fsRelation.location.rootPaths.map(_.toString).toSet
+      all.filter { row =>
+        val described = hs.index(row.getAs[String]("name")).collect().head
+        val table = Option(described.getAs[String]("sourceTable"))
+        (table.isDefined && table == src.table) ||
+        (table.isEmpty && src.table.isEmpty &&
+          described.getSeq[String](described.fieldIndex("sourceRootPaths")).toSet == roots)
+      }
+    }
+  }
+}
+
+/** `SHOW HYPERSPACE INDEX SUMMARY`: the rows of [[Hyperspace.listIndexes]], in words. */
+case class ShowIndexSummaryCommand() extends HyperspaceCommand(schemaOf(IndexCatalog.readableColumns)) {
+  override def run(spark: SparkSession): Seq[Row] = hyperspace(spark).listIndexes.collect().toSeq
+}
+
+/** `DESCRIBE HYPERSPACE INDEX name`: the row of [[Hyperspace.index]]. */
+case class DescribeIndexCommand(name: String) extends HyperspaceCommand(describeSchema) {
+  override def run(spark: SparkSession): Seq[Row] = hyperspace(spark).index(name).collect().toSeq
+}
+
+/** `SHOW HYPERSPACE INDEX KINDS`: [[Hyperspace.indexKinds]]. */
+case class ShowIndexKindsCommand() extends HyperspaceCommand(textSchema("kind")) {
+  override def run(spark: SparkSession): Seq[Row] = hyperspace(spark).indexKinds.map(Row(_))
+}
+
+/**
+ * `SHOW HYPERSPACE STATUS`: the jar's version, the Spark version it was built for, the session's
+ * system path and whether rewriting is on — what a client without a JVM (Spark Connect) needs.
+ */
+case class ShowStatusCommand() extends HyperspaceCommand(StructType(Seq(
+        StructField("version", StringType, nullable = false),
+        StructField("sparkVersion", StringType, nullable = false),
+        StructField("systemPath", StringType, nullable = false),
+        StructField("enabled", BooleanType, nullable = false)))) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    Seq(Row(BuildInfo.version, BuildInfo.sparkVersion, hs.systemPath, hs.isEnabled))
+  }
+}
+
+/**
+ * `SHOW HYPERSPACE SKIPPING STATS [FOR query]`: per relation a data skipping index pruned, the
+ * counts of [[Hyperspace.skippingStats]] (or, without a query, [[Hyperspace.lastQuerySkippingStats]]),
+ * with the per-index detail as JSON in `detail` (`RelationSkippingStats.toJson` of that relation).
+ */
+case class ShowSkippingStatsCommand(query: Option[LogicalPlan]) extends HyperspaceCommand(StructType(Seq(
+        StructField("relation", StringType, nullable = false),
+        StructField("filter", StringType, nullable = false),
+        StructField("filesTotal", IntegerType, nullable = false),
+        StructField("bytesTotal", LongType, nullable = false),
+        StructField("filesSkipped", IntegerType, nullable = false),
+        StructField("bytesSkipped", LongType, nullable = false),
+        StructField("filesRead", IntegerType, nullable = false),
+        StructField("bytesRead", LongType, nullable = false),
+        StructField("detail", StringType, nullable = false)))) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    val stats = query.fold(hs.lastQuerySkippingStats)(q => hs.skippingStats(HyperspaceCommand.query(spark, q)))
+    stats.map { s =>
+      Row(s.relation, s.filter, s.filesTotal, s.bytesTotal, s.filesSkipped, s.bytesSkipped, s.filesRead,
+        s.bytesRead, RelationSkippingStats.toJson(Seq(s)))
+    }
+  }
+}
+
+/** `EXPLAIN HYPERSPACE [VERBOSE] query`: [[Hyperspace.explain]], one row in column `plan`. */
+case class ExplainHyperspaceCommand(query: LogicalPlan, verbose: Boolean)
+  extends HyperspaceCommand(textSchema("plan")) {
+  override def run(spark: SparkSession): Seq[Row] =
+    Seq(Row(hyperspace(spark).explain(HyperspaceCommand.query(spark, query), verbose)))
+}
+
+/** `EXPLAIN HYPERSPACE WHY NOT [INDEX name] query`: [[Hyperspace.whyNot]], one row in column `report`. */
+case class WhyNotCommand(query: LogicalPlan, indexName: Option[String])
+  extends HyperspaceCommand(textSchema("report")) {
+  override def run(spark: SparkSession): Seq[Row] =
+    Seq(Row(hyperspace(spark).whyNot(HyperspaceCommand.query(spark, query), indexName.orNull)))
+}
+
+/** `EXPLAIN HYPERSPACE WHAT IF INDEX ... query`: [[Hyperspace.whatIf]], one row in column `report`. */
+case class WhatIfCommand(query: LogicalPlan, configs: Seq[IndexConfig])
+  extends HyperspaceCommand(textSchema("report")) {
+  override def run(spark: SparkSession): Seq[Row] =
+    Seq(Row(hyperspace(spark).whatIf(HyperspaceCommand.query(spark, query), configs: _*)))
+}

@@ -1,0 +1,333 @@
+package io.hyperspace.sql
+
+import scala.util.matching.Regex
+
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.index.{IndexConfig, IndexKindConfig, IndexKinds}
+import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, Sketch, SketchSerde}
+
+/**
+ * Recognizes and parses Hyperspace's SQL statements (grammar in docs/sql.md). A statement is
+ * Hyperspace's when it starts with `<verb> HYPERSPACE INDEX` (CREATE, REFRESH, OPTIMIZE, DROP,
+ * RESTORE, VACUUM, CANCEL, DESCRIBE/DESC), `SHOW HYPERSPACE INDEXES | INDEX KINDS | INDEX SUMMARY | STATUS |
+ * SKIPPING STATS` or `EXPLAIN HYPERSPACE`; everything else goes to Spark's parser untouched, so
+ * Spark's own `CREATE INDEX` (DSv2) and Delta's `OPTIMIZE`/`VACUUM` keep working. Once a
+ * statement is recognized, every syntax error is a [[HyperspaceException]] naming the position.
+ * Embedded SQL — the query of the EXPLAIN family, sketch expressions, the source table — is
+ * passed on as written, to Spark's parser or to the same API the Scala and Python calls use.
+ */
+object HyperspaceStatements {
+
+  private val verbs = "create|refresh|optimize|drop|restore|vacuum|cancel|show|describe|desc|explain"
+  // Leading comments and whitespace, then a verb and HYPERSPACE: cheap enough to run on every
+  // statement Spark parses, and nothing else is tokenized.
+  private val prefix: Regex = s"(?is)^(?:\\s|--[^\\n]*(?:\\n|$$)|/\\*.*?\\*/)*(?:$verbs)\\s+hyperspace\\b.*".r
+
+  /**
+   * The plan of `sql` when it is a Hyperspace statement, None when it is for Spark. `parseQuery`
+   * parses an embedded query (Spark's `ParserInterface.parseQuery`, which accepts queries only,
+   * so `EXPLAIN HYPERSPACE DROP TABLE t` cannot run a command).
+   */
+  def parse(sql: String, parseQuery: String => LogicalPlan): Option[LogicalPlan] = {
+    if (!prefix.pattern.matcher(sql).matches()) None
+    else new StatementParser(sql, Tokenizer(sql), parseQuery).statement()
+  }
+}
+
+private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token], parseQuery: String => LogicalPlan) {
+  private var pos = 0
+
+  private def peek(ahead: Int = 0): Option[Token] = tokens.lift(pos + ahead)
+  private def peekIs(word: String, ahead: Int = 0): Boolean = peek(ahead).exists(_.is(word))
+  private def peekSymbol(symbol: String, ahead: Int = 0): Boolean = peek(ahead).exists(_.isSymbol(symbol))
+
+  private def fail(expected: String): Nothing = {
+    val found = peek().map(t => s"'${sql.substring(t.start, t.end)}' at position ${t.start}").getOrElse("the end")
+    throw new HyperspaceException(
+      s"Cannot parse Hyperspace statement: expected $expected but found $found in: $sql (grammar: docs/sql.md)")
+  }
+
+  private def next(): Token = { val t = peek().getOrElse(fail("more")); pos += 1; t }
+
+  private def accept(word: String): Boolean = if (peekIs(word)) { pos += 1; true }
+  else false
+
+  private def acceptSymbol(symbol: String): Boolean = if (peekSymbol(symbol)) { pos += 1; true }
+  else false
+
+  private def expect(word: String): Unit = if (!accept(word)) fail(word.toUpperCase)
+
+  private def expectSymbol(symbol: String): Unit = if (!acceptSymbol(symbol)) fail(s"'$symbol'")
+
+  /**
+   * A refresh or optimize mode, a word or a string, as written: the API checks it (any case), so
+   * a wrong one gets the API's message naming the index and the valid modes.
+   */
+  private def mode(): Option[String] = peek() match {
+    case Some(t) if t.kind == Token.Word || t.kind == Token.Str => pos += 1; Some(t.text)
+    case _ => None
+  }
+
+  /** The end of the statement (a trailing `;` allowed). */
+  private def end(): Unit = {
+    acceptSymbol(";")
+    if (peek().isDefined) fail("the end of the statement")
+  }
+
+  private def identifier(what: String): String = peek() match {
+    case Some(t) if t.kind == Token.Word || t.kind == Token.Quoted => pos += 1; t.text
+    case _ => fail(what)
+  }
+
+  /** `a`, `a.b`, `` `a b`.c ``: the parts joined with dots, as the Scala API takes column names. */
+  private def columnName(): String = {
+    val parts = Seq.newBuilder[String]
+    parts += identifier("a column name")
+    while (acceptSymbol(".")) parts += identifier("a column name")
+    parts.result().mkString(".")
+  }
+
+  private def columnList(): Seq[String] = {
+    expectSymbol("(")
+    val cols = Seq.newBuilder[String]
+    cols += columnName()
+    while (acceptSymbol(",")) cols += columnName()
+    expectSymbol(")")
+    cols.result()
+  }
+
+  /** A table, a view or a file scan (`parquet.`/path``), as written: Spark resolves it. */
+  private def source(): String = {
+    val first = peek().getOrElse(fail("a table name or format.`path`"))
+    identifier("a table name or format.`path`")
+    while (acceptSymbol(".")) identifier("a name part after '.'")
+    sql.substring(first.start, tokens(pos - 1).end)
+  }
+
+  /** The rest of the statement as a query, parsed by Spark. */
+  private def query(): LogicalPlan = {
+    val first = peek().getOrElse(fail("a query"))
+    pos = tokens.size // the query is the rest of the statement
+    parseQuery(sql.substring(first.start).trim.stripSuffix(";"))
+  }
+
+  /** A literal value (number, string, true/false) as text, for options and sketch params. */
+  private def literal(what: String): String = peek() match {
+    case Some(t) if t.kind == Token.Number || t.kind == Token.Str => pos += 1; t.text
+    case Some(t) if t.is("true") || t.is("false") => pos += 1; t.text.toLowerCase
+    case Some(t) if t.isSymbol("-") && peek(1).exists(_.kind == Token.Number) => pos += 2; "-" + tokens(pos - 1).text
+    case _ => fail(what)
+  }
+
+  /** `(key = value, ...)`. */
+  private def keyValues(what: String): Seq[(String, String)] = {
+    expectSymbol("(")
+    val pairs = Seq.newBuilder[(String, String)]
+    if (!peekSymbol(")")) {
+      do {
+        val key = identifier(s"a $what name")
+        expectSymbol("=")
+        pairs += key -> literal(s"a value for $key")
+      } while (acceptSymbol(","))
+    }
+    expectSymbol(")")
+    pairs.result()
+  }
+
+  def statement(): Option[LogicalPlan] = {
+    val verb = next().text.toLowerCase
+    expect("hyperspace")
+    val plan: Option[LogicalPlan] = verb match {
+      case "explain" => Some(explain())
+      case "show" => show()
+      // Not `<verb> HYPERSPACE INDEX <something>`: Spark's, e.g. DESCRIBE hyperspace [index] for a
+      // table named hyperspace (and its column index).
+      case _ if !peekIs("index") || peek(1).isEmpty => None
+      case _ =>
+        expect("index")
+        Some(verb match {
+          case "create" => create()
+          case "refresh" =>
+            val name = identifier("an index name")
+            RefreshIndexCommand(name, mode())
+          case "optimize" =>
+            val name = identifier("an index name")
+            OptimizeIndexCommand(name, mode())
+          case "drop" => DropIndexCommand(identifier("an index name"))
+          case "restore" => RestoreIndexCommand(identifier("an index name"))
+          case "vacuum" =>
+            val name = identifier("an index name")
+            val hours = if (accept("retain")) {
+              val text = literal("a number of hours")
+              expect("hours")
+              Some(number(text, s"RETAIN of index '$name'")(_.toDouble))
+            } else None
+            VacuumIndexCommand(name, hours)
+          case "cancel" =>
+            val name = identifier("an index name")
+            CancelIndexCommand(name, accept("force"))
+          case "describe" | "desc" => DescribeIndexCommand(identifier("an index name"))
+        })
+    }
+    if (plan.isDefined) end()
+    plan
+  }
+
+  private def number[T](text: String, what: String)(convert: String => T): T =
+    try convert(text)
+    catch { case _: NumberFormatException => throw new HyperspaceException(s"$what must be a number; got '$text'.") }
+
+  // CREATE HYPERSPACE INDEX name ON source
+  //   ( (cols) [INCLUDE (cols)] [USING COVERING] [WITH (options)]
+  //   | USING DATASKIPPING (sketch, ...)
+  //   | USING KIND 'kindName' CONFIG 'json' )
+  private def create(): CreateIndexCommand = {
+    val name = identifier("an index name")
+    expect("on")
+    val table = source()
+    val config: IndexKindConfig =
+      if (peekSymbol("(")) covering(name)
+      else {
+        val alternatives = "(indexed columns), USING DATASKIPPING (sketches) or USING KIND 'name' CONFIG 'json'"
+        if (!accept("using")) fail(alternatives)
+        if (accept("dataskipping")) DataSkippingIndexConfig(name, sketches())
+        else if (accept("kind")) kindConfig(name)
+        else if (peekIs("covering")) fail("the indexed columns before USING COVERING")
+        else fail(alternatives)
+      }
+    CreateIndexCommand(table, config)
+  }
+
+  private def covering(name: String): IndexConfig = {
+    val indexed = columnList()
+    val included = if (accept("include")) columnList() else Nil
+    if (accept("using")) expect("covering")
+    val options = if (accept("with")) keyValues("option") else Nil
+    coveringConfig(name, indexed, included, options)
+  }
+
+  private def coveringConfig(
+      name: String, indexed: Seq[String], included: Seq[String], options: Seq[(String, String)]): IndexConfig = {
+    var buckets: Option[Int] = None
+    var lineage: Option[Boolean] = None
+    options.foreach { case (key, value) =>
+      key.toLowerCase match {
+        case "numbuckets" => buckets = Some(number(value, s"numBuckets of index '$name'")(_.toInt))
+        case "lineage" => lineage = Some(value match {
+            case "true" => true
+            case "false" => false
+            case other =>
+              throw new HyperspaceException(s"lineage of index '$name' must be true or false; got '$other'.")
+          })
+        case _ => throw new HyperspaceException(
+            s"Unknown option '$key' of index '$name'; known: numBuckets, lineage.")
+      }
+    }
+    IndexConfig(name, indexed, included, buckets, lineage)
+  }
+
+  /** `USING KIND 'kindName' CONFIG 'json'`: any registered kind, its config as that kind's JSON. */
+  private def kindConfig(name: String): IndexKindConfig = {
+    val kindName = literal("the kind name as a string")
+    expect("config")
+    val config = IndexKinds.named(kindName, name).configFromJson(literal("the config as a JSON string"))
+    if (config.name != name) {
+      throw new HyperspaceException(
+        s"Index '$name': the CONFIG names another index, '${config.name}'; use the same name in both.")
+    }
+    config
+  }
+
+  private val builtInSketches: Map[String, String] =
+    SketchSerde.builtInKinds.flatMap(k => Seq(k.toLowerCase -> k, (k + "Sketch").toLowerCase -> k)).toMap
+
+  // (sketch, ...) where sketch = kind '(' expr [, param = value]* ')'; kind is a built-in name
+  // (MinMax, BloomFilter, ...; any case, "Sketch" suffix optional) or a quoted registered kind or
+  // class name.
+  private def sketches(): Seq[Sketch] = {
+    expectSymbol("(")
+    val out = Seq.newBuilder[Sketch]
+    do out += sketch() while (acceptSymbol(","))
+    expectSymbol(")")
+    out.result()
+  }
+
+  private def sketch(): Sketch = {
+    val kindToken = peek().getOrElse(fail("a sketch (MinMax, BloomFilter, ValueList, Prefix, Suffix, ...)"))
+    val kind = kindToken.kind match {
+      case Token.Word => builtInSketches.getOrElse(kindToken.text.toLowerCase, kindToken.text)
+      case Token.Quoted | Token.Str => kindToken.text
+      case _ => fail("a sketch (MinMax, BloomFilter, ValueList, Prefix, Suffix, ...)")
+    }
+    pos += 1
+    expectSymbol("(")
+    val expr = expression(s"the expression of sketch $kind")
+    val params = Seq.newBuilder[(String, String)]
+    while (acceptSymbol(",")) {
+      val key = identifier(s"a parameter of sketch $kind (name = value)")
+      expectSymbol("=")
+      params += key -> literal(s"a value for $key")
+    }
+    expectSymbol(")")
+    SketchSerde.create(kind, expr, params.result().toMap)
+  }
+
+  /** The SQL text up to the next `,` or `)` outside brackets: an expression, as written. */
+  private def expression(what: String): String = {
+    val start = pos
+    var depth = 0
+    while (peek().isDefined && !(depth == 0 && (peekSymbol(",") || peekSymbol(")")))) {
+      if (peekSymbol("(")) depth += 1
+      if (peekSymbol(")")) depth -= 1
+      pos += 1
+    }
+    if (pos == start) fail(what)
+    sql.substring(tokens(start).start, tokens(pos - 1).end)
+  }
+
+  private def show(): Option[LogicalPlan] = {
+    if (accept("indexes")) {
+      Some(ShowIndexesCommand(if (accept("on")) Some(source()) else None))
+    } else if (peekIs("index") && peekIs("kinds", 1)) {
+      pos += 2
+      Some(ShowIndexKindsCommand())
+    } else if (peekIs("index") && peekIs("summary", 1)) {
+      pos += 2
+      Some(ShowIndexSummaryCommand())
+    } else if (accept("status")) {
+      Some(ShowStatusCommand())
+    } else if (accept("skipping")) {
+      expect("stats")
+      Some(ShowSkippingStatsCommand(if (accept("for")) Some(query()) else None))
+    } else None
+  }
+
+  // EXPLAIN HYPERSPACE [VERBOSE] query
+  // EXPLAIN HYPERSPACE WHY NOT [INDEX name] query
+  // EXPLAIN HYPERSPACE WHAT IF INDEX name (cols) [INCLUDE (cols)] [WITH (options)] [, INDEX ...] query
+  private def explain(): LogicalPlan = {
+    if (peekIs("why") && peekIs("not", 1)) {
+      pos += 2
+      val name = if (accept("index")) Some(identifier("an index name")) else None
+      WhyNotCommand(query(), name)
+    } else if (peekIs("what") && peekIs("if", 1)) {
+      pos += 2
+      val configs = Seq.newBuilder[IndexConfig]
+      do {
+        expect("index")
+        val name = identifier("an index name")
+        val indexed = columnList()
+        val included = if (accept("include")) columnList() else Nil
+        val options = if (peekIs("with") && peekSymbol("(", 1)) { pos += 1; keyValues("option") }
+        else Nil
+        configs += coveringConfig(name, indexed, included, options)
+      } while (acceptSymbol(","))
+      WhatIfCommand(query(), configs.result())
+    } else {
+      val verbose = accept("verbose")
+      ExplainHyperspaceCommand(query(), verbose)
+    }
+  }
+}
