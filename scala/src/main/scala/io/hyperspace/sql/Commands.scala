@@ -64,6 +64,7 @@ object HyperspaceCommand {
   private def schemaOf(columns: Seq[StructField]): StructType = StructType(columns)
   val listSchema: StructType = schemaOf(IndexCatalog.listColumns)
   val describeSchema: StructType = schemaOf(IndexCatalog.allColumns)
+  val summarySchema: StructType = schemaOf(IndexCatalog.readableColumns)
 }
 
 import HyperspaceCommand._
@@ -144,7 +145,7 @@ case class ShowIndexesCommand(source: Option[String]) extends HyperspaceCommand(
 }
 
 /** `SHOW HYPERSPACE INDEX SUMMARY`: the rows of [[Hyperspace.listIndexes]], in words. */
-case class ShowIndexSummaryCommand() extends HyperspaceCommand(schemaOf(IndexCatalog.readableColumns)) {
+case class ShowIndexSummaryCommand() extends HyperspaceCommand(summarySchema) {
   override def run(spark: SparkSession): Seq[Row] = hyperspace(spark).listIndexes.collect().toSeq
 }
 
