@@ -7,6 +7,7 @@ exceptions, with the same messages, as the Python API raises.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hyperspace import (
     BloomFilterSketch,
     DataSkippingIndexConfig,
     Hyperspace,
+    HyperspaceConfig,
     HyperspaceException,
     HyperspaceIndexNotFoundException,
     IndexConfig,
@@ -35,9 +37,10 @@ def _write(spark: SparkSession, path: Path, start: int = 0, rows: int = 300) -> 
 
 
 @pytest.fixture
-def source(spark: SparkSession, tmp_path: Path) -> str:
-    spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "indexes"))
-    return _write(spark, tmp_path / "data")
+def source(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
+    # Each test's own system path, and the shared session's setting back afterwards.
+    with HyperspaceConfig(spark).override(system_path=str(tmp_path / "indexes")):
+        yield _write(spark, tmp_path / "data")
 
 
 def sql_only_script(spark: SparkSession, source: str) -> None:
