@@ -113,23 +113,28 @@ class DeltaSourceSuite extends RuleTestSupport {
            |WHEN NOT MATCHED THEN INSERT (id, k, v) VALUES (1000 + s.k, s.k, s.v)""".stripMargin)),
     "optimize" -> (p => spark.sql(s"OPTIMIZE delta.`$p`")))
 
-  for ((label, command) <- commands; dvs <- Seq(false, true)) {
+  for (dvs <- Seq(false, true)) {
     val mode = if (dvs) "with deletion vectors" else "without deletion vectors"
-    test(s"Delta $label $mode: same rows through a stale index, hybrid scan and refresh") {
-      val path = table(s"$label-$dvs", dvs)
-      val name = s"d_${label}_$dvs"
+    test(s"Delta append, delete, update, merge and optimize $mode: same rows through a stale index, " +
+      "hybrid scan and refresh; the commands leave the same table as without Hyperspace") {
+      val (path, plain) = (table(s"dml-$dvs", dvs), table(s"dml-$dvs-off", dvs))
+      val name = s"d_dml_$dvs"
       createIndex(name, path)
-      // The command runs with Hyperspace on: its own reads are never served by the index.
-      withHyperspace(on = true)(command(path))
-      val stale = sameResult(lookup(delta(path)))
-      assert(indexesUsed(stale).isEmpty, s"a stale index served the table without hybrid scan:\n$stale")
-      withHybridScan {
-        val hybrid = sameResult(lookup(delta(path)))
-        assert(indexesUsed(hybrid) == Seq(name), hybrid.treeString)
+      for ((label, command) <- commands) {
+        // The command runs with Hyperspace on: its own reads are never served by the index.
+        withHyperspace(on = true)(command(path))
+        withHyperspace(on = false)(command(plain))
+        assert(withHyperspace(on = false)(rowsOf(delta(path)) == rowsOf(delta(plain))), s"$label: other rows")
+        val stale = sameResult(lookup(delta(path)))
+        assert(indexesUsed(stale).isEmpty, s"$label: a stale index served the table without hybrid scan:\n$stale")
+        withHybridScan {
+          val hybrid = sameResult(lookup(delta(path)))
+          assert(indexesUsed(hybrid) == Seq(name), s"$label: ${hybrid.treeString}")
+        }
+        hs.refreshIndex(name, "incremental")
+        val refreshed = sameResult(lookup(delta(path)))
+        assert(indexesUsed(refreshed) == Seq(name), s"$label: ${refreshed.treeString}")
       }
-      hs.refreshIndex(name, "incremental")
-      val refreshed = sameResult(lookup(delta(path)))
-      assert(indexesUsed(refreshed) == Seq(name), refreshed.treeString)
     }
   }
 
@@ -170,7 +175,7 @@ class DeltaSourceSuite extends RuleTestSupport {
     assert(entriesUsed(sameResult(at(2))) == Seq(("d_travel", latest)))
     // Timestamp travel goes through the same version choice.
     val ts = DeltaLog.forTable(spark, path).history.getHistory(Some(10)).find(_.version.contains(2L)).get.timestamp
-    val byTime = lookup(spark.read.format("delta").option("timestampAsOf", ts.toString).load(path))
+    def byTime = lookup(spark.read.format("delta").option("timestampAsOf", ts.toString).load(path))
     assert(entriesUsed(sameResult(byTime)) == Seq(("d_travel", latest)), hs.whyNot(byTime, "d_travel"))
     // The newest version: the refreshed entry with hybrid scan.
     withHybridScan(assert(entriesUsed(sameResult(lookup(delta(path)))) == Seq(("d_travel", latest))))
