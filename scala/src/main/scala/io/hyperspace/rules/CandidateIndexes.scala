@@ -135,7 +135,10 @@ object CandidateIndexes extends Logging {
    */
   def sameReader(entry: LogEntry, source: FileSource): Boolean =
     source.format == entry.source.format &&
-      FileSource.dataOptions(source.readOptions) == FileSource.dataOptions(entry.source.options)
+      FileSource.dataOptions(source.readOptions) == FileSource.dataOptions(entry.source.options) &&
+      // A table is its root: an index of another table shares no file with it, whatever the
+      // hybrid scan ratios would allow.
+      source.versioned.forall(t => entry.source.rootPaths == Seq(t.root))
 
   /**
    * Whether `entry` was built from exactly the data `source` reads: same format and read

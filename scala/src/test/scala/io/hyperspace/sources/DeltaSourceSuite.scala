@@ -99,12 +99,12 @@ class DeltaSourceSuite extends RuleTestSupport {
     assert(indexesUsed(after) == Seq("d_named"), after.treeString)
   }
 
-  // (label, command) run on an indexed table; each changes rows of k = 3 in one or two of its
-  // four files (ids 0-99 are the first file), within hybrid scan's ratios.
+  // (label, command) run in turn on an indexed table; each changes rows of k = 3 (ids 0-99 are
+  // the first of its four files, 100-199 the second, ...).
   private val commands: Seq[(String, String => Unit)] = Seq(
     "append" -> (p => rows(400, 100, 2).write.format("delta").mode("append").save(p)),
     "delete" -> (p => spark.sql(s"DELETE FROM delta.`$p` WHERE k = 3 AND id < 200")),
-    "update" -> (p => spark.sql(s"UPDATE delta.`$p` SET v = CONCAT(v, '!') WHERE k = 3 AND id < 100")),
+    "update" -> (p => spark.sql(s"UPDATE delta.`$p` SET v = CONCAT(v, '!') WHERE k = 3 AND id >= 200 AND id < 300")),
     "merge" -> (p =>
       spark.sql(
         s"""MERGE INTO delta.`$p` t USING updates s ON t.k = s.k AND t.id < 100
