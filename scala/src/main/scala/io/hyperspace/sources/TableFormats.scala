@@ -70,8 +70,11 @@ object TableFormats {
   private val known = Seq(
     "org.apache.spark.sql.delta.files.TahoeLogFileIndex" -> "io.hyperspace.sources.delta.DeltaProvider")
 
+  // Looked up through the loader of this jar, which is the one that will link the provider to the
+  // library: with `spark.jars` / `spark.jars.packages` both jars are in Spark's own class loader,
+  // which is not the context class loader of every thread that plans a query (py4j's are not).
   private lazy val providers: Seq[TableFormatProvider] = known.flatMap { case (library, provider) =>
-    val loader = Option(Thread.currentThread().getContextClassLoader).getOrElse(getClass.getClassLoader)
+    val loader = getClass.getClassLoader
     if (Try(Class.forName(library, false, loader)).isFailure) None
     else Some(Class.forName(provider, true, loader).getDeclaredConstructor().newInstance()
       .asInstanceOf[TableFormatProvider])
