@@ -43,11 +43,13 @@ SCRIPT = textwrap.dedent(
      .write.format("delta").option("delta.enableDeletionVectors", "true").save(path))
     spark.sql(f"CREATE TABLE orders USING delta LOCATION '{{path}}'")
 
-    def check(label, df, *indexes):
-        # Same rows with Hyperspace off and on; on, one of `indexes` serves the scan (none if empty).
+    def check(label, query, *indexes):
+        # Same rows with Hyperspace off and on (a fresh DataFrame each: a DataFrame keeps the plan
+        # it was first optimized with); on, one of `indexes` serves the scan (none if empty).
         disable_hyperspace(spark)
-        expected = sorted(map(tuple, df.collect()))
+        expected = sorted(map(tuple, query().collect()))
         enable_hyperspace(spark)
+        df = query()
         actual = sorted(map(tuple, df.collect()))
         plan = df._jdf.queryExecution().executedPlan().toString()
         disable_hyperspace(spark)
@@ -58,13 +60,13 @@ SCRIPT = textwrap.dedent(
 
     hs.create_index(spark.read.format("delta").load(path), IndexConfig("by_path", ["k"], ["v"], lineage=True))
     hs.create_index(spark.table("orders"), IndexConfig("by_name", ["k"], ["id"]))
-    check("path", spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
-    check("name", spark.table("orders").where("k = 3").select("id"), "by_name")
+    check("path", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
+    check("name", lambda: spark.table("orders").where("k = 3").select("id"), "by_name")
     spark.sql(f"DELETE FROM delta.`{{path}}` WHERE k = 3 AND id < 100")
-    check("stale", spark.read.format("delta").load(path).where("k = 3").select("v"))
+    check("stale", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"))
     hs.refresh_index("by_path", "incremental")
-    check("refreshed", spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
-    check("time travel", spark.read.format("delta").option("versionAsOf", 0).load(path).where("k = 3").select("id"),
+    check("refreshed", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
+    check("time travel", lambda: spark.read.format("delta").option("versionAsOf", 0).load(path).where("k = 3").select("id"),
           "by_name")
     spark.stop()
     """
