@@ -198,8 +198,9 @@ object FileSource {
   private val supported =
     "Supported: spark.read.<format>(paths) for file formats (parquet, csv, json, orc, ...), " +
       "with or without hive-partitioned directories, spark.read.format(\"delta\").load(path) " +
-      "(optionally with versionAsOf), and spark.table(name) for file-based or Delta catalog tables, with no further transformation (choose the index's columns in its " +
-      "IndexConfig instead of with select/filter)."
+      "(optionally with versionAsOf), and spark.table(name) for file-based or Delta catalog tables, " +
+      "with no further transformation (choose the index's columns in its IndexConfig instead of " +
+      "with select/filter)."
 
   /** The file scan `df` is, or an error saying what is supported. */
   def of(df: DataFrame, indexName: String): FileSource = {
