@@ -45,6 +45,9 @@ setup(
             f"grpcio-status=={V['grpcio-status']}",
             f"googleapis-common-protos=={V['googleapis-common-protos']}",
         ],
+        # Delta Lake tables as index sources (docs/lakehouse.md); the jars come from Maven
+        # Central through spark.jars.packages (delta.configure_spark_with_delta_pip).
+        "delta": [f"delta-spark=={V['delta']}"],
         "dev": [
             # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].
             f"ruff=={V['ruff']}",

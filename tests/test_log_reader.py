@@ -650,6 +650,19 @@ def test_signature_of_non_ascii_uses_utf8_and_jvm_order() -> None:
     assert signature_of([a, b]) == hashlib.md5(text.encode("utf-8")).hexdigest()
 
 
+def test_parse_a_delta_source_file_with_a_deletion_vector() -> None:
+    doc = entry_json(1, source_files=2)
+    doc["source"]["format"] = "delta"
+    doc["source"]["files"][1]["deletionVector"] = "uabc123@0"
+    doc["signature"] = {"provider": "DeltaVersion", "value": "12"}
+    e = parse_entry(json.dumps(doc), "1")
+    assert [f.deletion_vector for f in e.source.files] == [None, "uabc123@0"]
+    assert (e.signature.provider, e.signature.value) == ("DeltaVersion", "12")
+    doc["source"]["files"][1]["deletionVector"] = 7
+    with pytest.raises(ValueError, match=r"source\.files\[1\]\.deletionVector"):
+        parse_entry(json.dumps(doc), "1")
+
+
 def test_signature_of_read_entry_matches_its_value(index: Path) -> None:
     for e in read_log(str(index)):
         assert e.signature.provider == "FileSetMD5"

@@ -123,7 +123,8 @@ class Content:
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One source file the index was built from; identity is (path, size, modification_time).
+    """One source file the index was built from; identity is (path, size, modification_time,
+    deletion_vector).
 
     Attributes:
         path: fully qualified URI of the file.
@@ -131,12 +132,15 @@ class SourceFile:
         modification_time: last modification, milliseconds since the epoch (UTC).
         id: the file's id, unique within the index and stable across versions (the value of
             the lineage column ``_data_file_id`` for its rows).
+        deletion_vector: for a Delta file read with a deletion vector, the vector's unique id
+            (the index holds the rows it leaves); None otherwise.
     """
 
     path: str
     size: int
     modification_time: int
     id: int
+    deletion_vector: str | None = None
 
 
 @dataclass(frozen=True)

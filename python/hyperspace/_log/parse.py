@@ -139,6 +139,7 @@ def _source_file(f: _Obj) -> SourceFile:
         size=f.integer("size", minimum=0),
         modification_time=f.integer("modificationTime"),
         id=f.integer("id", minimum=0),
+        deletion_vector=f.opt_str("deletionVector"),
     )
 
 

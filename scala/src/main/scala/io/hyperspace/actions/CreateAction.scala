@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.log.{Content, IndexDefinition, IndexLogManager, LogEntry, Owner, Signature, States}
+import io.hyperspace.log.{Content, IndexDefinition, IndexLogManager, LogEntry, Owner, States}
 import io.hyperspace.sources.FileSource
 
 /**
@@ -48,7 +48,7 @@ class CreateAction(
       operation = operation, timestamp = System.currentTimeMillis(), enabled = false,
       owner = Owner.current, index = definition, incarnation = Some(LogEntry.newIncarnation()),
       content = Content(indexLog.indexPath.toString, DataVersions.next(spark, indexLog), Nil),
-      source = described, signature = Signature.of(described.files))
+      source = described, signature = source.signature(described.files))
   }
 
   override protected def op(begin: LogEntry): LogEntry = {

@@ -6,7 +6,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
 import io.hyperspace.index.IndexDataFiles
-import io.hyperspace.log.{IndexLogManager, LogEntry, Signature, SourceFile, States}
+import io.hyperspace.log.{IndexLogManager, LogEntry, SourceFile, States}
 import io.hyperspace.sources.{FileKey, FileSource, SourceChanges}
 
 /**
@@ -126,7 +126,7 @@ class RefreshAction(
           s"it would keep are missing or were changed (e.g. ${refreshed.content.pathOf(missing.head)}). " +
           s"Run a full refresh (refreshIndex('$indexName', 'full')) to rebuild the index from its source.")
     }
-    refreshed.copy(signature = Signature.of(refreshed.source.currentFiles))
+    refreshed.copy(signature = source.signature(refreshed.source.currentFiles))
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

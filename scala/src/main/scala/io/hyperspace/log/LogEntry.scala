@@ -1,5 +1,7 @@
 package io.hyperspace.log
 
+import scala.annotation.meta.{field, getter}
+
 import com.fasterxml.jackson.annotation.{JsonIgnore, JsonInclude}
 import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper, SerializationFeature}
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
@@ -108,11 +110,21 @@ object Content {
   }
 }
 
-/** One source file the index was built from; identity is (path, size, modificationTime). */
-case class SourceFile(path: String, size: Long, modificationTime: Long, id: Long) {
-  /** The file's identity: a file rewritten in place is another file. */
+/**
+ * One source file the index was built from; identity is (path, size, modificationTime,
+ * deletionVector). `deletionVector` is the unique id of the Delta deletion vector the file's rows
+ * were read with (absent when it has none, and for file sources): the index holds the rows left
+ * after it, so a file whose deletion vector changed is another file.
+ */
+case class SourceFile(
+    path: String,
+    size: Long,
+    modificationTime: Long,
+    id: Long,
+    @(JsonInclude @field @getter)(JsonInclude.Include.NON_ABSENT) deletionVector: Option[String] = None) {
+  /** The file's identity: a file rewritten in place, or masked otherwise, is another file. */
   @JsonIgnore
-  def key: FileKey = FileKey(path, size, modificationTime)
+  def key: FileKey = FileKey(path, size, modificationTime, deletionVector)
 }
 
 /**

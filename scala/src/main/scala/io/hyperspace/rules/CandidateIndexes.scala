@@ -13,7 +13,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import io.hyperspace.index.{BoundedCache, CatalogVersion, IndexCatalog, IndexDataFiles, IndexKinds, RewriteFamily}
 import io.hyperspace.index.covering.IndexScan
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
-import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex, SourceChanges, SourceSubset}
+import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex, SourceChanges, SourceSubset, TableFormats}
 
 /**
  * The ACTIVE indexes of a session (covering and data skipping), and which covering indexes can
@@ -113,12 +113,14 @@ object CandidateIndexes extends Logging {
 
   /**
    * The file scan under a relation node, unless it already reads an index, is the appended
-   * files' side of a hybrid scan, or lists its files otherwise than plainly ([[FileListings]]).
+   * files' side of a hybrid scan, or lists its files otherwise than plainly ([[FileListings]])
+   * without being a scan of a whole table-format table ([[TableFormats]]).
    */
   def sourceScan(relation: LogicalRelation): Option[HadoopFsRelation] = relation.relation match {
     case fs: HadoopFsRelation
         if !IndexScan.isIndexScan(relation) && !relation.isStreaming &&
-          !fs.location.isInstanceOf[SelectedFilesIndex] && FileListings.isPlain(fs.location) => Some(fs)
+          !fs.location.isInstanceOf[SelectedFilesIndex] &&
+          (FileListings.isPlain(fs.location) || TableFormats.tableOf(relation, fs).isDefined) => Some(fs)
     case _ => None
   }
 
@@ -133,7 +135,10 @@ object CandidateIndexes extends Logging {
    */
   def sameReader(entry: LogEntry, source: FileSource): Boolean =
     source.format == entry.source.format &&
-      FileSource.dataOptions(source.readOptions) == FileSource.dataOptions(entry.source.options)
+      FileSource.dataOptions(source.readOptions) == FileSource.dataOptions(entry.source.options) &&
+      // A table is its root: an index of another table shares no file with it, whatever the
+      // hybrid scan ratios would allow.
+      source.versioned.forall(t => entry.source.rootPaths == Seq(t.root))
 
   /**
    * Whether `entry` was built from exactly the data `source` reads: same format and read
@@ -255,7 +260,7 @@ object CandidateIndexes extends Logging {
       // Only indexes of this relation's data have a reason to give about it.
       def reject(e: LogEntry, reason: => Reason): Unit =
         if (log.recording && SourceSubset.overlaps(e, source)) log.reject(e, reason)
-      indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { e =>
+      def candidate(e: LogEntry): Option[IndexCandidate] =
         if (!coversColumns(e, needed, resolver)) {
           reject(e, Reason.ColumnsNotCovered(uncovered(e, needed, resolver).map(_.name)))
           None
@@ -265,6 +270,12 @@ object CandidateIndexes extends Logging {
         } else serve(spark, e, source, listed) match {
           case Left(why) => reject(e, why); None
           case Right(c) => Some(c)
+        }
+      indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { latest =>
+        // A scan of an older table version is served by the index version built from it.
+        TableVersions.entryFor(spark, latest, source.versioned) match {
+          case Left(why) => reject(latest, why); None
+          case Right(e) => candidate(e)
         }
       }
   }

@@ -13,7 +13,7 @@ import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.shims.FileRelation
-import io.hyperspace.sources.{FileKey, FileSource, SourceSubset}
+import io.hyperspace.sources.{FileKey, FileSource, SourceSubset, TableFormats}
 
 /**
  * A Filter over a file scan → the same Filter over the same scan with fewer files: the files
@@ -73,7 +73,10 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       relation: LogicalRelation,
       log: DecisionLog): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
-      case Some(fs) if !fs.location.isInstanceOf[DataSkippingFileIndex] => fs
+      // A table format's scan reads its log's files with their deletion vectors applied by the
+      // format's own file index, which a pruned listing would replace: not pruned (yet).
+      case Some(fs) if !fs.location.isInstanceOf[DataSkippingFileIndex] && TableFormats.tableOf(relation, fs).isEmpty =>
+        fs
       case _ => return None
     }
     val source = FileSource(relation, fs)

@@ -76,6 +76,16 @@ object Reason {
       "whose rows an index built from the files does not give"
   }
 
+  /**
+   * The query reads version `queryVersion` of a table (time travel), older than every version of
+   * the index still readable (`indexVersion` is the newest's): an index built from a newer version
+   * may hold rows the table did not have yet.
+   */
+  final case class NewerThanTable(indexVersion: Long, queryVersion: Long) extends Reason {
+    def describe: String = s"the index was built from table version $indexVersion, newer than version " +
+      s"$queryVersion the query reads, and no older version of the index is readable"
+  }
+
   final case class OtherReader(
       queryFormat: String,
       queryOptions: Map[String, String],

@@ -10,39 +10,48 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
-import io.hyperspace.log.{Source, SourceFile}
+import io.hyperspace.log.{Signature, Source, SourceFile}
 import io.hyperspace.shims.FileRelation
 
 /** A DataFrame that is a plain scan of files: what an index can be built over. */
 case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
 
+  /**
+   * The table-format table (Delta) the scan reads, when it reads one: then its files, version
+   * and restricted scans come from the table's log ([[TableFormats]]), not from a listing.
+   */
+  lazy val versioned: Option[VersionedTable] = TableFormats.tableOf(relation, fsRelation)
+
   /** The catalog table the scan reads, when it came from `spark.table(...)`. */
   def table: Option[String] = relation.catalogTable.map(_.identifier.unquotedString)
 
   /** The data source short name (`parquet`, `csv`, ...). */
-  def format: String = fsRelation.fileFormat match {
+  def format: String = versioned.map(_.format).getOrElse(fsRelation.fileFormat match {
     case r: DataSourceRegister => r.shortName()
     case other => other.getClass.getName
-  }
+  })
 
   /** The read options that shape the data (`header` for CSV, ...), without the paths. */
   def readOptions: Map[String, String] =
-    fsRelation.options.filter { case (k, _) => !Set("path", "paths").contains(k.toLowerCase) }
+    // A table format's read options (time travel) choose the version, which the index records.
+    if (versioned.isDefined) Map.empty
+    else fsRelation.options.filter { case (k, _) => !Set("path", "paths").contains(k.toLowerCase) }
 
   /**
    * The files the scan reads as this DataFrame sees them (its listing, not refreshed), with
    * size and modification time, sorted by path: what a query over it will read, before any data
    * skipping (a pruned relation is still the same source).
    */
-  def listedFiles: Seq[FileKey] =
+  def listedFiles: Seq[FileKey] = versioned.map(_.files).getOrElse(
     DataSkippingFileIndex.unwrap(fsRelation.location).listFiles(Nil, Nil)
       .flatMap(_.files.map(f => f.fileStatus))
       .map(s => FileKey(s.getPath.toString, s.getLen, s.getModificationTime))
-      .sortBy(_.path)
+      .sortBy(_.path))
 
   /** Every file the scan's paths hold now (the listing refreshed first), as [[listedFiles]]. */
   def currentFiles: Seq[FileKey] = {
-    fsRelation.location.refresh()
+    // A table's snapshot is fixed by the scan: FileSource.load reads the table's newest one.
+    if (versioned.isEmpty) fsRelation.location.refresh()
     listedFiles
   }
 
@@ -50,7 +59,7 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
    * A scan of only the files of this source in `paths` (partition values, schema and options
    * kept), with fresh attributes so it can sit beside this source in one plan.
    */
-  def restrictedTo(paths: Set[String]): LogicalRelation = {
+  def restrictedTo(paths: Set[String]): LogicalRelation = versioned.map(_.restrictedTo(paths)).getOrElse {
     FileRelation.withLocation(relation, fsRelation, new SelectedFilesIndex(fsRelation.location, paths),
       keepTable = false).newInstance()
   }
@@ -84,14 +93,21 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
   def describe(): Source = Source(
     format = format,
     // Glob patterns, when declared, so that refresh lists the directories matching them then.
-    rootPaths = globPatterns.getOrElse(fsRelation.location.rootPaths.map(_.toString)),
+    rootPaths = versioned.map(t => Seq(t.root))
+      .getOrElse(globPatterns.getOrElse(fsRelation.location.rootPaths.map(_.toString))),
     options = readOptions,
     schema = fsRelation.dataSchema.json,
     partitionSchema = fsRelation.partitionSchema.json,
     table = table,
-    files = currentFiles.zipWithIndex.map { case (f, id) => SourceFile(f.path, f.size, f.modificationTime, id.toLong) },
+    files = SourceChanges(currentFiles, Nil).appendedAsSourceFiles(0L),
     appendedFiles = Nil,
     deletedFiles = Nil)
+
+  /**
+   * The signature of an index over this source covering `files`: the table version for a table
+   * format (what time travel queries are matched against), else the digest of the files.
+   */
+  def signature(files: Seq[SourceFile]): Signature = versioned.map(_.signature).getOrElse(Signature.of(files))
 }
 
 object FileSource {
@@ -154,6 +170,10 @@ object FileSource {
     val df = try {
       stored.table match {
         case Some(t) => spark.table(t)
+        case None if TableFormats.isTableFormat(format) =>
+          // The table's own log gives its schema (at its newest version).
+          TableFormats.provider(format).getOrElse(refuse(s"the library of its format '$format' is not on the " +
+            "class path.")).load(spark, stored.rootPaths.head)
         case None =>
           val data = DataType.fromJson(stored.schema).asInstanceOf[StructType]
           val partitions = DataType.fromJson(stored.partitionSchema).asInstanceOf[StructType]
@@ -177,9 +197,10 @@ object FileSource {
 
   private val supported =
     "Supported: spark.read.<format>(paths) for file formats (parquet, csv, json, orc, ...), " +
-      "with or without hive-partitioned directories, and spark.table(name) for file-based " +
-      "catalog tables, with no further transformation (choose the index's columns in its " +
-      "IndexConfig instead of with select/filter)."
+      "with or without hive-partitioned directories, spark.read.format(\"delta\").load(path) " +
+      "(optionally with versionAsOf), and spark.table(name) for file-based or Delta catalog tables, " +
+      "with no further transformation (choose the index's columns in its IndexConfig instead of " +
+      "with select/filter)."
 
   /** The file scan `df` is, or an error saying what is supported. */
   def of(df: DataFrame, indexName: String): FileSource = {
@@ -188,6 +209,11 @@ object FileSource {
         s"Cannot create index '$indexName' over a streaming DataFrame. $supported")
     }
     unwrap(df.queryExecution.analyzed) match {
+      case Some(source) if source.versioned.isEmpty && TableFormats.readsThroughTableFormat(source.fsRelation) =>
+        // Its files are not its rows (the format's log removes files and masks rows).
+        throw new HyperspaceException(
+          s"Cannot create index '$indexName': the DataFrame reads a table format's files " +
+            s"(${source.fsRelation.location.getClass.getSimpleName}) otherwise than as a whole table. $supported")
       case Some(source) => source
       case None =>
         throw new HyperspaceException(

@@ -23,7 +23,7 @@ case class SourceChanges(appended: Seq[FileKey], deleted: Seq[SourceFile]) {
   /** The appended files as log records, numbered from `firstId` in path order. */
   def appendedAsSourceFiles(firstId: Long): Seq[SourceFile] =
     appended.sortBy(_.path).zipWithIndex.map { case (f, i) =>
-      SourceFile(f.path, f.size, f.modificationTime, firstId + i)
+      SourceFile(f.path, f.size, f.modificationTime, firstId + i, f.deletionVector)
     }
 
   /** "3 file(s) appended or rewritten, 1 deleted" (for messages). */

@@ -26,6 +26,17 @@ class LogEntrySuite extends AnyFunSuite {
     assert(noTable.toJson.contains("\"table\" : null"))
   }
 
+  test("a Delta source file keeps its deletion vector; other files have no such field") {
+    assert(!entry.toJson.contains("deletionVector"))
+    val delta = entry.copy(source = entry.source.copy(files = Seq(
+      SourceFile("file:/lake/t/part-0.parquet", 10, 5, 0),
+      SourceFile("file:/lake/t/part-1.parquet", 10, 5, 1, deletionVector = Some("uabc@1")))))
+    assert(LogEntry.fromJson(delta.toJson, "test") == delta)
+    assert(delta.toJson.contains("\"deletionVector\" : \"uabc@1\""))
+    // The same path, size and time with another deletion vector is another file.
+    assert(delta.source.files(1).key != delta.source.files(1).copy(deletionVector = Some("uabc@2")).key)
+  }
+
   test("the JSON has the documented field names, no Java serialization") {
     val json = entry.toJson
     Seq("specVersion", "id", "name", "state", "operation", "timestamp", "enabled", "owner",

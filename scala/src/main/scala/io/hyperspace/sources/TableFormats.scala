@@ -1,0 +1,96 @@
+package io.hyperspace.sources
+
+import scala.util.Try
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+
+import io.hyperspace.log.Signature
+
+/**
+ * A table kept by a table format (Delta Lake; Iceberg next), as one scan reads it: at one version
+ * of the table's log. Its files come from that log, never from a directory listing: a table's
+ * directory holds files its log removed, and the log may mask rows of a file it keeps.
+ */
+trait VersionedTable {
+
+  /** The format's name, as the log entry records it (`delta`). */
+  def format: String
+
+  /** The table's identity: its root path, fully qualified. */
+  def root: String
+
+  /** The version of the table's log the scan reads. */
+  def version: Long
+
+  /** Whether the scan reads a version chosen by the query (time travel) rather than the newest. */
+  def isTimeTravel: Boolean
+
+  /**
+   * The files of the table at [[version]], from its log, sorted by path; a file whose rows the
+   * log masks (a deletion vector) carries the mask's identity in its key.
+   */
+  def files: Seq[FileKey]
+
+  /**
+   * A scan of only the table's files at [[version]] whose paths are in `paths`, their masks
+   * applied by the format as its own scans apply them, with fresh attributes.
+   */
+  def restrictedTo(paths: Set[String]): LogicalRelation
+
+  /** The signature of an index built from this table at [[version]]. */
+  def signature: Signature = Signature(s"${format.capitalize}Version", version.toString)
+}
+
+/** Recognises scans of one table format's tables. */
+trait TableFormatProvider {
+
+  /** The format's name (`delta`). */
+  def format: String
+
+  /**
+   * The table `relation` scans, when it is a plain scan of a whole table of this format (not a
+   * file selection a command of the format reads while rewriting the table).
+   */
+  def tableOf(relation: LogicalRelation, fs: HadoopFsRelation): Option[VersionedTable]
+
+  /** A scan of the newest version of the table at `root`. */
+  def load(spark: SparkSession, root: String): DataFrame
+}
+
+/**
+ * The table format providers this JVM can use. A format's library is optional at run time
+ * (delta-spark is a provided dependency): its provider is instantiated by name, and only when
+ * the format's own classes are on the class path, so no class of an absent library is ever
+ * loaded and this jar works without it.
+ */
+object TableFormats {
+
+  // (a class of the format's library, the provider class that uses that library)
+  private val known = Seq(
+    "org.apache.spark.sql.delta.files.TahoeLogFileIndex" -> "io.hyperspace.sources.delta.DeltaProvider")
+
+  // Looked up through the loader of this jar, which is the one that will link the provider to the
+  // library: with `spark.jars` / `spark.jars.packages` both jars are in Spark's own class loader,
+  // which is not the context class loader of every thread that plans a query (py4j's are not).
+  private lazy val providers: Seq[TableFormatProvider] = known.flatMap { case (library, provider) =>
+    val loader = getClass.getClassLoader
+    if (Try(Class.forName(library, false, loader)).isFailure) None
+    else Some(Class.forName(provider, true, loader).getDeclaredConstructor().newInstance()
+      .asInstanceOf[TableFormatProvider])
+  }
+
+  /** The table `relation` scans, when one of the available formats recognises it. */
+  def tableOf(relation: LogicalRelation, fs: HadoopFsRelation): Option[VersionedTable] =
+    providers.iterator.flatMap(_.tableOf(relation, fs)).nextOption()
+
+  /** The provider of `format`, when that format's library is on the class path. */
+  def provider(format: String): Option[TableFormatProvider] = providers.find(_.format.equalsIgnoreCase(format))
+
+  /** Whether `fs` reads its files through a table format's file format (then only a provider knows its rows). */
+  def readsThroughTableFormat(fs: HadoopFsRelation): Boolean =
+    fs.fileFormat.getClass.getName.startsWith("org.apache.spark.sql.delta.")
+
+  /** Whether `format` names a table format (whether or not its library is available). */
+  def isTableFormat(format: String): Boolean = Set("delta", "iceberg").contains(format.toLowerCase)
+}

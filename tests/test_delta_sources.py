@@ -1,0 +1,85 @@
+"""Delta tables as index sources through the unchanged Python API: by path and by catalog name,
+after a DELETE with deletion vectors, and with time travel, queries return the same rows with
+Hyperspace on and off, and the index serves them where it can.
+
+Runs in a fresh interpreter (its own JVM): the Delta jars must be on the class path when the
+JVM starts, which the shared session of the other tests was not started with."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import run_python
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    from delta import configure_spark_with_delta_pip
+    from pyspark.sql import SparkSession
+    from hyperspace import Hyperspace, IndexConfig, configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace
+
+    work = {work!r}
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.warehouse.dir", os.path.join(work, "warehouse"))
+        .config("spark.hyperspace.system.path", os.path.join(work, "indexes"))
+        .config("spark.hyperspace.index.numBuckets", "4")
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    )
+    spark = configure_spark_with_hyperspace(configure_spark_with_delta_pip(builder)).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    hs = Hyperspace(spark)
+    path = os.path.join(work, "orders")
+    (spark.range(0, 400, 1, 4).selectExpr("id", "CAST(pmod(hash(id, 7), 23) AS INT) AS k", "CONCAT('v', id) AS v")
+     .write.format("delta").option("delta.enableDeletionVectors", "true").save(path))
+    spark.sql(f"CREATE TABLE orders USING delta LOCATION '{{path}}'")
+
+    def check(label, query, *indexes):
+        # Same rows with Hyperspace off and on (a fresh DataFrame each: a DataFrame keeps the plan
+        # it was first optimized with); on, one of `indexes` serves the scan (none if empty).
+        disable_hyperspace(spark)
+        expected = sorted(map(tuple, query().collect()))
+        enable_hyperspace(spark)
+        df = query()
+        actual = sorted(map(tuple, df.collect()))
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        disable_hyperspace(spark)
+        assert actual == expected, label
+        used = [name for name in ("by_path", "by_name") if "Name: " + name in plan]
+        assert (len(used) == 1 and used[0] in indexes) if indexes else not used, (label, plan)
+        print("OK", label)
+
+    hs.create_index(spark.read.format("delta").load(path), IndexConfig("by_path", ["k"], ["v"], lineage=True))
+    hs.create_index(spark.table("orders"), IndexConfig("by_name", ["k"], ["id"]))
+    check("path", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
+    check("name", lambda: spark.table("orders").where("k = 3").select("id"), "by_name")
+    spark.sql(f"DELETE FROM delta.`{{path}}` WHERE k = 3 AND id < 100")
+    check("stale", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"))
+    hs.refresh_index("by_path", "incremental")
+    check("refreshed", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
+    check("time travel", lambda: spark.read.format("delta").option("versionAsOf", 0).load(path).where("k = 3").select("id"),
+          "by_name")
+    spark.stop()
+    """
+)
+
+
+def test_delta_tables_through_the_python_api(tmp_path: Path) -> None:
+    result = run_python(SCRIPT.format(work=str(tmp_path)), timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    assert [line for line in result.stdout.splitlines() if line.startswith("OK ")] == [
+        "OK path",
+        "OK name",
+        "OK stale",
+        "OK refreshed",
+        "OK time travel",
+    ], result.stdout
