@@ -16,6 +16,7 @@ from hyperspace._jvm import (
     java_dataframe,
     java_hyperspace,
     python_dataframe,
+    spark_line,
     translate_errors,
 )
 from hyperspace.dataskipping import DataSkippingIndexConfig
@@ -224,10 +225,6 @@ class _SessionSwitch(Generic[R]):
         return bound
 
 
-def _spark_line(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 class Hyperspace:
     """Manages the indexes of one SparkSession; ``hs = Hyperspace(spark)``.
 
@@ -246,11 +243,11 @@ class Hyperspace:
         self._spark = spark
         self._jhs: JavaObject = java_hyperspace(spark)
         built_for = str(self._jhs.sparkVersion())
-        if _spark_line(built_for) != _spark_line(spark.version):
+        if spark_line(built_for) != spark_line(spark.version):
             raise exceptions.HyperspaceException(
                 f"This Hyperspace jar was built for Spark {built_for} but the session runs Spark "
-                f"{spark.version}; install the hyperspace-py release built for Spark "
-                f"{_spark_line(spark.version)}."
+                f"{spark.version}; load hyperspace-spark{spark_line(spark.version)}_2.13-*.jar "
+                "instead (configure_spark_with_hyperspace picks it for the installed pyspark)."
             )
 
     @property
