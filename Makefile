@@ -79,12 +79,14 @@ help:
 setup: $(VENV)/.installed $(SBT_LAUNCHER)
 
 # The wheel accepts any supported pyspark; the venv of a line gets exactly the line's pyspark and
-# the matching delta-spark (tests/test_delta_commands.py).
+# the line's delta-spark (tests/test_delta_commands.py). delta-spark goes in without its declared
+# dependencies: its pyspark bound trails Spark's patches (delta-spark 4.3.1 says pyspark<=4.1.1)
+# although its jars, fetched by configure_spark_with_delta_pip, run on the line's newest patch.
 $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'python[test,bench,dev]' \
-	  pyspark==$(SPARK_VERSION) delta-spark==$(DELTA_VERSION)
+	$(VPY) -m pip install --quiet -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
+	$(VPY) -m pip install --quiet --no-deps delta-spark==$(DELTA_VERSION)
 	touch $@
 
 $(SBT_LAUNCHER):
@@ -217,10 +219,12 @@ demo: setup jar
 	$(VPY) -m hyperspace.demo
 
 # TPC-H SF1 side by side (no index / Hyperspace / hand-tuned); results in benchmarks/results/
-# (each run records its Spark version). `make bench SPARK=4.2` runs it on another line.
+# (each run records its Spark version). `make bench SPARK=4.2` runs it on another line, with its
+# results in benchmarks/results/spark-4.2/ (the default line's are not overwritten).
 BENCH_ARGS ?=
+BENCH_RESULTS := $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,--results-dir benchmarks/results/spark-$(SPARK))
 bench: setup jar
-	$(VPY) -m benchmarks $(BENCH_ARGS)
+	$(VPY) -m benchmarks $(BENCH_RESULTS) $(BENCH_ARGS)
 
 # A tiny run of every suite: checks the harness, asserts nothing about timings.
 bench-quick: setup jar
@@ -228,4 +232,4 @@ bench-quick: setup jar
 
 clean:
 	rm -rf target project/target project/project dist python/build python/*.egg-info \
-	  python/hyperspace/jars/*.jar $(VENV) .pytest_cache
+	  python/hyperspace/jars/*.jar .venv .venv-* .pytest_cache

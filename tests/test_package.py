@@ -56,9 +56,7 @@ def test_an_unsupported_spark_line_names_the_supported_ones(version: str) -> Non
     assert f"Spark lines {', '.join(_jvm.SPARK_LINES)}" in message
 
 
-def test_a_supported_line_without_its_jar_says_how_to_build_it(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_a_supported_line_without_its_jar_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(_jvm, "JARS_DIR", tmp_path)
     other = next(line for line in _jvm.SPARK_LINES if line != _line(pyspark.__version__))
     (tmp_path / f"hyperspace-spark{other}_2.13-0.1.0.jar").write_bytes(b"")
@@ -68,9 +66,7 @@ def test_a_supported_line_without_its_jar_says_how_to_build_it(
 
 
 def test_the_pyspark_requirement_covers_every_supported_line_and_no_other() -> None:
-    (req,) = [
-        Requirement(r) for r in metadata.requires("hyperspace-py") or [] if Requirement(r).name == "pyspark"
-    ]
+    (req,) = [Requirement(r) for r in metadata.requires("hyperspace-py") or [] if Requirement(r).name == "pyspark"]
     v = versions()
     for line in v["spark.lines"].split():
         assert req.specifier.contains(v[f"spark.{line}"]), (req, line)

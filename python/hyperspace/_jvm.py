@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TypeAlias, TypeVar
 
-from py4j.java_gateway import JavaClass
 import pyspark
+from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions import captured
 from pyspark.sql import DataFrame, SparkSession
