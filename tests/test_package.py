@@ -40,6 +40,8 @@ def test_the_package_knows_the_pinned_spark_lines() -> None:
     assert versions()["spark.default"] in lines
     for line in lines:
         assert _line(versions()[f"spark.{line}"]) == line
+        assert versions()[f"scala.{line}"].startswith("2.13."), line
+        assert versions()[f"delta.{line}"], line
 
 
 def test_the_jar_is_picked_by_the_installed_pyspark_line() -> None:

@@ -1,7 +1,7 @@
 package io.hyperspace
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.hyperspace.InjectedFunctions
 
 import io.hyperspace.actions._
 import io.hyperspace.config.HyperspaceConf
@@ -281,7 +281,7 @@ object Hyperspace {
    * was set is reported correctly.
    */
   def isExtensionInstalled(spark: SparkSession): Boolean =
-    spark.sessionState.functionRegistry.functionExists(FunctionIdentifier(BucketId.name))
+    spark.sessionState.functionRegistry.functionExists(InjectedFunctions.identifier(BucketId.name))
 
   private def requireExtension(spark: SparkSession): Unit = {
     if (!isExtensionInstalled(spark)) {
