@@ -184,8 +184,11 @@ LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkS
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
 	io.hyperspace.dataskipping.DataSkippingEndToEndDifferentialSuite io.hyperspace.actions.IndexLifecycleSuite
 LINE_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py tests/test_cluster.py
+# Fewer generated queries per differential suite (every one of their tests still runs): the
+# default line's full run covers the generated space, these catch a line's different behaviour.
+LINE_FUZZ_QUERIES ?= 20
 test-line-subset: setup
-	$(SBT) "testOnly $(LINE_SCALA_SUITES)" package
+	HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(SBT) "testOnly $(LINE_SCALA_SUITES)" package
 	$(MAKE) --no-print-directory jar
 	$(VPY) -m pytest $(LINE_PY_TESTS) -q -ra --durations=5
 
