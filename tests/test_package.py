@@ -44,6 +44,13 @@ def test_the_package_knows_the_pinned_spark_lines() -> None:
         assert versions()[f"delta.{line}"], line
 
 
+def test_every_line_has_its_shims_and_every_shim_directory_a_line() -> None:
+    """build.sbt compiles scala-spark-4.x (shared) plus the line's own directory."""
+    main = Path(__file__).resolve().parent.parent / "scala" / "src" / "main"
+    dirs = {d.name for d in main.glob("scala-spark-*")}
+    assert dirs == {"scala-spark-4.x"} | {f"scala-spark-{line}" for line in versions()["spark.lines"].split()}
+
+
 def test_the_jar_is_picked_by_the_installed_pyspark_line() -> None:
     assert hyperspace.jar_path() == hyperspace.jar_path(pyspark.__version__)
     assert hyperspace.jar_path().name.startswith(f"hyperspace-spark{_line(pyspark.__version__)}_")
