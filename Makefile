@@ -113,10 +113,10 @@ $(PKG_JAR): $(JAR)
 jars:
 	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory jar SPARK=$(l) &&) true
 
+# Only the jars of this version's lines go into the wheel.
 wheel: jars $(VENV)/.installed
 	rm -rf dist python/build
-	# Only the jars of this version's lines go into the wheel.
-	for j in python/hyperspace/jars/*.jar; do \
+	@for j in python/hyperspace/jars/*.jar; do \
 	  case " $(ALL_PKG_JARS) " in *" $$j "*) ;; *) rm -v "$$j";; esac; done
 	$(VPY) -m pip wheel --quiet --no-deps -w dist ./python
 	rm -rf python/build
