@@ -29,6 +29,7 @@ class SparkLineSuite extends AnyFunSuite {
     }
     val v = BuildInfo.version
     assert(e.getMessage.contains(s"hyperspace-spark4.0_2.13-$v.jar) was built for Spark 4.0.4"), e.getMessage)
-    assert(e.getMessage.contains(s"on Spark 4.2.0: put hyperspace-spark4.2_2.13-$v.jar on the class path"), e.getMessage)
+    assert(e.getMessage.contains(s"on Spark 4.2.0: put hyperspace-spark4.2_2.13-$v.jar on the class path"),
+      e.getMessage)
   }
 }
