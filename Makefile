@@ -8,14 +8,26 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-version_of = $(shell sed -n 's/^$(1)=//p' versions.properties)
+version_of = $(shell sed -n 's/^$(subst .,\.,$(1))=//p' versions.properties)
 HS_VERSION    := $(call version_of,hyperspace)
-SPARK_VERSION := $(call version_of,spark)
-SPARK_LINE    := $(shell echo $(SPARK_VERSION) | cut -d. -f1-2)
 SBT_VERSION   := $(call version_of,sbt)
 
+# The Spark line to build and test: `make test SPARK=4.1`. Each line has its own jar, class files
+# (target/spark-<line>/) and venv (.venv for the default line, .venv-<line> for the others).
+SPARK_LINES   := $(call version_of,spark.lines)
+SPARK_DEFAULT := $(call version_of,spark.default)
+SPARK         ?= $(SPARK_DEFAULT)
+ifeq ($(filter $(SPARK),$(SPARK_LINES)),)
+$(error SPARK=$(SPARK) is not a supported Spark line; versions.properties lists $(SPARK_LINES))
+endif
+# A pin of the line (`spark.4.1`), else the shared one.
+pinned        = $(or $(call version_of,$(1).$(SPARK)),$(call version_of,$(1)))
+SPARK_VERSION := $(call pinned,spark)
+DELTA_VERSION := $(call pinned,delta)
+OTHER_LINES   := $(filter-out $(SPARK),$(SPARK_LINES))
+
 PYTHON ?= python3
-VENV   := .venv
+VENV   := $(if $(filter $(SPARK),$(SPARK_DEFAULT)),.venv,.venv-$(SPARK))
 VPY    := $(VENV)/bin/python
 
 # Downloads live in the user cache so later runs and CI on the same machine reuse them.
@@ -32,24 +44,29 @@ SBT := java -Xms512m -Xmx2g -Xss4m \
 	-Dsbt.repository.config=$(CURDIR)/project/repositories \
 	-Dsbt.override.build.repos=true \
 	-Dsbt.supershell=false -Dsbt.server.forcestart=false -Dsbt.color=false -Dsbt.ci=true \
+	-Dhyperspace.spark.line=$(SPARK) \
 	-jar $(SBT_LAUNCHER)
 
-JAR_NAME  := hyperspace-spark$(SPARK_LINE)_2.13-$(HS_VERSION).jar
-JAR       := target/scala-2.13/$(JAR_NAME)
-PKG_JAR   := python/hyperspace/jars/$(JAR_NAME)
+jar_name   = hyperspace-spark$(1)_2.13-$(HS_VERSION).jar
+JAR       := target/spark-$(SPARK)/scala-2.13/$(call jar_name,$(SPARK))
+PKG_JAR   := python/hyperspace/jars/$(call jar_name,$(SPARK))
+# The wheel carries every line's jar.
+ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_name,$(l)))
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
-.PHONY: help setup build jar wheel fmt lint lint-scala test test-quick test-scala test-python sbt fuzz chaos demo bench \
-	bench-quick clean
+.PHONY: help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
+	test-line-subset sbt fuzz chaos demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
-	@echo "make test   - build everything and run all tests (sbt, then pytest)"
+	@echo "make test   - build everything and run all tests (sbt, then pytest) on one Spark line"
+	@echo "              (SPARK=4.1 picks the line: any of $(SPARK_LINES); default $(SPARK_DEFAULT))"
+	@echo "make test-lines - a representative subset of the tests on every other Spark line"
 	@echo "make test-quick - unit tests only (< 3 min): Scala suites without Spark, pytest's unit modules"
 	@echo "make lint   - ruff (check + format --check) and mypy --strict; CI runs it before the tests"
 	@echo "make fmt    - apply ruff's import order and format, and scalafmt to the Scala sources"
 	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
-	@echo "make build  - build the jar and the wheel (dist/)"
+	@echo "make build  - build the jar and the wheel (dist/; every Spark line's jar)"
 	@echo "make sbt CMD='testOnly <suite>' - one sbt command (e.g. a single suite)"
 	@echo "make fuzz   - long differential runs (FUZZ_QUERIES=2000, FUZZ_SEED=<now>)"
 	@echo "make chaos  - more rounds of the kill/race/vacuum chaos suite (CHAOS_ROUNDS=5, CHAOS_SEED=<now>)"
@@ -61,10 +78,15 @@ help:
 
 setup: $(VENV)/.installed $(SBT_LAUNCHER)
 
+# The wheel accepts any supported pyspark; the venv of a line gets exactly the line's pyspark and
+# the line's delta-spark (tests/test_delta_commands.py). delta-spark goes in without its declared
+# dependencies: its pyspark bound trails Spark's patches (delta-spark 4.3.1 says pyspark<=4.1.1)
+# although its jars, fetched by configure_spark_with_delta_pip, run on the line's newest patch.
 $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'python[test,bench,dev]'
+	$(VPY) -m pip install --quiet -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
+	$(VPY) -m pip install --quiet --no-deps delta-spark==$(DELTA_VERSION)
 	touch $@
 
 $(SBT_LAUNCHER):
@@ -80,14 +102,22 @@ jar: $(PKG_JAR)
 $(JAR): $(SCALA_SRC) | $(SBT_LAUNCHER)
 	$(SBT) package
 
-# The jar ships inside the Python package (hyperspace/jars/), for the wheel and editable installs.
+# The jars ship inside the Python package (hyperspace/jars/), for the wheel and editable installs;
+# hyperspace.jar_path() picks the one of the installed pyspark's line.
 $(PKG_JAR): $(JAR)
-	rm -f python/hyperspace/jars/*.jar
+	rm -f python/hyperspace/jars/hyperspace-spark$(SPARK)_*.jar
 	mkdir -p python/hyperspace/jars
 	cp $(JAR) $@
 
-wheel: $(PKG_JAR) $(VENV)/.installed
+# Every line's jar, each compiled once (one sbt run per line, main sources only).
+jars:
+	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory jar SPARK=$(l) &&) true
+
+# Only the jars of this version's lines go into the wheel.
+wheel: jars $(VENV)/.installed
 	rm -rf dist python/build
+	@for j in python/hyperspace/jars/*.jar; do \
+	  case " $(ALL_PKG_JARS) " in *" $$j "*) ;; *) rm -v "$$j";; esac; done
 	$(VPY) -m pip wheel --quiet --no-deps -w dist ./python
 	rm -rf python/build
 	@ls dist/*.whl
@@ -146,6 +176,23 @@ test-quick: setup jar
 test-python: setup jar
 	$(VPY) -m pytest tests -q -ra --durations=15
 
+# The lines CI does not test in full get a representative subset (a few minutes each): the
+# build, every rule's differential suite (covering filter/join, data skipping, end to end), the
+# extension and the Spark-line check, the index lifecycle; in Python the package and its jar
+# choice, sessions, the lifecycle and the standalone-cluster smoke test.
+LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
+	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
+	io.hyperspace.dataskipping.DataSkippingEndToEndDifferentialSuite io.hyperspace.actions.IndexLifecycleSuite
+LINE_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py \
+	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks
+test-line-subset: setup
+	$(SBT) "testOnly $(LINE_SCALA_SUITES)" package
+	$(MAKE) --no-print-directory jar
+	$(VPY) -m pytest $(LINE_PY_TESTS) -q -ra --durations=5
+
+test-lines:
+	$(foreach l,$(OTHER_LINES),$(MAKE) --no-print-directory test-line-subset SPARK=$(l) &&) true
+
 # One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
 CMD ?= compile
 sbt: | $(SBT_LAUNCHER)
@@ -172,10 +219,13 @@ chaos: setup jar
 demo: setup jar
 	$(VPY) -m hyperspace.demo
 
-# TPC-H SF1 side by side (no index / Hyperspace / hand-tuned); results in benchmarks/results/.
+# TPC-H SF1 side by side (no index / Hyperspace / hand-tuned); results in benchmarks/results/
+# (each run records its Spark version). `make bench SPARK=4.2` runs it on another line, with its
+# results in benchmarks/results/spark-4.2/ (the default line's are not overwritten).
 BENCH_ARGS ?=
+BENCH_RESULTS := $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,--results-dir benchmarks/results/spark-$(SPARK))
 bench: setup jar
-	$(VPY) -m benchmarks $(BENCH_ARGS)
+	$(VPY) -m benchmarks $(BENCH_RESULTS) $(BENCH_ARGS)
 
 # A tiny run of every suite: checks the harness, asserts nothing about timings.
 bench-quick: setup jar
@@ -183,4 +233,4 @@ bench-quick: setup jar
 
 clean:
 	rm -rf target project/target project/project dist python/build python/*.egg-info \
-	  python/hyperspace/jars/*.jar $(VENV) .pytest_cache
+	  python/hyperspace/jars/*.jar .venv .venv-* .pytest_cache

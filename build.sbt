@@ -13,12 +13,25 @@ lazy val versions: Properties = {
   props
 }
 
+// The Spark line to build: `-Dhyperspace.spark.line=4.1` (the Makefile's `SPARK=4.1`) or
+// HYPERSPACE_SPARK_LINE, else `spark.default`. One line per sbt run: switching lines is a new run.
+lazy val sparkLines: Seq[String] = raw("spark.lines").split("\\s+").toSeq
+lazy val sparkLine: String = {
+  val line = sys.props.get("hyperspace.spark.line").orElse(sys.env.get("HYPERSPACE_SPARK_LINE"))
+    .map(_.trim).filter(_.nonEmpty).getOrElse(raw("spark.default"))
+  if (!sparkLines.contains(line))
+    sys.error(s"Spark line '$line' is not supported; versions.properties lists ${sparkLines.mkString(", ")}")
+  line
+}
+
+def raw(key: String): String =
+  Option(versions.getProperty(key)).map(_.trim).getOrElse(sys.error(s"versions.properties has no '$key'"))
+
+/** `key.<line>` when versions.properties pins it per Spark line (spark, scala, delta, ...), else `key`. */
 def pinned(key: String): String =
-  Option(versions.getProperty(key)).map(_.trim).getOrElse(
-    sys.error(s"versions.properties has no '$key'"))
+  Option(versions.getProperty(s"$key.$sparkLine")).map(_.trim).getOrElse(raw(key))
 
 lazy val sparkVersion = pinned("spark")
-lazy val sparkLine = sparkVersion.split('.').take(2).mkString(".")
 
 // The options Spark's own launcher passes on Java 17 (JavaModuleOptions), needed by any JVM
 // that runs Spark: the forked test JVMs here.
@@ -47,6 +60,8 @@ lazy val root = (project in file("."))
     name := s"hyperspace-spark$sparkLine",
     // Keep the dot: the jar is hyperspace-spark4.0_2.13-<version>.jar (sbt would write 4-0).
     moduleName := name.value,
+    // Class files per line (target/spark-4.1/...), so building one line never clobbers another's.
+    target := baseDirectory.value / "target" / s"spark-$sparkLine",
     organization := "io.hyperspace",
     version := pinned("hyperspace"),
     scalaVersion := pinned("scala"),
@@ -58,10 +73,11 @@ lazy val root = (project in file("."))
     javacOptions ++= Seq("--release", "17"),
 
     Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
-    // Spark internals whose shape differs between Spark lines live in one source directory per
-    // line (docs/architecture.md, "Spark lines"); the pinned Spark picks which one is compiled.
-    Compile / unmanagedSourceDirectories += {
-      val shims = baseDirectory.value / "scala" / "src" / "main" / s"scala-spark-$sparkLine"
+    // Spark internals whose shape differs between Spark lines live in the shim directories
+    // (docs/architecture.md, "Spark lines"): scala-spark-4.x for what every Spark 4 line shares,
+    // scala-spark-<line> for what only the line being built has.
+    Compile / unmanagedSourceDirectories ++= Seq("4.x", sparkLine).map { dir =>
+      val shims = baseDirectory.value / "scala" / "src" / "main" / s"scala-spark-$dir"
       if (!shims.isDirectory) sys.error(s"No Spark shims for Spark $sparkLine: $shims does not exist")
       shims
     },

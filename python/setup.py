@@ -21,10 +21,19 @@ def _versions() -> dict[str, str]:
 
 V = _versions()
 
+
+def _pyspark_range() -> str:
+    """Any pyspark of a supported line: from the oldest line's pinned patch up to the next line."""
+    lines = V["spark.lines"].split()
+    major, minor = lines[-1].split(".")
+    return f"pyspark>={V['spark.' + lines[0]]},<{major}.{int(minor) + 1}"
+
+
 setup(
     version=V["hyperspace"],
     install_requires=[
-        f"pyspark=={V['spark']}",
+        # The wheel carries a jar per Spark line; hyperspace.jar_path() picks the installed one's.
+        _pyspark_range(),
         f"pyarrow{V['pyarrow.range']}",
         f"pandas{V['pandas.range']}",
     ],
@@ -36,18 +45,15 @@ setup(
             f"hypothesis=={V['hypothesis']}",
             f"pyarrow=={V['pyarrow.test']}",
             f"pandas=={V['pandas.test']}",
-            # Delta commands on indexed tables (tests/test_delta_commands.py); its jars come
-            # from Maven Central through spark.jars.packages at session start.
-            f"delta-spark=={V['delta']}",
+            # Delta commands on indexed tables (tests/test_delta_commands.py) need delta-spark
+            # too, of the Spark line's Delta release (`delta.<line>`): the Makefile installs it
+            # with the line's pyspark, as an extra cannot depend on the pyspark installed.
             # The Spark Connect client (pyspark[connect] without its optional extras) for
             # tests/test_connect.py, which starts a Connect server from the installed pyspark.
             f"grpcio=={V['grpcio']}",
             f"grpcio-status=={V['grpcio-status']}",
             f"googleapis-common-protos=={V['googleapis-common-protos']}",
         ],
-        # Delta Lake tables as index sources (docs/lakehouse.md); the jars come from Maven
-        # Central through spark.jars.packages (delta.configure_spark_with_delta_pip).
-        "delta": [f"delta-spark=={V['delta']}"],
         "dev": [
             # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].
             f"ruff=={V['ruff']}",

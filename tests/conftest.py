@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyspark
 import pytest
 from pyspark.sql import SparkSession
 
@@ -34,13 +35,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def versions() -> dict[str, str]:
-    """The pins of versions.properties."""
+    """The pins of versions.properties, with those of the installed pyspark's Spark line
+    (``spark.4.1``, ``delta.4.1``, ...) also under their plain key (``spark``, ``delta``)."""
     pairs = (
         line.split("=", 1)
         for line in (REPO / "versions.properties").read_text().splitlines()
         if "=" in line and not line.lstrip().startswith("#")
     )
-    return {k.strip(): v.strip() for k, v in pairs}
+    pins = {k.strip(): v.strip() for k, v in pairs}
+    suffix = "." + ".".join(pyspark.__version__.split(".")[:2])
+    return {**pins, **{k.removesuffix(suffix): v for k, v in pins.items() if k.endswith(suffix)}}
 
 
 @pytest.fixture(scope="session")

@@ -1,13 +1,23 @@
-"""The installed package: version, the jar inside it, and version pins kept in step."""
+"""The installed package: version, the jars inside it (one per Spark line), and version pins kept
+in step."""
 
 from __future__ import annotations
 
 import zipfile
+from importlib import metadata
+from pathlib import Path
 
 import pyspark
+import pytest
+from packaging.requirements import Requirement
 
 import hyperspace
-from conftest import versions
+from conftest import run_python, versions
+from hyperspace import HyperspaceJarNotFoundError, _jvm
+
+
+def _line(version: str) -> str:
+    return ".".join(version.split(".")[:2])
 
 
 def test_version_is_the_pinned_one() -> None:
@@ -17,12 +27,61 @@ def test_version_is_the_pinned_one() -> None:
 def test_package_ships_the_jar_named_for_spark_line_and_scala() -> None:
     jar = hyperspace.jar_path()
     v = versions()
-    spark_line = ".".join(v["spark"].split(".")[:2])
-    assert jar.name == f"hyperspace-spark{spark_line}_2.13-{v['hyperspace']}.jar"
+    assert jar.name == f"hyperspace-spark{_line(v['spark'])}_2.13-{v['hyperspace']}.jar"
     with zipfile.ZipFile(jar) as z:
         names = set(z.namelist())
     assert "io/hyperspace/HyperspaceSparkSessionExtension.class" in names
     assert "io/hyperspace/BuildInfo.class" in names
+
+
+def test_the_package_knows_the_pinned_spark_lines() -> None:
+    lines = versions()["spark.lines"].split()
+    assert _jvm.SPARK_LINES == tuple(lines)
+    assert versions()["spark.default"] in lines
+    for line in lines:
+        assert _line(versions()[f"spark.{line}"]) == line
+        assert versions()[f"scala.{line}"].startswith("2.13."), line
+        assert versions()[f"delta.{line}"], line
+
+
+def test_every_line_has_its_shims_and_every_shim_directory_a_line() -> None:
+    """build.sbt compiles scala-spark-4.x (shared) plus the line's own directory."""
+    main = Path(__file__).resolve().parent.parent / "scala" / "src" / "main"
+    dirs = {d.name for d in main.glob("scala-spark-*")}
+    assert dirs == {"scala-spark-4.x"} | {f"scala-spark-{line}" for line in versions()["spark.lines"].split()}
+
+
+def test_the_jar_is_picked_by_the_installed_pyspark_line() -> None:
+    assert hyperspace.jar_path() == hyperspace.jar_path(pyspark.__version__)
+    assert hyperspace.jar_path().name.startswith(f"hyperspace-spark{_line(pyspark.__version__)}_")
+
+
+@pytest.mark.parametrize("version", ["3.5.1", "4.9.0", "5.0.0"])
+def test_an_unsupported_spark_line_names_the_supported_ones(version: str) -> None:
+    with pytest.raises(HyperspaceJarNotFoundError) as e:
+        hyperspace.jar_path(version)
+    message = str(e.value)
+    assert f"Spark {version} (line {_line(version)}) is not supported" in message
+    assert f"Spark lines {', '.join(_jvm.SPARK_LINES)}" in message
+
+
+def test_a_supported_line_without_its_jar_says_how_to_build_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(_jvm, "JARS_DIR", tmp_path)
+    other = next(line for line in _jvm.SPARK_LINES if line != _line(pyspark.__version__))
+    (tmp_path / f"hyperspace-spark{other}_2.13-0.1.0.jar").write_bytes(b"")
+    with pytest.raises(HyperspaceJarNotFoundError, match=r"jar for Spark 4\.\d is missing .* `make jar SPARK="):
+        hyperspace.jar_path()
+    assert hyperspace.jar_path(f"{other}.7") == tmp_path / f"hyperspace-spark{other}_2.13-0.1.0.jar"
+
+
+def test_the_pyspark_requirement_covers_every_supported_line_and_no_other() -> None:
+    (req,) = [Requirement(r) for r in metadata.requires("hyperspace-py") or [] if Requirement(r).name == "pyspark"]
+    v = versions()
+    for line in v["spark.lines"].split():
+        assert req.specifier.contains(v[f"spark.{line}"]), (req, line)
+    major, minor = v["spark.lines"].split()[-1].split(".")
+    assert not req.specifier.contains(f"{major}.{int(minor) + 1}.0")
+    assert not req.specifier.contains("3.5.6")
 
 
 def test_pyspark_is_the_pinned_spark() -> None:
@@ -30,10 +89,38 @@ def test_pyspark_is_the_pinned_spark() -> None:
 
 
 def test_scala_pin_is_the_one_pyspark_ships() -> None:
-    from pathlib import Path
-
     jars = Path(pyspark.__file__).parent / "jars"
     assert (jars / f"scala-library-{versions()['scala']}.jar").exists()
+
+
+@pytest.mark.slow
+def test_a_jar_of_another_line_fails_the_session_start_naming_the_right_jar() -> None:
+    """What spark-submit --jars with the wrong line's jar does: a clear error when the session
+    starts (the extension checks), not a NoSuchMethodError in the middle of a query."""
+    mine = _line(pyspark.__version__)
+    others = sorted(_jvm.JARS_DIR.glob("hyperspace-spark*_2.13-*.jar"))
+    wrong = next((j for j in others if not j.name.startswith(f"hyperspace-spark{mine}_")), None)
+    if wrong is None:
+        pytest.skip(f"no jar of another Spark line in {_jvm.JARS_DIR} (`make jars` builds every line's)")
+    result = run_python(
+        f"""
+from pyspark.sql import SparkSession
+try:
+    (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+        .config("spark.jars", {str(wrong)!r})
+        .config("spark.sql.extensions", "io.hyperspace.HyperspaceSparkSessionExtension")
+        .getOrCreate())
+    print("STARTED")
+except Exception as e:
+    print("FAILED", type(e).__name__, e)
+"""
+    )
+    assert "STARTED" not in result.stdout, result.stdout + result.stderr[-2000:]
+    wrong_line = wrong.name[len("hyperspace-spark") :].split("_")[0]
+    assert f"({wrong.name}) was built for Spark {versions()[f'spark.{wrong_line}']}" in result.stdout, (
+        result.stdout + result.stderr[-3000:]
+    )
+    assert f"put hyperspace-spark{mine}_2.13-{versions()['hyperspace']}.jar on the class path" in result.stdout
 
 
 def test_every_public_name_is_documented() -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeAlias, TypeVar
 
+import pyspark
 from py4j.java_gateway import JavaClass
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions import captured
@@ -31,6 +32,8 @@ from pyspark.sql import DataFrame, SparkSession
 from hyperspace import exceptions
 
 EXTENSION_CLASS = "io.hyperspace.HyperspaceSparkSessionExtension"
+SPARK_LINES: tuple[str, ...] = ("4.0", "4.1", "4.2")
+"""The Spark lines this package has a jar for (``spark.lines`` in versions.properties)."""
 JARS_DIR = Path(__file__).resolve().parent / "jars"
 
 JavaObject: TypeAlias = Any
@@ -44,24 +47,44 @@ R = TypeVar("R")
 _MAX_CAUSES = 20
 
 
-def jar_path() -> Path:
-    """The Hyperspace jar shipped inside this package.
+def spark_line(version: str) -> str:
+    """The Spark line of a version: ``"4.1"`` of ``"4.1.3"``."""
+    return ".".join(version.split(".")[:2])
+
+
+def jar_path(spark_version: str | None = None) -> Path:
+    """The Hyperspace jar shipped inside this package for a Spark line.
+
+    The package carries one jar per supported Spark line (:data:`SPARK_LINES`), each built
+    against that line; this is the one of ``spark_version``'s line (default: the installed
+    pyspark's).
 
     Raises:
-        HyperspaceJarNotFoundError: the package has no jar (e.g. a source checkout not built yet).
+        HyperspaceJarNotFoundError: the line is not supported, or the package has no jar for it
+            (e.g. a source checkout where that line's jar was not built yet).
     """
-    jars = sorted(JARS_DIR.glob("hyperspace-spark*.jar"))
+    version = spark_version if spark_version is not None else pyspark.__version__
+    line = spark_line(version)
+    supported = ", ".join(SPARK_LINES)
+    if line not in SPARK_LINES:
+        raise exceptions.HyperspaceJarNotFoundError(
+            f"Spark {version} (line {line}) is not supported by this hyperspace-py: it has jars "
+            f"for the Spark lines {supported}. Install a pyspark "
+            f"of one of those lines (pip install 'pyspark=={SPARK_LINES[-1]}.*')."
+        )
+    jars = sorted(JARS_DIR.glob(f"hyperspace-spark{line}_*.jar"))
     if not jars:
         raise exceptions.HyperspaceJarNotFoundError(
-            f"The Hyperspace jar is missing from the hyperspace package ({JARS_DIR}). "
-            "In a source checkout run `make build` (or `make jar`) first; otherwise reinstall "
-            "the wheel: pip install --force-reinstall hyperspace-py."
+            f"The Hyperspace jar for Spark {line} is missing from the hyperspace package "
+            f"({JARS_DIR}). In a source checkout run `make jar SPARK={line}` (or `make build` for "
+            "every line) first; otherwise reinstall the wheel: pip install --force-reinstall "
+            "hyperspace-py."
         )
     if len(jars) > 1:
         names = ", ".join(j.name for j in jars)
         raise exceptions.HyperspaceJarNotFoundError(
-            f"More than one Hyperspace jar in {JARS_DIR} ({names}); remove all but one "
-            "(a source checkout: `make clean jar`)."
+            f"More than one Hyperspace jar for Spark {line} in {JARS_DIR} ({names}); remove all "
+            f"but one (a source checkout: `make clean jar SPARK={line}`)."
         )
     return jars[0]
 
@@ -70,7 +93,7 @@ def _not_loaded_message() -> str:
     try:
         jar = str(jar_path())
     except exceptions.HyperspaceJarNotFoundError:
-        jar = "<path to hyperspace-spark4.0_2.13-*.jar>"
+        jar = f"<path to hyperspace-spark{spark_line(pyspark.__version__)}_2.13-*.jar>"
     return (
         "The Hyperspace classes are not loaded in this SparkSession's JVM. Build the session "
         "with `configure_spark_with_hyperspace(SparkSession.builder).getOrCreate()` before any "

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from hyperspace import exceptions
 from hyperspace._backends import Backend, backend_for
-from hyperspace._jvm import translate_errors
+from hyperspace._jvm import spark_line, translate_errors
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
@@ -220,10 +220,6 @@ class _SessionSwitch(Generic[R]):
         return bound
 
 
-def _spark_line(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 class Hyperspace:
     """Manages the indexes of one SparkSession; ``hs = Hyperspace(spark)``.
 
@@ -256,11 +252,11 @@ class Hyperspace:
         self._progress = progress
         self._backend: Backend = backend_for(spark)
         built_for = self._backend.spark_version()
-        if _spark_line(built_for) != _spark_line(spark.version):
+        if spark_line(built_for) != spark_line(spark.version):
             raise exceptions.HyperspaceException(
                 f"This Hyperspace jar was built for Spark {built_for} but the session runs Spark "
-                f"{spark.version}; install the hyperspace-py release built for Spark "
-                f"{_spark_line(spark.version)}."
+                f"{spark.version}; load hyperspace-spark{spark_line(spark.version)}_2.13-*.jar "
+                "instead (configure_spark_with_hyperspace picks it for the installed pyspark)."
             )
 
     @property

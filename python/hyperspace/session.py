@@ -39,7 +39,8 @@ def _merge_list(current: str | None, item: str, same: Callable[[str], bool]) -> 
 def configure_spark_with_hyperspace(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Adds the packaged Hyperspace jar and extension to a session builder.
 
-    Sets ``spark.jars`` (keeping any jars already configured on the builder) and
+    The jar is the one built for the installed pyspark's Spark line (:func:`jar_path`). Sets
+    ``spark.jars`` (keeping any jars already configured on the builder) and
     ``spark.sql.extensions`` (keeping other extensions, e.g. Delta's). Call it before
     ``getOrCreate()`` of the first session in the process: the JVM reads ``spark.jars`` only when
     it starts.
@@ -54,7 +55,8 @@ def configure_spark_with_hyperspace(builder: SparkSession.Builder) -> SparkSessi
         The same builder, for chaining.
 
     Raises:
-        HyperspaceJarNotFoundError: the installed package has no jar.
+        HyperspaceJarNotFoundError: the installed pyspark's Spark line is not supported, or the
+            package has no jar for it.
     """
     jar = str(jar_path())
     options = getattr(builder, "_options", {})

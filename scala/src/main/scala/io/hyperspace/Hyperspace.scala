@@ -2,7 +2,7 @@ package io.hyperspace
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.hyperspace.InjectedFunctions
 
 import io.hyperspace.actions._
 import io.hyperspace.config.HyperspaceConf
@@ -302,7 +302,7 @@ object Hyperspace {
    * was set is reported correctly.
    */
   def isExtensionInstalled(spark: SparkSession): Boolean =
-    spark.sessionState.functionRegistry.functionExists(FunctionIdentifier(BucketId.name))
+    spark.sessionState.functionRegistry.functionExists(InjectedFunctions.identifier(BucketId.name))
 
   private def requireExtension(spark: SparkSession): Unit = {
     if (!isExtensionInstalled(spark)) {

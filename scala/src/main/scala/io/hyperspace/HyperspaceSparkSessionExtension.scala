@@ -1,6 +1,7 @@
 package io.hyperspace
 
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.hyperspace.InjectedFunctions
 
 import io.hyperspace.execution.HyperspaceStrategy
 import io.hyperspace.expressions.BucketId
@@ -15,10 +16,12 @@ import io.hyperspace.sql.HyperspaceSqlParser
  * DataFrames (always on: they only plan `IndexedRelation`s), the `hyperspace_bucket_id` SQL
  * function and a parser for Hyperspace's SQL statements (docs/sql.md) in front of Spark's.
  * Rewriting stays off until `enableHyperspace()` (or `spark.hyperspace.apply.enabled=true`) in a
- * session.
+ * session. A jar built for another Spark line than the running one fails the session's creation
+ * with a `HyperspaceException` (see [[SparkLine]]).
  */
 class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
     extensions.injectOptimizerRule(session => ApplyHyperspace(session))
     // After ApplyHyperspace in the same optimizer batch: filters of hybrid-scanned join sides
     // then reach the index and the appended files (Spark pushes them on from there).
@@ -48,11 +51,13 @@ object HyperspaceSparkSessionExtension {
   def attach(spark: SparkSession): Boolean = spark.synchronized {
     if (Hyperspace.isExtensionInstalled(spark)) false
     else {
+      SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
       val experimental = spark.experimental
       experimental.extraOptimizations ++= Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion)
       experimental.extraStrategies ++= Seq(HyperspaceStrategy, IndexedStrategy)
+      // Under the name the line's registry gives injected functions (three parts on Spark 4.2).
       val (name, info, builder) = BucketId.registration
-      spark.sessionState.functionRegistry.registerFunction(name, info, builder)
+      spark.sessionState.functionRegistry.registerFunction(InjectedFunctions.identifier(name.funcName), info, builder)
       true
     }
   }

@@ -5,7 +5,6 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, FileFormat, FileIndex, FileStatusWithMetadata, HadoopFsRelation, InMemoryFileIndex, PartitionDirectory}
-import org.apache.spark.sql.execution.streaming.MetadataLogFileIndex
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -27,10 +26,11 @@ object FileListing {
 
   /**
    * Whether `location` is one of Spark's own directory listings: of paths, of a catalog table,
-   * or of a file sink's output (whose class moved to `execution.streaming.runtime` in 4.1).
+   * or of a file sink's output.
    */
   def isSparkListing(location: FileIndex): Boolean = location match {
-    case _: InMemoryFileIndex | _: CatalogFileIndex | _: MetadataLogFileIndex => true
+    case _: InMemoryFileIndex | _: CatalogFileIndex => true
+    case FileSinkListing() => true
     case _ => false
   }
 

@@ -1,0 +1,12 @@
+package io.hyperspace.shims
+
+import org.apache.spark.sql.execution.datasources.FileIndex
+import org.apache.spark.sql.execution.streaming.MetadataLogFileIndex
+
+/**
+ * Matches the listing of a streaming file sink's output: Spark 4.0's `MetadataLogFileIndex`
+ * in `org.apache.spark.sql.execution.streaming`.
+ */
+private[shims] object FileSinkListing {
+  def unapply(location: FileIndex): Boolean = location.isInstanceOf[MetadataLogFileIndex]
+}
