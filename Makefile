@@ -177,12 +177,12 @@ test-python: setup jar
 	$(VPY) -m pytest tests -q -ra --durations=15
 
 # The lines CI does not test in full get a representative subset (a few minutes each): the
-# build, every rule's differential suite (covering filter/join, data skipping, end to end), the
+# build, every rule's differential suite (covering filter/join/aggregate, data skipping), the
 # extension and the Spark-line check, the index lifecycle; in Python the package and its jar
 # choice, sessions, the lifecycle and the standalone-cluster smoke test.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
-	io.hyperspace.dataskipping.DataSkippingEndToEndDifferentialSuite io.hyperspace.actions.IndexLifecycleSuite
+	io.hyperspace.actions.IndexLifecycleSuite
 LINE_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py \
 	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks
 test-line-subset: setup

@@ -173,7 +173,7 @@ object FileSource {
         case None if TableFormats.isTableFormat(format) =>
           // The table's own log gives its schema (at its newest version).
           TableFormats.provider(format).getOrElse(refuse(s"the library of its format '$format' is not on the " +
-            "class path.")).load(spark, stored.rootPaths.head)
+              "class path.")).load(spark, stored.rootPaths.head)
         case None =>
           val data = DataType.fromJson(stored.schema).asInstanceOf[StructType]
           val partitions = DataType.fromJson(stored.partitionSchema).asInstanceOf[StructType]

@@ -77,7 +77,7 @@ object TableFormats {
     val loader = getClass.getClassLoader
     if (Try(Class.forName(library, false, loader)).isFailure) None
     else Some(Class.forName(provider, true, loader).getDeclaredConstructor().newInstance()
-      .asInstanceOf[TableFormatProvider])
+        .asInstanceOf[TableFormatProvider])
   }
 
   /** The table `relation` scans, when one of the available formats recognises it. */

@@ -105,9 +105,10 @@ class DeltaSourceSuite extends RuleTestSupport {
     "append" -> (p => rows(400, 100, 2).write.format("delta").mode("append").save(p)),
     "delete" -> (p => spark.sql(s"DELETE FROM delta.`$p` WHERE k = 3 AND id < 200")),
     "update" -> (p => spark.sql(s"UPDATE delta.`$p` SET v = CONCAT(v, '!') WHERE k = 3 AND id >= 200 AND id < 300")),
-    "merge" -> (p =>
-      spark.sql(
-        s"""MERGE INTO delta.`$p` t USING updates s ON t.k = s.k AND t.id < 100
+    "merge" ->
+      (p =>
+        spark.sql(
+          s"""MERGE INTO delta.`$p` t USING updates s ON t.k = s.k AND t.id < 100
            |WHEN MATCHED AND s.k % 2 = 0 THEN DELETE
            |WHEN MATCHED THEN UPDATE SET v = s.v
            |WHEN NOT MATCHED THEN INSERT (id, k, v) VALUES (1000 + s.k, s.k, s.v)""".stripMargin)),
