@@ -254,16 +254,23 @@ def test_errors_over_connect_are_hyperspace_exceptions(
     connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
 ) -> None:
     connect_spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "remote"))
+    # The shared classic session's setting is put back, for the modules that run after this one.
+    previous = spark.conf.get("spark.hyperspace.system.path", None)
     spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "local"))
-    remote_hs, local_hs = Hyperspace(connect_spark), Hyperspace(spark)
-    with pytest.raises(HyperspaceIndexNotFoundException) as remote:
-        remote_hs.refresh_index("nope")
-    with pytest.raises(HyperspaceIndexNotFoundException) as local:
-        local_hs.refresh_index("nope")
+    try:
+        remote_hs, local_hs = Hyperspace(connect_spark), Hyperspace(spark)
+        with pytest.raises(HyperspaceIndexNotFoundException) as remote:
+            remote_hs.refresh_index("nope")
+        with pytest.raises(HyperspaceIndexNotFoundException) as local:
+            local_hs.refresh_index("nope")
+        local_path = local_hs.system_path
+    finally:
+        if previous is None:
+            spark.conf.unset("spark.hyperspace.system.path")
+        else:
+            spark.conf.set("spark.hyperspace.system.path", previous)
     # The same message but for the system path, which is each session's own.
-    assert str(remote.value).replace(remote_hs.system_path, "<path>") == str(local.value).replace(
-        local_hs.system_path, "<path>"
-    )
+    assert str(remote.value).replace(remote_hs.system_path, "<path>") == str(local.value).replace(local_path, "<path>")
     assert remote.value.java_class == "io.hyperspace.HyperspaceIndexNotFoundException"
 
 

@@ -45,6 +45,9 @@ def source(spark: SparkSession, tmp_path: Path) -> Iterator[str]:
 
 def sql_only_script(spark: SparkSession, source: str) -> None:
     """Creates, lists, refreshes, explains and drops indexes with nothing but ``spark.sql``."""
+    # With data cached, Spark canonicalizes every plan it runs (a command must survive that).
+    cached = spark.range(3).cache()
+    cached.count()
     spark.sql(
         f"CREATE HYPERSPACE INDEX by_tag ON parquet.`{source}` (tag) INCLUDE (v) WITH (numBuckets = 4, lineage = true)"
     )
@@ -90,6 +93,7 @@ def sql_only_script(spark: SparkSession, source: str) -> None:
     finally:
         spark.conf.unset("spark.hyperspace.index.vacuum.retentionCheck.enabled")
     assert spark.sql("SHOW HYPERSPACE INDEXES").count() == 0
+    cached.unpersist()
 
 
 def test_sql_only_script(spark: SparkSession, source: str) -> None:

@@ -23,6 +23,12 @@ sealed abstract class HyperspaceCommand(schema: StructType) extends LeafRunnable
   override val output: Seq[Attribute] = DataTypeUtils.toAttributes(schema)
 
   protected def hyperspace(spark: SparkSession): Hyperspace = Hyperspace(spark)
+
+  // Spark copies a node through its constructor and skips no-argument ones (it takes them for
+  // Kryo's), so a command without arguments could not be copied, e.g. canonicalized, as the
+  // cache manager does with every plan once the session has cached data.
+  override def makeCopy(newArgs: Array[AnyRef]): LogicalPlan =
+    if (newArgs.isEmpty) getClass.getConstructor().newInstance() else super.makeCopy(newArgs)
 }
 
 object HyperspaceCommand {
