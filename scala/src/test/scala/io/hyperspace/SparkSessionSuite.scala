@@ -17,6 +17,9 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
   /** Whether the suite's session is built with the Hyperspace extension. */
   protected def withExtension: Boolean = true
 
+  /** Whether the session also has Delta Lake's extension and catalog (Delta tables by name). */
+  protected def withDelta: Boolean = false
+
   protected lazy val tempDir: File = Files.createTempDirectory("hyperspace-test").toFile
 
   @transient protected lazy val spark: SparkSession = {
@@ -27,8 +30,11 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
       .config("spark.sql.shuffle.partitions", "4")
       .config("spark.sql.warehouse.dir", new File(tempDir, "warehouse").getAbsolutePath)
       .config("spark.driver.host", "127.0.0.1")
-    if (withExtension) {
-      builder.config("spark.sql.extensions", HyperspaceSparkSessionExtension.className)
+    val extensions = (if (withDelta) Seq("io.delta.sql.DeltaSparkSessionExtension") else Nil) ++
+      (if (withExtension) Seq(HyperspaceSparkSessionExtension.className) else Nil)
+    if (extensions.nonEmpty) builder.config("spark.sql.extensions", extensions.mkString(","))
+    if (withDelta) {
+      builder.config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
     }
     builder.getOrCreate()
   }

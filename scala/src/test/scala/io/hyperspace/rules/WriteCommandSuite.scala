@@ -1,9 +1,5 @@
 package io.hyperspace.rules
 
-import java.io.File
-
-import org.apache.spark.sql.SparkSession
-
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
 
@@ -15,17 +11,7 @@ import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
  */
 class WriteCommandSuite extends RuleTestSupport {
 
-  @transient override protected lazy val spark: SparkSession = SparkSession.builder()
-    .master("local[2]")
-    .appName(getClass.getSimpleName)
-    .config("spark.ui.enabled", "false")
-    .config("spark.sql.shuffle.partitions", "4")
-    .config("spark.sql.warehouse.dir", new File(tempDir, "warehouse").getAbsolutePath)
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.sql.extensions",
-      s"io.delta.sql.DeltaSparkSessionExtension,${io.hyperspace.HyperspaceSparkSessionExtension.className}")
-    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-    .getOrCreate()
+  override protected def withDelta: Boolean = true
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()

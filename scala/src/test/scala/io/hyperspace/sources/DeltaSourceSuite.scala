@@ -2,7 +2,7 @@ package io.hyperspace.sources
 
 import java.io.File
 
-import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.delta.DeltaLog
 import org.apache.spark.sql.execution.SparkPlan
 
@@ -17,17 +17,7 @@ import io.hyperspace.rules.RuleTestSupport
  */
 class DeltaSourceSuite extends RuleTestSupport {
 
-  @transient override protected lazy val spark: SparkSession = SparkSession.builder()
-    .master("local[2]")
-    .appName(getClass.getSimpleName)
-    .config("spark.ui.enabled", "false")
-    .config("spark.sql.shuffle.partitions", "4")
-    .config("spark.sql.warehouse.dir", new File(tempDir, "warehouse").getAbsolutePath)
-    .config("spark.driver.host", "127.0.0.1")
-    .config("spark.sql.extensions",
-      s"io.delta.sql.DeltaSparkSessionExtension,${io.hyperspace.HyperspaceSparkSessionExtension.className}")
-    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-    .getOrCreate()
+  override protected def withDelta: Boolean = true
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
