@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyspark
@@ -44,6 +45,7 @@ from hyperspace.log import history
 pytestmark = pytest.mark.slow
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+SYSTEM_PATH_KEY = "spark.hyperspace.system.path"
 
 
 def _free_port() -> int:
@@ -110,12 +112,27 @@ def connect_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSes
             server.wait()
 
 
+@contextmanager
+def _system_path(spark: SparkSession, path: Path) -> Iterator[None]:
+    """Sets the session's system path and puts the previous setting back: the classic session is
+    shared with the modules that run after this one."""
+    previous = spark.conf.get(SYSTEM_PATH_KEY, None)
+    spark.conf.set(SYSTEM_PATH_KEY, str(path))
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(SYSTEM_PATH_KEY)
+        else:
+            spark.conf.set(SYSTEM_PATH_KEY, previous)
+
+
 @pytest.fixture(params=["classic", "connect"])
-def session(request: pytest.FixtureRequest, tmp_path: Path) -> SparkSession:
+def session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SparkSession]:
     spark: SparkSession = request.getfixturevalue("spark" if request.param == "classic" else "connect_spark")
     assert is_connect_session(spark) == (request.param == "connect")
-    spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "indexes"))
-    return spark
+    with _system_path(spark, tmp_path / "indexes"):
+        yield spark
 
 
 def _write_orders(spark: SparkSession, path: Path, start: int, rows: int, files: int) -> None:
@@ -246,29 +263,21 @@ def test_readme_examples(session: SparkSession, tmp_path: Path) -> None:
 def test_sql_only_script_over_connect(connect_spark: SparkSession, tmp_path: Path) -> None:
     from test_sql import _write, sql_only_script
 
-    connect_spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "indexes"))
+    connect_spark.conf.set(SYSTEM_PATH_KEY, str(tmp_path / "indexes"))
     sql_only_script(connect_spark, _write(connect_spark, tmp_path / "data"))
 
 
 def test_errors_over_connect_are_hyperspace_exceptions(
     connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
 ) -> None:
-    connect_spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "remote"))
-    # The shared classic session's setting is put back, for the modules that run after this one.
-    previous = spark.conf.get("spark.hyperspace.system.path", None)
-    spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "local"))
-    try:
+    connect_spark.conf.set(SYSTEM_PATH_KEY, str(tmp_path / "remote"))
+    with _system_path(spark, tmp_path / "local"):
         remote_hs, local_hs = Hyperspace(connect_spark), Hyperspace(spark)
         with pytest.raises(HyperspaceIndexNotFoundException) as remote:
             remote_hs.refresh_index("nope")
         with pytest.raises(HyperspaceIndexNotFoundException) as local:
             local_hs.refresh_index("nope")
         local_path = local_hs.system_path
-    finally:
-        if previous is None:
-            spark.conf.unset("spark.hyperspace.system.path")
-        else:
-            spark.conf.set("spark.hyperspace.system.path", previous)
     # The same message but for the system path, which is each session's own.
     assert str(remote.value).replace(remote_hs.system_path, "<path>") == str(local.value).replace(local_path, "<path>")
     assert remote.value.java_class == "io.hyperspace.HyperspaceIndexNotFoundException"
@@ -277,7 +286,7 @@ def test_errors_over_connect_are_hyperspace_exceptions(
 def test_a_connect_dataframe_reaches_the_server_as_a_view_that_is_dropped(
     connect_spark: SparkSession, tmp_path: Path
 ) -> None:
-    connect_spark.conf.set("spark.hyperspace.system.path", str(tmp_path / "indexes"))
+    connect_spark.conf.set(SYSTEM_PATH_KEY, str(tmp_path / "indexes"))
     _write_orders(connect_spark, tmp_path / "o", 0, 100, 2)
     before = {t.name for t in connect_spark.catalog.listTables()}
     Hyperspace(connect_spark).create_index(
