@@ -3,7 +3,7 @@ package io.hyperspace.log
 import scala.annotation.meta.{field, getter}
 
 import com.fasterxml.jackson.annotation.{JsonIgnore, JsonInclude}
-import com.fasterxml.jackson.databind.{DeserializationFeature, ObjectMapper, SerializationFeature}
+import com.fasterxml.jackson.databind.{DeserializationFeature, JsonNode, ObjectMapper, SerializationFeature}
 import com.fasterxml.jackson.module.scala.DefaultScalaModule
 
 import io.hyperspace.HyperspaceCorruptedLogException
@@ -241,13 +241,17 @@ object LogEntry {
 
   /** Parses an entry; `where` (the file) is named in the error if it is not a valid entry. */
   def fromJson(json: String, where: String): LogEntry = {
-    val entry = try mapper.readValue(json, classOf[LogEntry])
-    catch {
+    val (tree, entry) = try {
+      val tree = mapper.readTree(json)
+      // readTree reads an empty or blank file as a missing node; readValue would refuse it.
+      if (tree == null || !tree.isObject) throw new IllegalArgumentException("not a JSON object")
+      (tree, mapper.treeToValue(tree, classOf[LogEntry]))
+    } catch {
       case e: Exception =>
         throw new HyperspaceCorruptedLogException(
           s"Corrupted index log entry $where: ${firstLine(e.getMessage)}", e)
     }
-    missingField(entry, "").foreach { field =>
+    missingField(entry, tree, "").foreach { field =>
       throw new HyperspaceCorruptedLogException(s"Corrupted index log entry $where: field '$field' is missing.")
     }
     if (entry.specVersion != SpecVersion) {
@@ -262,16 +266,33 @@ object LogEntry {
     entry
   }
 
-  // Jackson leaves absent fields null; every field of an entry is required (Options aside).
-  private def missingField(value: Any, path: String): Option[String] = value match {
-    case null => Some(path.stripPrefix("."))
-    case _: Option[_] => None
-    case seq: Iterable[_] =>
-      seq.iterator.zipWithIndex.flatMap { case (v, i) => missingField(v, s"$path[$i]") }.nextOption()
-    case p: Product if p.productArity > 0 && !p.isInstanceOf[Map[_, _]] =>
-      p.productElementNames.zip(p.productIterator)
-        .flatMap { case (n, v) => missingField(v, s"$path.$n") }.nextOption()
+  /**
+   * The first required field (not an Option, no default) absent from `node`, the JSON `value` was
+   * read from. Asked of the JSON, not of `value`: what Jackson puts in place of an absent field
+   * differs between its versions (null for a Seq in Spark 4.0's, an empty Seq in Spark 4.2's), and
+   * an entry missing its files must never read as an index of no files.
+   */
+  private def missingField(value: Any, node: JsonNode, path: String): Option[String] = value match {
+    case p: Product if p.productArity > 0 && node != null && node.isObject && !p.isInstanceOf[Option[_]] =>
+      val defaulted = hasDefault(p.getClass)
+      p.productElementNames.zip(p.productIterator).zipWithIndex.flatMap { case ((name, v), i) =>
+        val child = node.get(name)
+        val absent = child == null || child.isNull
+        if (absent && !v.isInstanceOf[Option[_]] && !defaulted(i)) Some(s"$path.$name".stripPrefix("."))
+        else if (absent) None
+        else missingField(v, child, s"$path.$name")
+      }.nextOption()
+    case _: scala.collection.Map[_, _] => None
+    case seq: Iterable[_] if node != null && node.isArray =>
+      seq.iterator.zipWithIndex.flatMap { case (v, i) => missingField(v, node.get(i), s"$path[$i]") }.nextOption()
     case _ => None
+  }
+
+  // Whether the case class's i-th parameter has a default: its companion's `<init>$default$<i+1>`.
+  private def hasDefault(caseClass: Class[_]): Int => Boolean = {
+    val companion = scala.util.Try(Class.forName(caseClass.getName + "$", false, caseClass.getClassLoader))
+    val names = companion.map(_.getMethods.map(_.getName).toSet).getOrElse(Set.empty[String])
+    i => names.contains("$lessinit$greater$default$" + (i + 1))
   }
 
   private def firstLine(s: String): String =

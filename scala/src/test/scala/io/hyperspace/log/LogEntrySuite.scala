@@ -56,6 +56,21 @@ class LogEntrySuite extends AnyFunSuite {
   test("corrupted entries fail naming the file") {
     val notJson = intercept[HyperspaceException](LogEntry.fromJson("{ nope", "/x/_hyperspace_log/3"))
     assert(notJson.getMessage.startsWith("Corrupted index log entry /x/_hyperspace_log/3:"))
+    for (empty <- Seq("", "  \n", "[]", "null")) {
+      val e = intercept[HyperspaceException](LogEntry.fromJson(empty, "/x/_hyperspace_log/5"))
+      assert(e.getMessage.startsWith("Corrupted index log entry /x/_hyperspace_log/5:"), empty)
+    }
+    // Jackson's versions differ in what they put for an absent collection (null, or empty): an
+    // entry without its files must never read as an index of no files, on any Spark line.
+    for (field <- Seq("files", "indexedColumns", "options", "appendedFiles")) {
+      val e = intercept[HyperspaceException](
+        LogEntry.fromJson(entry.toJson.replaceFirst(s"\"$field\"", "\"gone\""), "f"))
+      assert(e.getMessage.contains(s"field '") && e.getMessage.contains("is missing"), field)
+    }
+    // Fields with defaults may be absent (entries written before they existed).
+    val old = entry.copy(extra = Map.empty, incarnation = None).toJson
+      .replaceFirst("\"extra\"", "\"x1\"").replaceFirst("\"incarnation\"", "\"x2\"")
+    assert(LogEntry.fromJson(old, "f") == entry.copy(extra = Map.empty, incarnation = None))
     val missing = intercept[HyperspaceException](
       LogEntry.fromJson(entry.toJson.replace("\"owner\"", "\"renamed\""), "/x/_hyperspace_log/4"))
     assert(missing.getMessage == "Corrupted index log entry /x/_hyperspace_log/4: field 'owner' is missing.")
