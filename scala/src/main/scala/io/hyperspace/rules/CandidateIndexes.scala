@@ -271,12 +271,23 @@ object CandidateIndexes extends Logging {
           case Left(why) => reject(e, why); None
           case Right(c) => Some(c)
         }
-      indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { latest =>
-        // A scan of an older table version is served by the index version built from it.
-        TableVersions.entryFor(spark, latest, source.versioned) match {
-          case Left(why) => reject(latest, why); None
-          case Right(e) => candidate(e)
-        }
+      val covering = indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan))
+      source.versioned.flatMap(_.unservable) match {
+        case Some(why) =>
+          covering.foreach(reject(_, Reason.TableNotServable(why)))
+          Nil
+        case None =>
+          covering.flatMap { latest =>
+            // A scan of an older table version is served by the index version built from it.
+            TableVersions.entryFor(spark, latest, source.versioned) match {
+              case Left(why) => reject(latest, why); None
+              case Right(e) =>
+                source.versioned.filter(_ => sameReader(e, source)).flatMap(_.schemaChange(e.source.schema)) match {
+                  case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
+                  case None => candidate(e)
+                }
+            }
+          }
       }
   }
 }
