@@ -7,7 +7,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
 import io.hyperspace.index.IndexDataFiles
 import io.hyperspace.log.{IndexLogManager, LogEntry, SourceFile, States}
-import io.hyperspace.sources.{FileKey, FileSource, SourceChanges}
+import io.hyperspace.sources.{FileKey, FileSource, SourceChanges, TableFormats}
 
 /**
  * Brings an ACTIVE index up to date with its source (paper Table 2), with the index's own
@@ -60,7 +60,7 @@ class RefreshAction(
     found = SourceChanges.between(entry.source.files, listing)
     // A table whose columns are other columns now (Iceberg field ids) gives rows an index built
     // before cannot be merged with: only a full rebuild indexes the table as it is.
-    schemaChange = source.versioned.flatMap(_.schemaChange(entry.source.schema))
+    schemaChange = source.versioned.flatMap(_.schemaChange(entry.source.schema, TableFormats.columnsHeld(entry)))
     schemaChange.filter(_ => mode != Full).foreach { change =>
       throw new HyperspaceException(
         s"Cannot refresh index '$indexName' in $mode mode: the table's schema changed since the index was " +

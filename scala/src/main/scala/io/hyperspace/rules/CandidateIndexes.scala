@@ -282,7 +282,7 @@ object CandidateIndexes extends Logging {
             TableVersions.entryFor(spark, latest, source.versioned) match {
               case Left(why) => reject(latest, why); None
               case Right(e) =>
-                source.versioned.filter(_ => sameReader(e, source)).flatMap(_.schemaChange(e.source.schema)) match {
+                source.versioned.filter(_ => sameReader(e, source)).flatMap(_.schemaChange(e.source.schema, TableFormats.columnsHeld(e))) match {
                   case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
                   case None => candidate(e)
                 }

@@ -23,7 +23,7 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
   lazy val versioned: Option[VersionedTable] = TableFormats.tableOf(relation, fsRelation)
 
   /** The catalog table the scan reads, when it came from `spark.table(...)`. */
-  def table: Option[String] = relation.catalogTable.map(_.identifier.unquotedString)
+  def table: Option[String] = relation.catalogTable.map(_.identifier.unquotedString).orElse(versioned.flatMap(_.name))
 
   /** The data source short name (`parquet`, `csv`, ...). */
   def format: String = versioned.map(_.format).getOrElse(fsRelation.fileFormat match {

@@ -5,8 +5,10 @@ import scala.util.Try
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.log.Signature
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.log.{LogEntry, Signature}
 
 /**
  * A table kept by a table format (Delta Lake; Iceberg next), as one scan reads it: at one version
@@ -23,6 +25,12 @@ trait VersionedTable {
 
   /** The version of the table's log the scan reads. */
   def version: Long
+
+  /**
+   * The table's name in a catalog, when the scan read it by name (Iceberg): how the index's
+   * source is read again (refresh). None when read by path, or by a catalog table Spark knows.
+   */
+  def name: Option[String] = None
 
   /** Whether the scan reads a version chosen by the query (time travel) rather than the newest. */
   def isTimeTravel: Boolean
@@ -49,10 +57,11 @@ trait VersionedTable {
   def unservable: Option[String] = None
 
   /**
-   * How the table's columns now differ from `recorded` (the data schema, as JSON, an index recorded
-   * when it was built) such that the index's columns would be other columns, if they do.
+   * How the table's columns named `columns` (top-level names) now differ from those of `recorded`
+   * (the data schema, as JSON, an index recorded when it was built) such that the index's columns
+   * would be other columns, if they do.
    */
-  def schemaChange(recorded: String): Option[String] = None
+  def schemaChange(recorded: String, columns: Set[String]): Option[String] = None
 }
 
 /** Recognises scans of one table format's tables. */
@@ -115,6 +124,18 @@ object TableFormats {
   /** Whether `fs` reads its files through a table format's file format (then only a provider knows its rows). */
   def readsThroughTableFormat(fs: HadoopFsRelation): Boolean =
     fs.fileFormat.getClass.getName.startsWith("org.apache.spark.sql.delta.")
+
+  /**
+   * The top-level source columns whose meaning `entry`'s index depends on, for
+   * [[VersionedTable.schemaChange]]: a covering index's indexed and included columns, else every
+   * column of its source.
+   */
+  def columnsHeld(entry: LogEntry): Set[String] =
+    if (entry.index.kind == CoveringIndex.Kind) {
+      val (indexed, included) = CoveringIndex.columnsOf(entry.index)
+      (indexed ++ included).map(_.path.head).toSet
+    } else scala.util.Try(DataType.fromJson(entry.source.schema).asInstanceOf[StructType].fieldNames.toSet)
+      .getOrElse(Set.empty)
 
   /** Whether `format` names a table format (whether or not its library is available). */
   def isTableFormat(format: String): Boolean = Set("delta", "iceberg").contains(format.toLowerCase)

@@ -11,6 +11,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.util.QuotingUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
@@ -84,6 +85,13 @@ private[iceberg] final class IcebergTable(
 
   override def isTimeTravel: Boolean = timeTravel
 
+  // A time travel read's identifier may carry Iceberg's snapshot selector: read again by path then.
+  override lazy val name: Option[String] = (original.catalog, original.identifier) match {
+    case (Some(catalog), Some(ident)) if !timeTravel && !ident.getClass.getSimpleName.contains("PathIdentifier") =>
+      Some((catalog.name() +: ident.namespace().toSeq :+ ident.name()).map(QuotingUtils.quoteIfNeeded).mkString("."))
+    case _ => None
+  }
+
   private lazy val tasks: Seq[FileScanTask] = snapshot.map(s => IcebergTable.tasks(table, s)).getOrElse(Nil)
 
   override lazy val files: Seq[FileKey] =
@@ -110,9 +118,9 @@ private[iceberg] final class IcebergTable(
       new MetadataBuilder().withMetadata(a.metadata).putLong(IcebergTable.FieldIdKey, id).build())
   })
 
-  override def schemaChange(recorded: String): Option[String] = {
+  override def schemaChange(recorded: String, columns: Set[String]): Option[String] = {
     val before = DataType.fromJson(recorded).asInstanceOf[StructType]
-    before.fields.iterator.flatMap { old =>
+    before.fields.iterator.filter(f => columns.exists(_.equalsIgnoreCase(f.name))).flatMap { old =>
       val id = if (old.metadata.contains(IcebergTable.FieldIdKey)) Some(old.metadata.getLong(IcebergTable.FieldIdKey))
       else None
       dataSchema.fields.find(_.name == old.name) match {
