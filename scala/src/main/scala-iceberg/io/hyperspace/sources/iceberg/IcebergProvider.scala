@@ -173,11 +173,12 @@ private[iceberg] object IcebergTable {
     val chosen: Option[Long] = Option(sparkTable.snapshotId()).map(_.longValue())
       .orElse(options.get("snapshot-id").map(_.toLong))
       .orElse(options.get("as-of-timestamp").map(ts => SnapshotUtil.snapshotIdAsOfTime(table, ts.toLong)))
-    val snapshot = chosen match {
-      case Some(id) => Option(table.snapshot(id)).orElse(return None)
-      case None => Option(table.currentSnapshot())
+    // A snapshot id the table does not have: Iceberg's scan fails, no index makes it succeed.
+    val snapshot: Option[Option[Snapshot]] = chosen match {
+      case Some(id) => Option(table.snapshot(id)).map(Some(_))
+      case None => Some(Option(table.currentSnapshot())) // None: an empty table
     }
-    Some(new IcebergTable(relation, table, snapshot, readSchema, chosen.isDefined))
+    snapshot.map(s => new IcebergTable(relation, table, s, readSchema, chosen.isDefined))
   }
 
   def pathOf(task: FileScanTask): String = new Path(task.file().location()).toString
