@@ -271,23 +271,26 @@ object CandidateIndexes extends Logging {
           case Left(why) => reject(e, why); None
           case Right(c) => Some(c)
         }
-      val covering = indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan))
-      source.versioned.flatMap(_.unservable) match {
-        case Some(why) =>
-          covering.foreach(reject(_, Reason.TableNotServable(why)))
-          Nil
-        case None =>
-          covering.flatMap { latest =>
-            // A scan of an older table version is served by the index version built from it.
-            TableVersions.entryFor(spark, latest, source.versioned) match {
-              case Left(why) => reject(latest, why); None
-              case Right(e) =>
-                source.versioned.filter(_ => sameReader(e, source)).flatMap(_.schemaChange(e.source.schema, TableFormats.columnsHeld(e))) match {
-                  case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
-                  case None => candidate(e)
-                }
-            }
+      // Whether a table's rows are what its files give is asked only when an index is of that table.
+      lazy val unservable = source.versioned.flatMap(_.unservable)
+      def ofThisTable(e: LogEntry) = source.versioned.exists(t => e.source.rootPaths == Seq(t.root))
+      indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { latest =>
+        if (ofThisTable(latest) && unservable.isDefined) {
+          reject(latest, Reason.TableNotServable(unservable.get))
+          None
+        } else {
+          // A scan of an older table version is served by the index version built from it.
+          TableVersions.entryFor(spark, latest, source.versioned) match {
+            case Left(why) => reject(latest, why); None
+            case Right(e) =>
+              // An index whose columns are other columns of the table now (Iceberg field ids).
+              source.versioned.filter(_ => ofThisTable(e))
+                .flatMap(_.schemaChange(e.source.schema, TableFormats.columnsHeld(e))) match {
+                case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
+                case None => candidate(e)
+              }
           }
+        }
       }
   }
 }
