@@ -116,7 +116,8 @@ object TableFormats {
     providers.iterator.flatMap(_.tableOf(relation, fs)).nextOption()
 
   /** The file scan standing in for the V2 scan `plan` of a table-format table, when there is one. */
-  def asFileScan(plan: LogicalPlan): Option[LogicalRelation] = providers.iterator.flatMap(_.asFileScan(plan)).nextOption()
+  def asFileScan(plan: LogicalPlan): Option[LogicalRelation] =
+    providers.iterator.flatMap(_.asFileScan(plan)).nextOption()
 
   /** The provider of `format`, when that format's library is on the class path. */
   def provider(format: String): Option[TableFormatProvider] = providers.find(_.format.equalsIgnoreCase(format))

@@ -36,8 +36,8 @@ object TableScans {
       else {
         // A rewrite gave the stand-in fresh attributes: keep them, over the original scan.
         Project(scan.output.zip(original.output).map { case (now, was) =>
-          Alias(was, now.name)(now.exprId): NamedExpression
-        }, original)
+            Alias(was, now.name)(now.exprId): NamedExpression
+          }, original)
       }
   }
 

@@ -104,10 +104,14 @@ class IcebergSourceSuite extends RuleTestSupport {
       "append" -> (() => append(t, 1000, 100)),
       "delete" -> (() => spark.sql(s"DELETE FROM $t WHERE id % 7 = 0")),
       "update" -> (() => spark.sql(s"UPDATE $t SET v = 'updated' WHERE k = 3")),
-      "merge" -> (() => spark.sql(s"MERGE INTO $t USING updates u ON $t.id = u.id " +
-        "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *")),
-      "rewrite_data_files" -> (() => spark.sql(
-        s"CALL ice.system.rewrite_data_files(table => 'db.cow', options => map('rewrite-all', 'true'))").collect()))
+      "merge" ->
+        (() =>
+          spark.sql(s"MERGE INTO $t USING updates u ON $t.id = u.id " +
+            "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *")),
+      "rewrite_data_files" ->
+        (() =>
+          spark.sql(
+            s"CALL ice.system.rewrite_data_files(table => 'db.cow', options => map('rewrite-all', 'true'))").collect()))
     changes.zipWithIndex.foreach { case ((what, change), i) =>
       change()
       // Stale: without hybrid scan the table's own scan, with it the index plus the changed files.
@@ -137,8 +141,9 @@ class IcebergSourceSuite extends RuleTestSupport {
     val changes: Seq[(String, String)] = Seq(
       "delete" -> s"DELETE FROM $t WHERE id % 7 = 0",
       "update" -> s"UPDATE $t SET v = 'updated' WHERE k = 3",
-      "merge" -> (s"MERGE INTO $t USING updates u ON $t.id = u.id " +
-        "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *"))
+      "merge" ->
+        (s"MERGE INTO $t USING updates u ON $t.id = u.id " +
+          "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *"))
     changes.foreach { case (what, sql) =>
       spark.sql(sql)
       assert(spark.sql(s"SELECT count(*) FROM $t.delete_files").head().getLong(0) > 0, s"$what wrote no delete file")

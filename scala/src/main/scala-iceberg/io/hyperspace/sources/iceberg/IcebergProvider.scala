@@ -125,8 +125,9 @@ private[iceberg] final class IcebergTable(
       else None
       dataSchema.fields.find(_.name == old.name) match {
         case None => Some(s"column '${old.name}' is no longer in the table (renamed or dropped)")
-        case Some(now) if !now.metadata.contains(IcebergTable.FieldIdKey) ||
-            id.forall(_ != now.metadata.getLong(IcebergTable.FieldIdKey)) =>
+        case Some(now)
+            if !now.metadata.contains(IcebergTable.FieldIdKey) ||
+              id.forall(_ != now.metadata.getLong(IcebergTable.FieldIdKey)) =>
           Some(s"column '${old.name}' is another column of the table now (dropped and added again)")
         case Some(now) if now.dataType != old.dataType =>
           Some(s"column '${old.name}' is of type ${now.dataType.simpleString} now, not ${old.dataType.simpleString}")
@@ -189,10 +190,10 @@ private[iceberg] object IcebergTable {
 
   def tasks(table: Table, snapshot: Snapshot): Seq[FileScanTask] =
     cache.getOrElseUpdate((table.uuid().toString, snapshot.snapshotId()), {
-      val planned = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()
-      try planned.asScala.toList
-      finally planned.close()
-    })
+        val planned = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()
+        try planned.asScala.toList
+        finally planned.close()
+      })
 
   // Types whose Parquet representation Spark reads as Iceberg does (UUID, time, variant and others are not).
   private val readableTypes: Set[Type.TypeID] = Set(Type.TypeID.BOOLEAN, Type.TypeID.INTEGER, Type.TypeID.LONG,
@@ -224,13 +225,16 @@ private[iceberg] object IcebergTable {
     }
     val defaults = read.columns().asScala.filter(f => f.initialDefault() != null).map(_.name())
     val types = readIds.keys.map(id => field(id.intValue())).filter(f => !readableTypes.contains(f.`type`().typeId()))
-    history.headOption.map(why => s"the Iceberg table's schema changed in a way a scan by column name would not see: " +
+    history.headOption.map(why =>
+      s"the Iceberg table's schema changed in a way a scan by column name would not see: " +
         s"$why")
       .orElse(defaults.headOption.map(c => s"the Iceberg table's column '$c' has a default value for older files"))
-      .orElse(types.headOption.map(f => s"the Iceberg table's column '${f.name()}' is of type ${f.`type`()}, which " +
-          "Spark's Parquet reader does not read as Iceberg does"))
-      .orElse(Option(table.properties().get("schema.name-mapping.default")).map(_ => "the Iceberg table has a " +
-          "name mapping (imported files without field ids)"))
+      .orElse(types.headOption.map(f =>
+          s"the Iceberg table's column '${f.name()}' is of type ${f.`type`()}, which " +
+            "Spark's Parquet reader does not read as Iceberg does"))
+      .orElse(Option(table.properties().get("schema.name-mapping.default")).map(_ =>
+          "the Iceberg table has a " +
+            "name mapping (imported files without field ids)"))
   }
 }
 
