@@ -151,6 +151,9 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 
 # ---- test --------------------------------------------------------------------------------
 
+# Iceberg: on a line without an Iceberg runtime (versions.properties `iceberg.<line>=none`, Spark 4.2)
+# build.sbt leaves io.hyperspace.sources.IcebergSourceSuite out of the test sources and
+# tests/test_iceberg_sources.py is skipped with that reason: they do not run there, rather than pass.
 test: setup
 	$(SBT) test package
 	$(MAKE) --no-print-directory jar

@@ -33,6 +33,14 @@ def pinned(key: String): String =
 
 lazy val sparkVersion = pinned("spark")
 
+// The line's Iceberg Spark runtime, when versions.properties pins one (`iceberg.4.2=none`: Iceberg
+// publishes no runtime for that line yet). Iceberg is `Provided` like Delta, and the Iceberg provider
+// (scala/src/main/scala-iceberg) is compiled only for lines that pin a runtime: on the others the jar
+// has no Iceberg support, and the Iceberg suites (IcebergSourceSuite) are excluded from `sbt test`
+// below, explicitly, rather than passing without running.
+lazy val icebergVersion: Option[String] = Some(pinned("iceberg")).filter(_ != "none")
+lazy val icebergSuites = Seq("io.hyperspace.sources.IcebergSourceSuite")
+
 // The options Spark's own launcher passes on Java 17 (JavaModuleOptions), needed by any JVM
 // that runs Spark: the forked test JVMs here.
 lazy val sparkJava17Options = Seq(
@@ -80,7 +88,7 @@ lazy val root = (project in file("."))
       val shims = baseDirectory.value / "scala" / "src" / "main" / s"scala-spark-$dir"
       if (!shims.isDirectory) sys.error(s"No Spark shims for Spark $sparkLine: $shims does not exist")
       shims
-    },
+    } ++ icebergVersion.map(_ => baseDirectory.value / "scala" / "src" / "main" / "scala-iceberg").toSeq,
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
@@ -90,7 +98,14 @@ lazy val root = (project in file("."))
       "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
       "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided,
       "io.delta" %% "delta-spark" % pinned("delta") % Provided,
-      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test),
+      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++
+      icebergVersion.map(v => "org.apache.iceberg" % s"iceberg-spark-runtime-${sparkLine}_2.13" % v % Provided).toSeq,
+    // Without an Iceberg runtime for the line, its Iceberg suites cannot run: they are left out by name.
+    Test / unmanagedSources / excludeFilter := {
+      val base = (Test / unmanagedSources / excludeFilter).value
+      if (icebergVersion.isDefined) base
+      else base || new SimpleFileFilter(f => icebergSuites.exists(s => f.getName == s.split('.').last + ".scala"))
+    },
 
     // Generated, not hand-written, so the jar can never disagree with versions.properties.
     Compile / sourceGenerators += Def.task {
@@ -108,6 +123,8 @@ lazy val root = (project in file("."))
            |  val scalaVersion: String = "${scalaVersion.value}"
            |  /** The Delta Lake version the jar was compiled against. */
            |  val deltaVersion: String = "${pinned("delta")}"
+           |  /** The Iceberg version the jar was compiled against, when the line has an Iceberg runtime. */
+           |  val icebergVersion: Option[String] = ${icebergVersion.map(v => "Some(\"" + v + "\")").getOrElse("None")}
            |}
            |""".stripMargin)
       Seq(out)

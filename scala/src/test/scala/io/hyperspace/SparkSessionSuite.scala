@@ -20,6 +20,12 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
   /** Whether the session also has Delta Lake's extension and catalog (Delta tables by name). */
   protected def withDelta: Boolean = false
 
+  /**
+   * Whether the session also has Iceberg's extension and a Hadoop catalog `ice` whose warehouse is
+   * under the suite's temp directory (only on Spark lines with an Iceberg runtime; build.sbt).
+   */
+  protected def withIceberg: Boolean = false
+
   protected lazy val tempDir: File = Files.createTempDirectory("hyperspace-test").toFile
 
   @transient protected lazy val spark: SparkSession = {
@@ -31,10 +37,20 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
       .config("spark.sql.warehouse.dir", new File(tempDir, "warehouse").getAbsolutePath)
       .config("spark.driver.host", "127.0.0.1")
     val extensions = (if (withDelta) Seq("io.delta.sql.DeltaSparkSessionExtension") else Nil) ++
+      (if (withIceberg) Seq("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions") else Nil) ++
       (if (withExtension) Seq(HyperspaceSparkSessionExtension.className) else Nil)
     if (extensions.nonEmpty) builder.config("spark.sql.extensions", extensions.mkString(","))
     if (withDelta) {
       builder.config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    }
+    if (withIceberg) {
+      builder.config("spark.sql.catalog.ice", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.ice.type", "hadoop")
+        .config("spark.sql.catalog.ice.warehouse", new File(tempDir, "iceberg").getAbsolutePath)
+        // Iceberg reads tables by path through this catalog (a Hive catalog unless configured).
+        .config("spark.sql.catalog.default_iceberg", "org.apache.iceberg.spark.SparkCatalog")
+        .config("spark.sql.catalog.default_iceberg.type", "hadoop")
+        .config("spark.sql.catalog.default_iceberg.warehouse", new File(tempDir, "iceberg-paths").getAbsolutePath)
     }
     builder.getOrCreate()
   }

@@ -7,7 +7,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
 import io.hyperspace.index.IndexDataFiles
 import io.hyperspace.log.{IndexLogManager, LogEntry, SourceFile, States}
-import io.hyperspace.sources.{FileKey, FileSource, SourceChanges}
+import io.hyperspace.sources.{FileKey, FileSource, SourceChanges, TableFormats}
 
 /**
  * Brings an ACTIVE index up to date with its source (paper Table 2), with the index's own
@@ -41,6 +41,7 @@ class RefreshAction(
   private var source: FileSource = _
   private var listing: Seq[FileKey] = Nil
   private var found: SourceChanges = SourceChanges(Nil, Nil)
+  private var schemaChange: Option[String] = None
 
   /** How the source differed from the index data when the run started. */
   def changes: SourceChanges = found
@@ -57,6 +58,14 @@ class RefreshAction(
           s"has no files left. Delete the index (deleteIndex('$indexName')) if the data is gone for good.")
     }
     found = SourceChanges.between(entry.source.files, listing)
+    // A table whose columns are other columns now (Iceberg field ids) gives rows an index built
+    // before cannot be merged with: only a full rebuild indexes the table as it is.
+    schemaChange = source.versioned.flatMap(_.schemaChange(entry.source.schema, TableFormats.columnsHeld(entry)))
+    schemaChange.filter(_ => mode != Full).foreach { change =>
+      throw new HyperspaceException(
+        s"Cannot refresh index '$indexName' in $mode mode: the table's schema changed since the index was " +
+          s"built ($change). Run a full refresh (refreshIndex('$indexName', 'full')).")
+    }
     if (mode != Full && found.deleted.nonEmpty && !IndexData.canDropDeletedFiles(entry.index, indexName)) {
       throw new HyperspaceException(
         s"Cannot refresh index '$indexName' in $mode mode: ${found.deleted.size} of its source " +
@@ -70,7 +79,7 @@ class RefreshAction(
   override protected def upToDate(base: Option[LogEntry]): Boolean = {
     val recorded = base.get.source
     if (mode == Quick) recorded.currentFiles.map(_.key).toSet == listing.toSet
-    else found.isEmpty && !recorded.hasPendingChanges
+    else found.isEmpty && !recorded.hasPendingChanges && schemaChange.isEmpty
   }
 
   override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry = {
@@ -90,7 +99,9 @@ class RefreshAction(
         step("writing index data")(IndexData.write(scanOf(files), definition, indexName, files, dataPath))
         begin.copy(
           content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)),
-          source = begin.source.copy(files = files, appendedFiles = Nil, deletedFiles = Nil))
+          source = begin.source.copy(files = files, appendedFiles = Nil, deletedFiles = Nil,
+            // A table's schema is the one read now (a file source keeps the schema it was created with).
+            schema = if (source.versioned.isDefined) source.fsRelation.dataSchema.json else begin.source.schema))
 
       case Incremental =>
         val appended = found.appendedAsSourceFiles(nextId)

@@ -14,6 +14,7 @@ import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.FileRelation
+import io.hyperspace.sources.TableScans
 
 /**
  * The optimizer rule that rewrites queries to use indexes. It runs in every session built with
@@ -59,8 +60,10 @@ object ApplyHyperspace extends Logging {
     else {
       log.newPass()
       try {
-        if (!plan.exists(isSourceScan)) plan
-        else rewriteWithReadableIndexes(spark, plan, CandidateIndexes.active(spark), log)
+        // Scans of table-format tables the rules see as file scans, given back when not replaced.
+        val scans = TableScans.asFileScans(plan)
+        if (!scans.exists(isSourceScan)) plan
+        else TableScans.restore(rewriteWithReadableIndexes(spark, scans, CandidateIndexes.active(spark), log))
       } catch {
         case NonFatal(e) =>
           logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
@@ -97,7 +100,7 @@ object ApplyHyperspace extends Logging {
     val reasons = CandidateIndexes.active(spark).filterNot(e => used.contains(e.name)).map { e =>
       val recorded = log.reasons(e.name)
       e.name.toLowerCase(java.util.Locale.ROOT) ->
-        (if (recorded.nonEmpty) recorded else Seq(Unconsidered.reason(e, query)))
+        (if (recorded.nonEmpty) recorded else Seq(Unconsidered.reason(e, TableScans.asFileScans(query))))
     }.toMap
     Decisions(used, reasons)
   }

@@ -271,11 +271,25 @@ object CandidateIndexes extends Logging {
           case Left(why) => reject(e, why); None
           case Right(c) => Some(c)
         }
+      // Whether a table's rows are what its files give is asked only when an index is of that table.
+      lazy val unservable = source.versioned.flatMap(_.unservable)
+      def ofThisTable(e: LogEntry) = source.versioned.exists(t => e.source.rootPaths == Seq(t.root))
       indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { latest =>
-        // A scan of an older table version is served by the index version built from it.
-        TableVersions.entryFor(spark, latest, source.versioned) match {
-          case Left(why) => reject(latest, why); None
-          case Right(e) => candidate(e)
+        if (ofThisTable(latest) && unservable.isDefined) {
+          reject(latest, Reason.TableNotServable(unservable.get))
+          None
+        } else {
+          // A scan of an older table version is served by the index version built from it.
+          TableVersions.entryFor(spark, latest, source.versioned) match {
+            case Left(why) => reject(latest, why); None
+            case Right(e) =>
+              // An index whose columns are other columns of the table now (Iceberg field ids).
+              source.versioned.filter(_ => ofThisTable(e))
+                .flatMap(_.schemaChange(e.source.schema, TableFormats.columnsHeld(e))) match {
+                case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
+                case None => candidate(e)
+              }
+          }
         }
       }
   }

@@ -86,6 +86,17 @@ object Reason {
       s"$queryVersion the query reads, and no older version of the index is readable"
   }
 
+  /** The query reads a table-format table whose rows no index can give, and `why` (Iceberg delete files, ...). */
+  final case class TableNotServable(why: String) extends Reason {
+    def describe: String = s"no index can serve this table scan: $why"
+  }
+
+  /** The table's columns changed since the index was built (`detail`): its columns may be other columns now. */
+  final case class TableSchemaChanged(detail: String) extends Reason {
+    def describe: String = s"the table's schema changed since the index was built ($detail); refresh the index in " +
+      "full mode or recreate it"
+  }
+
   final case class OtherReader(
       queryFormat: String,
       queryOptions: Map[String, String],

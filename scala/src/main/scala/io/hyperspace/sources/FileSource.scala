@@ -23,7 +23,7 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
   lazy val versioned: Option[VersionedTable] = TableFormats.tableOf(relation, fsRelation)
 
   /** The catalog table the scan reads, when it came from `spark.table(...)`. */
-  def table: Option[String] = relation.catalogTable.map(_.identifier.unquotedString)
+  def table: Option[String] = relation.catalogTable.map(_.identifier.unquotedString).orElse(versioned.flatMap(_.name))
 
   /** The data source short name (`parquet`, `csv`, ...). */
   def format: String = versioned.map(_.format).getOrElse(fsRelation.fileFormat match {
@@ -125,11 +125,12 @@ object FileSource {
     options.filter { case (k, _) => !locationOptions.contains(k.toLowerCase) }
 
   /**
-   * The formats a log entry may name: file formats only, read through Spark's file source
+   * The formats a log entry may name: file formats only, read through Spark's file source, and the
+   * table formats Delta and Iceberg, read by their root path through their own sources
    * (`HadoopFsRelation`). A log entry is data in the lake that anyone with write access there can
    * edit; it must never make this library open a JDBC connection or any other non-file source.
    */
-  val LoadableFormats: Set[String] = Set("parquet", "csv", "json", "orc", "text", "avro", "delta")
+  val LoadableFormats: Set[String] = Set("parquet", "csv", "json", "orc", "text", "avro", "delta", "iceberg")
 
   // Options that would make the read go elsewhere than the recorded root paths.
   private val RedirectingOptions = Set("path", "paths")
@@ -198,7 +199,8 @@ object FileSource {
   private val supported =
     "Supported: spark.read.<format>(paths) for file formats (parquet, csv, json, orc, ...), " +
       "with or without hive-partitioned directories, spark.read.format(\"delta\").load(path) " +
-      "(optionally with versionAsOf), and spark.table(name) for file-based or Delta catalog tables, " +
+      "(optionally with versionAsOf), spark.read.format(\"iceberg\").load(path), and spark.table(name) for " +
+      "file-based, Delta or Iceberg catalog tables, " +
       "with no further transformation (choose the index's columns in its IndexConfig instead of " +
       "with select/filter)."
 
@@ -214,7 +216,11 @@ object FileSource {
         throw new HyperspaceException(
           s"Cannot create index '$indexName': the DataFrame reads a table format's files " +
             s"(${source.fsRelation.location.getClass.getSimpleName}) otherwise than as a whole table. $supported")
-      case Some(source) => source
+      case Some(source) =>
+        source.versioned.flatMap(_.unservable).foreach { why =>
+          throw new HyperspaceException(s"Cannot create or refresh index '$indexName': $why.")
+        }
+        source
       case None =>
         throw new HyperspaceException(
           s"Cannot create index '$indexName': the DataFrame is not a plain scan of files " +
@@ -229,7 +235,7 @@ object FileSource {
         case fs: HadoopFsRelation => Some(FileSource(l, fs))
         case _ => None
       }
-    case _ => None
+    case leaf => TableFormats.asFileScan(leaf).flatMap(unwrap)
   }
 
   private def describePlan(plan: LogicalPlan): String =

@@ -3,9 +3,12 @@ package io.hyperspace.sources
 import scala.util.Try
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.log.Signature
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.log.{LogEntry, Signature}
 
 /**
  * A table kept by a table format (Delta Lake; Iceberg next), as one scan reads it: at one version
@@ -22,6 +25,12 @@ trait VersionedTable {
 
   /** The version of the table's log the scan reads. */
   def version: Long
+
+  /**
+   * The table's name in a catalog, when the scan read it by name (Iceberg): how the index's
+   * source is read again (refresh). None when read by path, or by a catalog table Spark knows.
+   */
+  def name: Option[String] = None
 
   /** Whether the scan reads a version chosen by the query (time travel) rather than the newest. */
   def isTimeTravel: Boolean
@@ -40,6 +49,19 @@ trait VersionedTable {
 
   /** The signature of an index built from this table at [[version]]. */
   def signature: Signature = Signature(s"${format.capitalize}Version", version.toString)
+
+  /**
+   * Why no index may stand in for this scan at all, if so: rows the files alone do not give
+   * (Iceberg delete files), or files a scan of them would read otherwise than the format does.
+   */
+  def unservable: Option[String] = None
+
+  /**
+   * How the table's columns named `columns` (top-level names) now differ from those of `recorded`
+   * (the data schema, as JSON, an index recorded when it was built) such that the index's columns
+   * would be other columns, if they do.
+   */
+  def schemaChange(recorded: String, columns: Set[String]): Option[String] = None
 }
 
 /** Recognises scans of one table format's tables. */
@@ -56,6 +78,13 @@ trait TableFormatProvider {
 
   /** A scan of the newest version of the table at `root`. */
   def load(spark: SparkSession, root: String): DataFrame
+
+  /**
+   * For a format whose scans are DataSource V2 scans (Iceberg): the file scan that reads exactly
+   * what the V2 scan `plan` reads, with its output attributes, over a [[TableScanListing]]; None
+   * when `plan` is no such scan.
+   */
+  def asFileScan(plan: LogicalPlan): Option[LogicalRelation] = None
 }
 
 /**
@@ -68,7 +97,9 @@ object TableFormats {
 
   // (a class of the format's library, the provider class that uses that library)
   private val known = Seq(
-    "org.apache.spark.sql.delta.files.TahoeLogFileIndex" -> "io.hyperspace.sources.delta.DeltaProvider")
+    "org.apache.spark.sql.delta.files.TahoeLogFileIndex" -> "io.hyperspace.sources.delta.DeltaProvider",
+    // Compiled only for Spark lines with an Iceberg runtime (build.sbt): absent from the others' jars.
+    "org.apache.iceberg.spark.source.SparkTable" -> "io.hyperspace.sources.iceberg.IcebergProvider")
 
   // Looked up through the loader of this jar, which is the one that will link the provider to the
   // library: with `spark.jars` / `spark.jars.packages` both jars are in Spark's own class loader,
@@ -76,13 +107,17 @@ object TableFormats {
   private lazy val providers: Seq[TableFormatProvider] = known.flatMap { case (library, provider) =>
     val loader = getClass.getClassLoader
     if (Try(Class.forName(library, false, loader)).isFailure) None
-    else Some(Class.forName(provider, true, loader).getDeclaredConstructor().newInstance()
-        .asInstanceOf[TableFormatProvider])
+    else Try(Class.forName(provider, true, loader)).toOption
+      .map(_.getDeclaredConstructor().newInstance().asInstanceOf[TableFormatProvider])
   }
 
   /** The table `relation` scans, when one of the available formats recognises it. */
   def tableOf(relation: LogicalRelation, fs: HadoopFsRelation): Option[VersionedTable] =
     providers.iterator.flatMap(_.tableOf(relation, fs)).nextOption()
+
+  /** The file scan standing in for the V2 scan `plan` of a table-format table, when there is one. */
+  def asFileScan(plan: LogicalPlan): Option[LogicalRelation] =
+    providers.iterator.flatMap(_.asFileScan(plan)).nextOption()
 
   /** The provider of `format`, when that format's library is on the class path. */
   def provider(format: String): Option[TableFormatProvider] = providers.find(_.format.equalsIgnoreCase(format))
@@ -90,6 +125,18 @@ object TableFormats {
   /** Whether `fs` reads its files through a table format's file format (then only a provider knows its rows). */
   def readsThroughTableFormat(fs: HadoopFsRelation): Boolean =
     fs.fileFormat.getClass.getName.startsWith("org.apache.spark.sql.delta.")
+
+  /**
+   * The top-level source columns whose meaning `entry`'s index depends on, for
+   * [[VersionedTable.schemaChange]]: a covering index's indexed and included columns, else every
+   * column of its source.
+   */
+  def columnsHeld(entry: LogEntry): Set[String] =
+    if (entry.index.kind == CoveringIndex.Kind) {
+      val (indexed, included) = CoveringIndex.columnsOf(entry.index)
+      (indexed ++ included).map(_.path.head).toSet
+    } else scala.util.Try(DataType.fromJson(entry.source.schema).asInstanceOf[StructType].fieldNames.toSet)
+      .getOrElse(Set.empty)
 
   /** Whether `format` names a table format (whether or not its library is available). */
   def isTableFormat(format: String): Boolean = Set("delta", "iceberg").contains(format.toLowerCase)

@@ -1,0 +1,270 @@
+package io.hyperspace.sources.iceberg
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.hadoop.fs.{FileStatus, Path}
+import org.apache.iceberg.{FileFormat, FileScanTask, Schema, Snapshot, Table}
+import org.apache.iceberg.spark.source.SparkTable
+import org.apache.iceberg.types.{Type, TypeUtil}
+import org.apache.iceberg.util.SnapshotUtil
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.util.QuotingUtils
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.types.{DataType, MetadataBuilder, StructField, StructType}
+
+import io.hyperspace.index.BoundedCache
+import io.hyperspace.shims.{FileListing, FileRelation}
+import io.hyperspace.sources.{FileKey, SelectedFilesIndex, TableFormatProvider, TableScanListing, VersionedTable}
+
+/**
+ * Apache Iceberg tables. The only classes of this jar that name Iceberg's classes; compiled only for
+ * Spark lines with an Iceberg runtime (build.sbt) and instantiated by
+ * [[io.hyperspace.sources.TableFormats]] only when that runtime is on the class path.
+ *
+ * Iceberg scans are DataSource V2 scans (`DataSourceV2Relation` over Iceberg's `SparkTable`), which
+ * the rules do not read. Where a Parquet scan of the snapshot's data files with the table's schema
+ * reads exactly the rows Iceberg's scan reads, the rules see that file scan instead
+ * ([[asFileScan]]); a scan no index replaced is given back to Iceberg unchanged
+ * ([[io.hyperspace.sources.TableScans]]). The files, sizes and version come from the snapshot's
+ * manifests, never from a directory listing.
+ */
+class IcebergProvider extends TableFormatProvider {
+
+  override def format: String = "iceberg"
+
+  override def tableOf(relation: LogicalRelation, fs: HadoopFsRelation): Option[VersionedTable] =
+    fs.location match {
+      case listing: IcebergFileIndex => Some(listing.table)
+      case _ => None
+    }
+
+  override def load(spark: SparkSession, root: String): DataFrame = spark.read.format("iceberg").load(root)
+
+  override def asFileScan(plan: LogicalPlan): Option[LogicalRelation] = plan match {
+    case r: DataSourceV2Relation => r.table match {
+        case t: SparkTable => IcebergTable.read(r, t).map(_.relation)
+        case _ => None
+      }
+    case _ => None
+  }
+}
+
+/**
+ * One scan of an Iceberg table, at the snapshot Iceberg will scan for it, with the Parquet scan
+ * of its files that stands in for it ([[relation]]).
+ */
+private[iceberg] final class IcebergTable(
+    original: DataSourceV2Relation,
+    table: Table,
+    snapshot: Option[Snapshot],
+    readSchema: Schema,
+    timeTravel: Boolean) extends VersionedTable {
+
+  private def spark: SparkSession = SparkSession.active
+
+  override def format: String = "iceberg"
+
+  override lazy val root: String = {
+    val path = new Path(table.location())
+    val fs = path.getFileSystem(spark.sessionState.newHadoopConf())
+    path.makeQualified(fs.getUri, fs.getWorkingDirectory).toString
+  }
+
+  /**
+   * The snapshot's sequence number: snapshot ids are random, sequence numbers grow with every
+   * commit, which is what time travel compares (an index built from a later snapshot never serves
+   * an earlier one). 0 for an empty table (and for every snapshot of a format v1 table, whose
+   * reads then compare files only).
+   */
+  override def version: Long = snapshot.map(_.sequenceNumber()).getOrElse(0L)
+
+  override def isTimeTravel: Boolean = timeTravel
+
+  // A time travel read's identifier may carry Iceberg's snapshot selector: read again by path then.
+  override lazy val name: Option[String] = (original.catalog, original.identifier) match {
+    case (Some(catalog), Some(ident)) if !timeTravel && !ident.getClass.getSimpleName.contains("PathIdentifier") =>
+      Some((catalog.name() +: ident.namespace().toSeq :+ ident.name()).map(QuotingUtils.quoteIfNeeded).mkString("."))
+    case _ => None
+  }
+
+  private lazy val tasks: Seq[FileScanTask] = snapshot.map(s => IcebergTable.tasks(table, s)).getOrElse(Nil)
+
+  override lazy val files: Seq[FileKey] =
+    tasks.map(t => FileKey(IcebergTable.pathOf(t), t.file().fileSizeInBytes(), 0L)).sortBy(_.path)
+
+  override lazy val unservable: Option[String] = {
+    val withDeletes = tasks.filter(!_.deletes().isEmpty)
+    val otherFormats = tasks.map(_.file().format()).filter(_ != FileFormat.PARQUET).distinct
+    lazy val snapshotName = snapshot.map(s => s"snapshot ${s.snapshotId()}").getOrElse("the empty table")
+    if (withDeletes.nonEmpty) {
+      Some(s"${withDeletes.size} data file(s) of the Iceberg table's $snapshotName have delete files " +
+        s"(merge-on-read deletes, e.g. on ${IcebergTable.pathOf(withDeletes.head)}), whose rows Hyperspace " +
+        "does not mask; compact them (CALL <catalog>.system.rewrite_data_files) or use copy-on-write")
+    } else if (otherFormats.nonEmpty) {
+      Some(s"the Iceberg table's $snapshotName has ${otherFormats.mkString(", ")} data files; only Parquet " +
+        "data files are read")
+    } else IcebergTable.schemaProblem(table, readSchema)
+  }
+
+  /** The read schema's columns with their Iceberg field ids, as [[relation]]'s data schema records them. */
+  private lazy val dataSchema: StructType = StructType(original.output.map { a =>
+    val id = readSchema.asStruct().field(a.name).fieldId()
+    StructField(a.name, a.dataType, a.nullable,
+      new MetadataBuilder().withMetadata(a.metadata).putLong(IcebergTable.FieldIdKey, id).build())
+  })
+
+  override def schemaChange(recorded: String, columns: Set[String]): Option[String] = {
+    val before = DataType.fromJson(recorded).asInstanceOf[StructType]
+    before.fields.iterator.filter(f => columns.exists(_.equalsIgnoreCase(f.name))).flatMap { old =>
+      val id = if (old.metadata.contains(IcebergTable.FieldIdKey)) Some(old.metadata.getLong(IcebergTable.FieldIdKey))
+      else None
+      dataSchema.fields.find(_.name == old.name) match {
+        case None => Some(s"column '${old.name}' is no longer in the table (renamed or dropped)")
+        case Some(now)
+            if !now.metadata.contains(IcebergTable.FieldIdKey) ||
+              id.forall(_ != now.metadata.getLong(IcebergTable.FieldIdKey)) =>
+          Some(s"column '${old.name}' is another column of the table now (dropped and added again)")
+        case Some(now) if now.dataType != old.dataType =>
+          Some(s"column '${old.name}' is of type ${now.dataType.simpleString} now, not ${old.dataType.simpleString}")
+        case _ => None
+      }
+    }.nextOption()
+  }
+
+  /** The Parquet scan of the snapshot's files, with the V2 scan's own output attributes. */
+  lazy val relation: LogicalRelation = {
+    val listing = new IcebergFileIndex(this, original, new Path(root))
+    FileRelation(
+      HadoopFsRelation(listing, new StructType(), dataSchema, None, new ParquetFileFormat, Map.empty)(spark),
+      original.output.map(_.asInstanceOf[org.apache.spark.sql.catalyst.expressions.AttributeReference]))
+  }
+
+  override def restrictedTo(paths: Set[String]): LogicalRelation = {
+    val FileRelation(scan, fs) = relation
+    FileRelation.withLocation(scan, fs, new SelectedFilesIndex(fs.location, paths), keepTable = false).newInstance()
+  }
+}
+
+private[iceberg] object IcebergTable {
+
+  /** The metadata key of a data schema field holding its Iceberg field id. */
+  val FieldIdKey = "hyperspace.iceberg.fieldId"
+
+  // Read options that choose the snapshot (resolved below) or only tune how files are split and read.
+  private val readOptions = Set("snapshot-id", "as-of-timestamp", "split-size", "lookback", "file-open-cost",
+    "vectorization-enabled", "batch-size", "locality", "path")
+
+  /**
+   * The scan `relation` makes of `sparkTable`, when it reads the whole table at one snapshot of its
+   * main history; None for a branch or tag, an incremental or rewrite read (other read options), or
+   * output columns that are not table columns (metadata columns).
+   */
+  def read(relation: DataSourceV2Relation, sparkTable: SparkTable): Option[IcebergTable] = {
+    val options = relation.options.asCaseSensitiveMap().asScala.map { case (k, v) => k.toLowerCase -> v }.toMap
+    val branch = Option(sparkTable.branch()).filter(_ != "main")
+    if (branch.isDefined || !options.keySet.forall(readOptions.contains)) return None
+    val table = sparkTable.table()
+    val readSchema = SnapshotUtil.schemaFor(table, sparkTable.snapshotId(), null)
+    if (!relation.output.forall(a => readSchema.asStruct().field(a.name) != null)) return None
+    val chosen: Option[Long] = Option(sparkTable.snapshotId()).map(_.longValue())
+      .orElse(options.get("snapshot-id").map(_.toLong))
+      .orElse(options.get("as-of-timestamp").map(ts => SnapshotUtil.snapshotIdAsOfTime(table, ts.toLong)))
+    // A snapshot id the table does not have: Iceberg's scan fails, no index makes it succeed.
+    val snapshot: Option[Option[Snapshot]] = chosen match {
+      case Some(id) => Option(table.snapshot(id)).map(Some(_))
+      case None => Some(Option(table.currentSnapshot())) // None: an empty table
+    }
+    snapshot.map(s => new IcebergTable(relation, table, s, readSchema, chosen.isDefined))
+  }
+
+  def pathOf(task: FileScanTask): String = new Path(task.file().location()).toString
+
+  // A snapshot's files are read from its manifests; a query plans against the same snapshot many
+  // times (every optimizer pass, every candidate index). Keyed by the table's uuid and snapshot.
+  private val cache = new BoundedCache[(String, Long), Seq[FileScanTask]](64, 2000000L, _.size.toLong)
+
+  def tasks(table: Table, snapshot: Snapshot): Seq[FileScanTask] =
+    cache.getOrElseUpdate((table.uuid().toString, snapshot.snapshotId()), {
+        val planned = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()
+        try planned.asScala.toList
+        finally planned.close()
+      })
+
+  // Types whose Parquet representation Spark reads as Iceberg does (UUID, time, variant and others are not).
+  private val readableTypes: Set[Type.TypeID] = Set(Type.TypeID.BOOLEAN, Type.TypeID.INTEGER, Type.TypeID.LONG,
+    Type.TypeID.FLOAT, Type.TypeID.DOUBLE, Type.TypeID.DATE, Type.TypeID.TIMESTAMP, Type.TypeID.STRING,
+    Type.TypeID.FIXED, Type.TypeID.BINARY, Type.TypeID.DECIMAL, Type.TypeID.STRUCT, Type.TypeID.LIST,
+    Type.TypeID.MAP)
+
+  /**
+   * Why a Parquet scan by column name may not read what Iceberg reads by field id: a column renamed,
+   * or dropped and added again under the same name, or whose type was promoted, in any schema the
+   * table has had (older data files were written with it); a column with a default value for older
+   * files; files without field ids (a name mapping); a type Spark's Parquet reader reads otherwise.
+   */
+  def schemaProblem(table: Table, read: Schema): Option[String] = {
+    val readNames = TypeUtil.indexByName(read.asStruct()).asScala
+    val readIds = TypeUtil.indexNameById(read.asStruct()).asScala
+    def field(id: Int) = read.findField(id)
+    val history = table.schemas().asScala.values.toSeq.flatMap { old =>
+      TypeUtil.indexByName(old.asStruct()).asScala.toSeq.flatMap { case (name, id) =>
+        val oldType = old.findType(id.intValue())
+        if (readNames.get(name).exists(_ != id)) {
+          Some(s"column '$name' was dropped and added again (Iceberg field ids ${id} and ${readNames(name)})")
+        } else if (readIds.get(id).exists(_ != name)) {
+          Some(s"column '${readIds(id)}' was renamed (it was '$name')")
+        } else if (readIds.contains(id) && oldType.isPrimitiveType && oldType != field(id).`type`()) {
+          Some(s"column '$name' changed type from $oldType to ${field(id).`type`()}")
+        } else None
+      }
+    }
+    val defaults = read.columns().asScala.filter(f => f.initialDefault() != null).map(_.name())
+    val types = readIds.keys.map(id => field(id.intValue())).filter(f => !readableTypes.contains(f.`type`().typeId()))
+    history.headOption.map(why =>
+      s"the Iceberg table's schema changed in a way a scan by column name would not see: " +
+        s"$why")
+      .orElse(defaults.headOption.map(c => s"the Iceberg table's column '$c' has a default value for older files"))
+      .orElse(types.headOption.map(f =>
+          s"the Iceberg table's column '${f.name()}' is of type ${f.`type`()}, which " +
+            "Spark's Parquet reader does not read as Iceberg does"))
+      .orElse(Option(table.properties().get("schema.name-mapping.default")).map(_ =>
+          "the Iceberg table has a " +
+            "name mapping (imported files without field ids)"))
+  }
+}
+
+/**
+ * The data files of one Iceberg snapshot as a file listing, standing in for the V2 scan `original`
+ * while the rules look at it. Files are immutable in Iceberg: the modification time is not kept.
+ */
+private[iceberg] final class IcebergFileIndex(
+    val table: IcebergTable,
+    override val original: LogicalPlan,
+    root: Path) extends TableScanListing {
+
+  // Listed only when a rule compares the table with an index, or a scan reads it.
+  private def files: Seq[FileKey] = table.files
+
+  private lazy val statuses: Seq[FileStatus] =
+    files.map(f => new FileStatus(f.size, false, 1, 0L, f.modificationTime, new Path(f.path)))
+
+  override def rootPaths: Seq[Path] = Seq(root)
+
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    if (statuses.isEmpty) Nil else Seq(FileListing.directory(InternalRow.empty, statuses))
+
+  override def inputFiles: Array[String] = statuses.map(_.getPath.toUri.toString).toArray
+
+  override def refresh(): Unit = ()
+
+  override def sizeInBytes: Long = files.map(_.size).sum
+
+  override def partitionSchema: StructType = new StructType()
+
+  override def toString: String = s"IcebergFileIndex(${files.size} files of $root)"
+}

@@ -1,0 +1,248 @@
+package io.hyperspace.sources
+
+import org.apache.iceberg.Table
+import org.apache.iceberg.spark.Spark3Util
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.rules.RuleTestSupport
+
+/**
+ * Iceberg tables as sources, differentially: after appends, deletes (copy-on-write and
+ * merge-on-read), updates, merges, compaction (rewrite_data_files), schema changes and time travel,
+ * every query returns the same rows with Hyperspace on and off, and the index is used where it can
+ * serve the table. Runs only on Spark lines with an Iceberg runtime (build.sbt excludes it elsewhere).
+ */
+class IcebergSourceSuite extends RuleTestSupport {
+
+  override protected def withIceberg: Boolean = true
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    spark.conf.set("spark.hyperspace.index.numBuckets", "4")
+    spark.range(0, 60).selectExpr("CAST(id AS BIGINT) AS id", "CAST(id AS INT) AS k", "CONCAT('new', id) AS v")
+      .createOrReplaceTempView("updates")
+  }
+
+  /** Generated rows (fixed seed): ids from `from`, k spread over 0..22 in every file. */
+  private def rows(from: Long, n: Long, files: Int): DataFrame =
+    spark.range(from, from + n, 1, files)
+      .selectExpr("id", "CAST(pmod(hash(id, 7), 23) AS INT) AS k", "CONCAT('v', id) AS v")
+
+  /** An Iceberg table `ice.db.<name>` of 4 data files, with row-level operations in `mode`. */
+  private def table(name: String, mode: String = "copy-on-write"): String = {
+    val t = s"ice.db.$name"
+    spark.sql(s"CREATE TABLE $t (id BIGINT, k INT, v STRING) USING iceberg TBLPROPERTIES (" +
+      s"'format-version'='2', 'write.delete.mode'='$mode', 'write.update.mode'='$mode', 'write.merge.mode'='$mode')")
+    append(t, 0, 400)
+    t
+  }
+
+  private def append(t: String, from: Long, n: Long): Unit = rows(from, n, 4).writeTo(t).append()
+
+  private def iceberg(t: String): Table = Spark3Util.loadIcebergTable(spark, t)
+
+  private def lookup(df: DataFrame): DataFrame = df.where("k = 3").select("id", "v")
+
+  /** The entries (name, log id) the executed plan reads. */
+  private def entriesUsed(plan: SparkPlan): Seq[(String, Long)] =
+    indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry).map(e => (e.name, e.id)).distinct
+
+  private def withHybridScan[T](body: => T): T = {
+    val keys = Map("enabled" -> "true", "maxDeletedRatio" -> "1.0", "maxAppendedRatio" -> "1.0")
+    keys.foreach { case (k, v) => spark.conf.set(s"spark.hyperspace.index.hybridscan.$k", v) }
+    try body
+    finally keys.keys.foreach(k => spark.conf.unset(s"spark.hyperspace.index.hybridscan.$k"))
+  }
+
+  private def createIndex(name: String, t: String, lineage: Boolean = true): Unit =
+    hs.createIndex(spark.table(t), IndexConfig(name, Seq("k"), Seq("v", "id"), lineage = Some(lineage)))
+
+  /** Every query of the differential part: a lookup, a range, an aggregation, a self-join on the key. */
+  private def queries(df: => DataFrame): Seq[() => DataFrame] = Seq(
+    () => lookup(df),
+    () => df.where("k > 20").select("k", "id"),
+    () => df.groupBy("k").count(),
+    () => df.where("k < 3").select("k", "v").join(df.where("k < 3").select("k", "id"), "k"))
+
+  test("an index over an Iceberg table records the snapshot's files and version, and serves its reads") {
+    val t = table("basic")
+    createIndex("i_basic", t)
+    val entry = logOf("i_basic").latestStable.get
+    val snapshot = iceberg(t).currentSnapshot()
+    assert(entry.source.format == "iceberg")
+    assert(entry.signature.provider == "IcebergVersion" && entry.signature.value == snapshot.sequenceNumber().toString)
+    val manifestFiles = spark.sql(s"SELECT file_path FROM $t.data_files").collect().map(_.getString(0))
+      .map(p => new org.apache.hadoop.fs.Path(p).toUri.getPath).sorted.toSeq
+    assert(entry.source.files.map(f => new org.apache.hadoop.fs.Path(f.path).toUri.getPath).sorted == manifestFiles)
+    assert(entry.source.files.map(_.size).sum ==
+      spark.sql(s"SELECT sum(file_size_in_bytes) FROM $t.data_files").head().getLong(0))
+    val plan = sameResult(lookup(spark.table(t)))
+    assert(indexesUsed(plan) == Seq("i_basic"), plan.treeString)
+    // By path, the same table is served by the same index.
+    val byPath = sameResult(lookup(spark.read.format("iceberg").load(iceberg(t).location())))
+    assert(indexesUsed(byPath) == Seq("i_basic"), byPath.treeString)
+  }
+
+  test("a scan no index serves stays Iceberg's own scan") {
+    val t = table("untouched")
+    createIndex("i_untouched", t)
+    val plan = sameResult(spark.table(t).where("id = 3").select("id", "v"))
+    assert(indexesUsed(plan).isEmpty)
+    assert(plan.collect { case s: BatchScanExec => s }.nonEmpty, plan.treeString)
+  }
+
+  test("appends and copy-on-write deletes, updates and merges: hybrid scan, refresh, equal results") {
+    val t = table("cow")
+    createIndex("i_cow", t)
+    val changes: Seq[(String, () => Unit)] = Seq(
+      "append" -> (() => append(t, 1000, 100)),
+      "delete" -> (() => spark.sql(s"DELETE FROM $t WHERE id % 7 = 0")),
+      "update" -> (() => spark.sql(s"UPDATE $t SET v = 'updated' WHERE k = 3")),
+      "merge" ->
+        (() =>
+          spark.sql(s"MERGE INTO $t USING updates u ON $t.id = u.id " +
+            "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *")),
+      "rewrite_data_files" ->
+        (() =>
+          spark.sql(
+            s"CALL ice.system.rewrite_data_files(table => 'db.cow', options => map('rewrite-all', 'true'))").collect()))
+    changes.zipWithIndex.foreach { case ((what, change), i) =>
+      change()
+      // Stale: without hybrid scan the table's own scan, with it the index plus the changed files.
+      val stale = sameResult(lookup(spark.table(t)))
+      assert(indexesUsed(stale).isEmpty, s"after $what: ${stale.treeString}")
+      withHybridScan {
+        queries(spark.table(t)).foreach { q =>
+          val plan = sameResult(q())
+          assert(indexesUsed(plan) == Seq("i_cow"), s"after $what: ${plan.treeString}")
+        }
+      }
+      hs.refreshIndex("i_cow", Seq("incremental", "quick", "full")(i % 3))
+      queries(spark.table(t)).foreach { q =>
+        val plan = sameResult(q())
+        assert(indexesUsed(plan) == Seq("i_cow") || i % 3 == 1, s"after $what and refresh: ${plan.treeString}")
+      }
+      withHybridScan {
+        val plan = sameResult(lookup(spark.table(t)))
+        assert(indexesUsed(plan) == Seq("i_cow"), s"after $what and refresh: ${plan.treeString}")
+      }
+    }
+  }
+
+  test("merge-on-read deletes, updates and merges: deleted rows never come back through an index") {
+    val t = table("mor", mode = "merge-on-read")
+    createIndex("i_mor", t)
+    val changes: Seq[(String, String)] = Seq(
+      "delete" -> s"DELETE FROM $t WHERE id % 7 = 0",
+      "update" -> s"UPDATE $t SET v = 'updated' WHERE k = 3",
+      "merge" ->
+        (s"MERGE INTO $t USING updates u ON $t.id = u.id " +
+          "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *"))
+    changes.foreach { case (what, sql) =>
+      spark.sql(sql)
+      assert(spark.sql(s"SELECT count(*) FROM $t.delete_files").head().getLong(0) > 0, s"$what wrote no delete file")
+      withHybridScan {
+        queries(spark.table(t)).foreach { q =>
+          val plan = sameResult(q())
+          assert(indexesUsed(plan).isEmpty, s"after $what: ${plan.treeString}")
+        }
+      }
+      assert(hs.whyNot(lookup(spark.table(t)), "i_mor").contains("delete files"))
+      Seq("incremental", "quick", "full").foreach { mode =>
+        val e = intercept[HyperspaceException](hs.refreshIndex("i_mor", mode))
+        assert(e.getMessage.contains("i_mor") && e.getMessage.contains("delete files"), e.getMessage)
+      }
+    }
+    intercept[HyperspaceException](createIndex("i_mor_new", t))
+    // Compaction applies the delete files; the index can be refreshed and serves the table again.
+    spark.sql("CALL ice.system.rewrite_data_files(table => 'db.mor', options => map('rewrite-all', 'true'))").collect()
+    hs.refreshIndex("i_mor", "full")
+    queries(spark.table(t)).foreach { q =>
+      val plan = sameResult(q())
+      assert(indexesUsed(plan) == Seq("i_mor"), plan.treeString)
+    }
+  }
+
+  test("time travel uses the index version built from that snapshot or an older one, never a newer one") {
+    val t = table("travel")
+    val s0 = iceberg(t).currentSnapshot()
+    append(t, 1000, 100)
+    val s1 = iceberg(t).currentSnapshot()
+    createIndex("i_travel", t)
+    val atCreate = logOf("i_travel").latestStable.get.id
+    spark.sql(s"DELETE FROM $t WHERE id % 5 = 0")
+    append(t, 2000, 100)
+    hs.refreshIndex("i_travel", "incremental")
+    val latest = logOf("i_travel").latestStable.get.id
+    def bySql(id: Long) = spark.sql(s"SELECT * FROM $t VERSION AS OF $id")
+    def byOption(id: Long) = spark.read.option("snapshot-id", id.toString).table(t)
+    def byTime(ms: Long) = spark.read.option("as-of-timestamp", ms.toString).table(t)
+    Seq(bySql(s1.snapshotId()), byOption(s1.snapshotId()), byTime(s1.timestampMillis())).foreach { df =>
+      assert(entriesUsed(sameResult(lookup(df))) == Seq(("i_travel", atCreate)), hs.whyNot(lookup(df), "i_travel"))
+    }
+    assert(entriesUsed(sameResult(lookup(spark.table(t)))) == Seq(("i_travel", latest)))
+    // Before the index existed: no version of it is old enough, whatever hybrid scan allows.
+    withHybridScan {
+      Seq(bySql(s0.snapshotId()), byOption(s0.snapshotId())).foreach { df =>
+        val plan = sameResult(lookup(df))
+        assert(indexesUsed(plan).isEmpty, plan.treeString)
+      }
+    }
+    assert(hs.whyNot(lookup(bySql(s0.snapshotId())), "i_travel").contains("newer than version"))
+  }
+
+  test("schema changes never make an index return other columns") {
+    // Added column: the index's columns are unchanged, it is still used.
+    val added = table("added")
+    createIndex("i_added", added)
+    spark.sql(s"ALTER TABLE $added ADD COLUMN extra STRING")
+    assert(indexesUsed(sameResult(lookup(spark.table(added)))) == Seq("i_added"))
+
+    // Renamed, dropped and added again, or promoted: neither served nor refreshed incrementally.
+    val changes = Seq(
+      "rename" -> Seq("ALTER TABLE %s RENAME COLUMN v TO w", "ALTER TABLE %s ADD COLUMN v STRING"),
+      "readd" -> Seq("ALTER TABLE %s DROP COLUMN v", "ALTER TABLE %s ADD COLUMN v STRING"),
+      "promote" -> Seq("ALTER TABLE %s ALTER COLUMN k TYPE BIGINT"))
+    changes.foreach { case (name, sqls) =>
+      val t = table(s"schema_$name")
+      createIndex(s"i_$name", t)
+      sqls.foreach(sql => spark.sql(sql.format(t)))
+      // New data files written with the new schema (copies of two rows).
+      spark.sql(s"SELECT * FROM $t WHERE k IN (3, 4) LIMIT 2").writeTo(t).append()
+      withHybridScan {
+        val plan = sameResult(lookup(spark.table(t)).union(spark.table(t).where("k = 4").select("id", "v")))
+        assert(indexesUsed(plan).isEmpty, s"$name: ${plan.treeString}")
+      }
+      intercept[HyperspaceException](hs.refreshIndex(s"i_$name", "incremental"))
+    }
+  }
+
+  test("an index is not built over a table whose older files name a column otherwise than its schema") {
+    // The files written before the rename call the column v: read by name they would give nulls for w.
+    val t = table("renamed_before")
+    spark.sql(s"ALTER TABLE $t RENAME COLUMN v TO w")
+    val e = intercept[HyperspaceException] {
+      hs.createIndex(spark.table(t), IndexConfig("i_renamed_before", Seq("k"), Seq("w")))
+    }
+    assert(e.getMessage.contains("i_renamed_before") && e.getMessage.contains("renamed"), e.getMessage)
+    val plan = sameResult(spark.table(t).where("k = 3").select("id", "w"))
+    assert(indexesUsed(plan).isEmpty)
+  }
+
+  test("dropping a column the index does not hold keeps it in use; dropping and adding again one it holds does not") {
+    val t = table("dropped")
+    hs.createIndex(spark.table(t), IndexConfig("i_dropped", Seq("k"), Seq("id"), lineage = Some(true)))
+    spark.sql(s"ALTER TABLE $t DROP COLUMN v")
+    assert(indexesUsed(sameResult(spark.table(t).where("k = 3").select("id"))) == Seq("i_dropped"))
+    spark.sql(s"ALTER TABLE $t DROP COLUMN id")
+    spark.sql(s"ALTER TABLE $t ADD COLUMN id BIGINT")
+    val plan = sameResult(spark.table(t).where("k = 3").select("k", "id"))
+    assert(indexesUsed(plan).isEmpty, plan.treeString)
+  }
+}
