@@ -96,12 +96,7 @@ def delta_part(spark: SparkSession, hs: Hyperspace, orders_path: str, root: Path
     """A Delta table of the orders, indexed, changed by a DELETE, refreshed: one report line and
     whether the lookup returned the same rows with the index (used) and without."""
     table = str(root / "orders_delta")
-    (
-        spark.read.parquet(orders_path)
-        .write.format("delta")
-        .option("delta.enableDeletionVectors", "true")
-        .save(table)
-    )
+    (spark.read.parquet(orders_path).write.format("delta").option("delta.enableDeletionVectors", "true").save(table))
     hs.create_index(
         spark.read.format("delta").load(table),
         IndexConfig("orders_delta_by_customer", ["customer_id"], ["amount", "status"], lineage=True),
@@ -142,11 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per variant")
     parser.add_argument("--no-delta", action="store_true", help="skip the Delta part")
     args = parser.parse_args(argv)
-    try:
-        from delta import configure_spark_with_delta_pip
-    except ImportError:  # delta-spark is the optional hyperspace-py[delta] extra
-        configure_spark_with_delta_pip = None
-    with_delta = configure_spark_with_delta_pip is not None and not args.no_delta
+    try:  # delta-spark is the optional hyperspace-py[delta] extra
+        import delta  # noqa: F401
+
+        delta_installed = True
+    except ImportError:
+        delta_installed = False
+    with_delta = delta_installed and not args.no_delta
 
     # A demo on one machine: bind to loopback instead of guessing a routable interface.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -162,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         .config("spark.driver.host", "127.0.0.1")
     )
     if with_delta:
+        from delta import configure_spark_with_delta_pip
+
         builder = configure_spark_with_delta_pip(
             builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension").config(
                 "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -261,7 +260,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         print(line)
-        ok = lookup_same and join_same and delta_ok and enabled_after and not enabled_before and summary["state"] == "ACTIVE"
+        ok = (
+            lookup_same
+            and join_same
+            and delta_ok
+            and enabled_after
+            and not enabled_before
+            and summary["state"] == "ACTIVE"
+        )
         return 0 if ok else 1
     finally:
         spark.stop()
