@@ -180,7 +180,7 @@ def run_format(ctx: BenchContext, fmt: TableFormat) -> dict[str, Any]:
                 start = time.perf_counter()
                 result = hs.refresh_index(name, "incremental")
                 costs[name] = time.perf_counter() - start
-                costs[f"{name} changes"] = result.message.split("Source files ", 1)[-1]
+                costs[f"{name} changes"] = result.message.split("Source files ", 1)[-1].rstrip(".")
             refresh[label] = costs
             ctx.log(f"  refresh after {label}: " + ", ".join(f"{k} {v}" for k, v in costs.items()))
     load_after = _load()

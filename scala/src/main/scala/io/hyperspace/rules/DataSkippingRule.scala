@@ -136,7 +136,8 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       case None =>
         val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
         Some(FileRelation.withLocation(relation, fs, location))
-      case Some(table) => withinFormat(table, usable, listed, skipped, perIndex.map(_._1), stats, (e, r) => reject(e, r))
+      case Some(table) =>
+        withinFormat(table, usable, listed, skipped, perIndex.map(_._1), stats, (e, r) => reject(e, r))
     }
   }
 

@@ -66,11 +66,13 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     case Some(table) =>
       val since = io.hyperspace.rules.TableVersions.versionOf(entry)
         .toRight("the index does not record the table version it was built from")
-      since.flatMap(v => table.filesFromLog(v, entry.extra.get(FileSource.TableIdKey), entry.source.currentFiles.map(_.key)))
-      match {
+      since.flatMap(v =>
+        table.filesFromLog(v, entry.extra.get(FileSource.TableIdKey), entry.source.currentFiles.map(_.key))) match {
         case Right(c) =>
-          (c.files, FilesFound(fromLog = true, s"from ${c.commits} commit(s) of the ${table.format} log " +
-            (if (c.commits == 0) s"(none after version ${c.to})" else s"(versions ${c.from} to ${c.to})")))
+          (c.files,
+            FilesFound(fromLog = true,
+              s"from ${c.commits} commit(s) of the ${table.format} log " +
+                (if (c.commits == 0) s"(none after version ${c.to})" else s"(versions ${c.from} to ${c.to})")))
         case Left(why) => (currentFiles, FilesFound(fromLog = false, s"listed from the table's snapshot: $why"))
       }
   }

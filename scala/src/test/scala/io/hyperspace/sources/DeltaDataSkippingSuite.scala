@@ -8,8 +8,7 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.delta.DeltaLog
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch,
-  RelationSkippingStats, SkippedFilesIndex}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.rules.RuleTestSupport
 import io.hyperspace.shims.FileRelation
 
@@ -124,7 +123,7 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
       case _ => s"NOT (t >= ${random.nextInt(4000)}) AND name LIKE 'n1%'"
     }
     var used = 0
-    def check(version: Option[Long]): Unit = (1 to 6).foreach { _ =>
+    def check(version: Option[Long]): Unit = (1 to 4).foreach { _ =>
       val f = filter()
       val stats = statsOf(delta(path, version).where(f).select("id", "t", "name"))
       used += stats.size
@@ -132,8 +131,9 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
     }
     check(None)
     val steps: Seq[String => Unit] = Seq(
-      p => spark.range(400, 500, 1, 2).selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name",
-        "CAST(pmod(hash(id), 23) AS INT) AS k").write.format("delta").mode("append").save(p),
+      p =>
+        spark.range(400, 500, 1, 2).selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name",
+          "CAST(pmod(hash(id), 23) AS INT) AS k").write.format("delta").mode("append").save(p),
       p => spark.sql(s"DELETE FROM delta.`$p` WHERE k = 3 AND id < 250"),
       p => spark.sql(s"UPDATE delta.`$p` SET name = CONCAT(name, '!') WHERE id % 9 = 0 AND id >= 300"),
       _ => hs.refreshIndex("dds_diff", "incremental"),
@@ -145,8 +145,8 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
       check(None)
     }
     val latest = DeltaLog.forTable(spark, path).update().version
-    (0L until latest by 2).foreach(v => check(Some(v)))
-    assert(used > 10, s"the index pruned only $used of the queries")
+    Seq(0L, latest / 2, latest - 1).foreach(v => check(Some(v)))
+    assert(used > 5, s"the index pruned only $used of the queries")
   }
 
   test("the pruned scan is Delta's own file index, so Delta's planning (deletion vectors) still applies") {
@@ -157,15 +157,16 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
       val q = delta(path).where("t BETWEEN 1100 AND 1300")
       val location = q.queryExecution.optimizedPlan.collectFirst { case FileRelation(_, fs) => fs.location }.get
       assert(location.isInstanceOf[SkippedFilesIndex] &&
-        location.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex], location)
+          location.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex], location)
       assert(q.where("id = 120").count() == 0)
     }
   }
 
   test("refresh reads the table's changes from the Delta log's commits since the indexed version") {
     val path = table("fresh")
-    hs.createIndex(delta(path), io.hyperspace.index.IndexConfig("dfresh", Seq("k"), Seq("id", "name"),
-      lineage = Some(true)))
+    hs.createIndex(delta(path),
+      io.hyperspace.index.IndexConfig("dfresh", Seq("k"), Seq("id", "name"),
+        lineage = Some(true)))
     spark.range(400, 450, 1, 1).selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name",
       "CAST(pmod(hash(id), 23) AS INT) AS k").write.format("delta").mode("append").save(path) // version 1
     spark.sql(s"DELETE FROM delta.`$path` WHERE id = 7") // version 2: a deletion vector on file 0
@@ -175,8 +176,9 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
 
     val result = hs.refreshIndex("dfresh", "incremental")
     assert(result.message.contains("from 2 commit(s) of the delta log (versions 1 to 2)"), result.message)
-    assert(result.appendedFiles == expected.appended.size && result.deletedFiles == expected.deleted.size &&
-      expected.appended.size == 2 && expected.deleted.size == 1, (result, expected.describe))
+    assert(
+      result.appendedFiles == expected.appended.size && result.deletedFiles == expected.deleted.size &&
+        expected.appended.size == 2 && expected.deleted.size == 1, (result, expected.describe))
     // The refreshed entry records exactly the table's files, as a listing gives them.
     assert(logOf("dfresh").latestStable.get.source.files.map(_.key).sortBy(_.path) == listed.sortBy(_.path))
     val plan = sameResult(delta(path).where("k = 4").select("id", "name"))
@@ -190,8 +192,9 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
 
   test("refresh lists the table when the log's commits since the indexed version were cleaned up") {
     val path = table("cleaned")
-    hs.createIndex(delta(path), io.hyperspace.index.IndexConfig("dclean", Seq("k"), Seq("id", "name"),
-      lineage = Some(true)))
+    hs.createIndex(delta(path),
+      io.hyperspace.index.IndexConfig("dclean", Seq("k"), Seq("id", "name"),
+        lineage = Some(true)))
     spark.sql(s"DELETE FROM delta.`$path` WHERE id < 30") // 1
     spark.sql(s"UPDATE delta.`$path` SET name = 'x' WHERE id = 200") // 2
     val log = DeltaLog.forTable(spark, path)

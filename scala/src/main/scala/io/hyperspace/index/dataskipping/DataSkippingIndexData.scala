@@ -31,7 +31,8 @@ object DataSkippingIndexData {
    */
   def define(spark: SparkSession, config: DataSkippingIndexConfig, source: FileSource): IndexDefinition = {
     // A table format prunes its partitions itself: a partition sketch would only repeat it.
-    val sketches = if (source.versioned.isDefined) config.sketches else withPartitionSketches(spark, config.sketches, source)
+    val sketches =
+      if (source.versioned.isDefined) config.sketches else withPartitionSketches(spark, config.sketches, source)
     val sourceDf = org.apache.spark.sql.hyperspace.SparkInternals.ofRows(spark, source.relation)
     val resolved = DataSkippingIndex.resolveSketches(spark, config.name, sketches, source.relation)
     source.versioned.foreach(t => refuseWhatFormatPrunes(config.name, t, resolved))

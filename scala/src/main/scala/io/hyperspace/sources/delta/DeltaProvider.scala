@@ -95,7 +95,7 @@ private final class DeltaTable(relation: LogicalRelation, fs: HadoopFsRelation, 
     val target = version
     if (!tableIdThen.contains(snapshot.metadata.id)) {
       Left(tableIdThen.fold("the index does not record the Delta table's id (it was built before it did)")(_ =>
-        "the Delta table at its root is another table than the one indexed (created again)"))
+          "the Delta table at its root is another table than the one indexed (created again)"))
     } else if (since > target) {
       Left(s"the index was built from version $since, newer than the table's version $target")
     } else {
@@ -166,7 +166,8 @@ private final class DeltaSkippedFilesIndex(
   extends TahoeFileIndexWithSnapshotDescriptor(table.spark, table.deltaLog, table.path, snapshot)
   with SkippedFilesIndex {
 
-  private def kept(files: Seq[AddFile]): Seq[AddFile] = files.filterNot(a => skipped.contains(absolutePath(a.path).toString))
+  private def kept(files: Seq[AddFile]): Seq[AddFile] =
+    files.filterNot(a => skipped.contains(absolutePath(a.path).toString))
 
   override def matchingFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[AddFile] = {
     val filters = ExpressionSet(partitionFilters ++ dataFilters)
