@@ -22,6 +22,7 @@ SCRIPT = textwrap.dedent(
     from delta import configure_spark_with_delta_pip
     from pyspark.sql import SparkSession
     from hyperspace import Hyperspace, IndexConfig, configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace
+    from hyperspace import BloomFilterSketch, DataSkippingIndexConfig, FormatPruning
 
     work = {work!r}
     builder = (
@@ -68,6 +69,23 @@ SCRIPT = textwrap.dedent(
     check("refreshed", lambda: spark.read.format("delta").load(path).where("k = 3").select("v"), "by_path")
     check("time travel", lambda: spark.read.format("delta").option("versionAsOf", 0).load(path).where("k = 3").select("id"),
           "by_name")
+    refreshed = hs.refresh_index("by_path", "incremental")
+    assert "of the delta log" in refreshed.message or not refreshed.changed, refreshed.message
+
+    # Data skipping over the table: a bloom filter on v (Delta keeps min/max of v, which cannot
+    # rule out a value inside a file's range); both prunings in the statistics.
+    hs.create_index(spark.read.format("delta").load(path), DataSkippingIndexConfig("v_bloom", BloomFilterSketch("v")))
+    def lookup():
+        return spark.read.format("delta").load(path).where("v = 'v250'").select("id")
+    disable_hyperspace(spark)
+    expected = sorted(lookup().collect())
+    enable_hyperspace(spark)
+    assert sorted(lookup().collect()) == expected
+    [stats] = hs.last_query_skipping_stats()
+    disable_hyperspace(spark)
+    assert isinstance(stats.format_pruning, FormatPruning) and stats.format_pruning.format == "delta", stats
+    assert stats.files_read == 1 and stats.format_pruning.files_skipped_after >= 1, stats
+    print("OK skipping")
     spark.stop()
     """
 )
@@ -82,4 +100,5 @@ def test_delta_tables_through_the_python_api(tmp_path: Path) -> None:
         "OK stale",
         "OK refreshed",
         "OK time travel",
+        "OK skipping",
     ], result.stdout

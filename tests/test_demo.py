@@ -44,5 +44,12 @@ def test_demo_prints_its_report(tmp_path: Path) -> None:
     assert re.search(r"join \+ aggregate\s+[\d.]+s\s+[\d.]+s\s+[\d.]+×  True", report), report
     assert "FileScan Hyperspace(Type: CI, Name: orders_by_customer, LogVersion: 5)" in report
     assert "(Exchange 3 → 1)" in report
+    # The Delta part: an index over a Delta table, refreshed from the log after a DELETE.
+    assert re.search(
+        r"delta\s+orders_delta: DELETE \(deletion vectors\), refresh incremental: \d+ appended / \d+ deleted "
+        r"file\(s\), from 1 commit\(s\) of the delta log \(versions 1 to 1\); lookup through the index: "
+        r"same result True",
+        report,
+    ), report
     # The builds' progress bar, on stderr.
     assert "create index 'orders_by_customer'" in result.stderr

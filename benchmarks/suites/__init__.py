@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import broadcast, dataskipping, indexed, maintenance, overhead, tpch
+from benchmarks.suites import broadcast, dataskipping, indexed, lakehouse, maintenance, overhead, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -19,4 +19,5 @@ SUITES: dict[str, Suite] = {
     "indexed": indexed.run,
     "dataskipping": dataskipping.run,
     "broadcast": broadcast.run,
+    "lakehouse": lakehouse.run,
 }

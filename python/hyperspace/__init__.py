@@ -36,7 +36,14 @@ from hyperspace.exceptions import (
     HyperspaceJarNotFoundError,
     HyperspaceNotLoadedError,
 )
-from hyperspace.hyperspace import Hyperspace, IndexSkips, MaintenanceResult, RelationSkippingStats, SketchSkips
+from hyperspace.hyperspace import (
+    FormatPruning,
+    Hyperspace,
+    IndexSkips,
+    MaintenanceResult,
+    RelationSkippingStats,
+    SketchSkips,
+)
 from hyperspace.index_config import CoveringIndexConfig, IndexConfig
 from hyperspace.indexed import IndexedDataFrame
 from hyperspace.progress import Progress
@@ -64,6 +71,7 @@ __all__ = [
     "Hyperspace",
     "MaintenanceResult",
     "RelationSkippingStats",
+    "FormatPruning",
     "IndexSkips",
     "SketchSkips",
     "HyperspaceConfig",

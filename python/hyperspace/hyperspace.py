@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import pyspark
 from pyspark.sql import DataFrame, SparkSession
@@ -108,6 +108,28 @@ class IndexSkips:
 
 
 @dataclass(frozen=True)
+class FormatPruning:
+    """What a table format's own file pruning did for a scan data skipping indexes also pruned.
+
+    Delta prunes by partition values and by the per-file min/max its log keeps; the indexes'
+    contribution is what they rule out among the files Delta keeps.
+
+    Attributes:
+        format: the table format (``"delta"``).
+        files_pruned: files of the table the format's own pruning leaves out for the filter.
+        bytes_pruned: their bytes.
+        files_skipped_after: files the format keeps that the indexes rule out.
+        bytes_skipped_after: their bytes.
+    """
+
+    format: str
+    files_pruned: int
+    bytes_pruned: int
+    files_skipped_after: int
+    bytes_skipped_after: int
+
+
+@dataclass(frozen=True)
 class RelationSkippingStats:
     """Data skipping statistics of one scanned relation of a query.
 
@@ -118,9 +140,11 @@ class RelationSkippingStats:
         bytes_total: their bytes.
         files_skipped: files some data skipping index ruled out (each counted once).
         bytes_skipped: their bytes.
-        files_read: ``files_total - files_skipped``.
-        bytes_read: ``bytes_total - bytes_skipped``.
+        files_read: ``files_total - files_skipped`` (for a table format that prunes files
+            itself: ``files_total`` minus what it pruned minus what the indexes skipped beyond it).
+        bytes_read: their bytes.
         indexes: what each index skipped.
+        format_pruning: for a table format's scan (Delta), what its own pruning did.
     """
 
     relation: str
@@ -132,6 +156,7 @@ class RelationSkippingStats:
     files_read: int
     bytes_read: int
     indexes: tuple[IndexSkips, ...]
+    format_pruning: FormatPruning | None = None
 
     @classmethod
     def _list_from_json(cls, text: str) -> list[RelationSkippingStats]:
@@ -158,16 +183,31 @@ class RelationSkippingStats:
                     )
                     for i in d["indexes"]
                 ),
+                format_pruning=_format_pruning(d.get("formatPruning")),
             )
             for d in json.loads(text)
         ]
 
     def __str__(self) -> str:
         by = "; ".join(f"{i.index}: {i.files_skipped}" for i in self.indexes)
+        f = self.format_pruning
+        pruned = f"{f.format} pruned {f.files_pruned} itself, the indexes {f.files_skipped_after} more; " if f else ""
         return (
             f"{self.relation}: skipped {self.files_skipped} of {self.files_total} files "
-            f"({self.bytes_skipped} of {self.bytes_total} bytes), read {self.files_read}; by {by}"
+            f"({self.bytes_skipped} of {self.bytes_total} bytes), {pruned}read {self.files_read}; by {by}"
         )
+
+
+def _format_pruning(d: dict[str, Any] | None) -> FormatPruning | None:
+    if not d:
+        return None
+    return FormatPruning(
+        format=d["format"],
+        files_pruned=int(d["filesPruned"]),
+        bytes_pruned=int(d["bytesPruned"]),
+        files_skipped_after=int(d["filesSkippedAfter"]),
+        bytes_skipped_after=int(d["bytesSkippedAfter"]),
+    )
 
 
 def _index_name(name: object) -> str:

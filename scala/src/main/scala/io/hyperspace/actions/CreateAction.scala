@@ -48,7 +48,7 @@ class CreateAction(
       operation = operation, timestamp = System.currentTimeMillis(), enabled = false,
       owner = Owner.current, index = definition, incarnation = Some(LogEntry.newIncarnation()),
       content = Content(indexLog.indexPath.toString, DataVersions.next(spark, indexLog), Nil),
-      source = described, signature = source.signature(described.files))
+      source = described, signature = source.signature(described.files), extra = source.entryExtra)
   }
 
   override protected def op(begin: LogEntry): LogEntry = {

@@ -44,7 +44,9 @@ object MaintenanceResult {
     val message =
       if (!changed) s"Index '${action.indexName}' is up to date with its source; nothing to refresh."
       else s"Refreshed index '${action.indexName}' (${action.mode}): ${c.appended.size} appended and " +
-        s"${c.deleted.size} deleted source file(s) $what; log version $after."
+        s"${c.deleted.size} deleted source file(s) $what; log version $after." +
+        // For a table format, whether the changes came from its log (the cheap way) or a listing.
+        (if (action.filesFound.detail.isEmpty) "" else s" Source files ${action.filesFound.detail}.")
     MaintenanceResult(action.indexName, "refresh", action.mode, changed, after,
       c.appended.size, c.deleted.size, 0, message)
   }

@@ -7,7 +7,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.MaintenanceModes.{Full, Incremental, Quick}
 import io.hyperspace.index.IndexDataFiles
 import io.hyperspace.log.{IndexLogManager, LogEntry, SourceFile, States}
-import io.hyperspace.sources.{FileKey, FileSource, SourceChanges, TableFormats}
+import io.hyperspace.sources.{FileKey, FileSource, FilesFound, SourceChanges, TableFormats}
 
 /**
  * Brings an ACTIVE index up to date with its source (paper Table 2), with the index's own
@@ -42,14 +42,21 @@ class RefreshAction(
   private var listing: Seq[FileKey] = Nil
   private var found: SourceChanges = SourceChanges(Nil, Nil)
   private var schemaChange: Option[String] = None
+  private var foundBy: FilesFound = FilesFound(fromLog = false, "")
 
   /** How the source differed from the index data when the run started. */
   def changes: SourceChanges = found
 
+  /** How the source's files were found: from a table format's log commits, or listed (and why). */
+  def filesFound: FilesFound = foundBy
+
   override protected def validate(base: Option[LogEntry]): Unit = {
     val entry = Action.requireActive(indexName, operation, base)
     source = FileSource.load(spark, entry.source, indexName)
-    listing = source.currentFiles
+    // A table format's files come from the commits since the index's version, when the log has them.
+    val (files, how) = source.currentFilesSince(entry)
+    listing = files
+    foundBy = how
     // An index over no data would answer every query with nothing: almost always a source moved
     // or emptied by mistake, so say so rather than commit it.
     if (listing.isEmpty) {
@@ -137,7 +144,8 @@ class RefreshAction(
           s"it would keep are missing or were changed (e.g. ${refreshed.content.pathOf(missing.head)}). " +
           s"Run a full refresh (refreshIndex('$indexName', 'full')) to rebuild the index from its source.")
     }
-    refreshed.copy(signature = source.signature(refreshed.source.currentFiles))
+    refreshed.copy(signature = source.signature(refreshed.source.currentFiles),
+      extra = refreshed.extra ++ source.entryExtra)
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

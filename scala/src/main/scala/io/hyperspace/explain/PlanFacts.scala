@@ -6,7 +6,7 @@ import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStag
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
 import io.hyperspace.index.covering.IndexHadoopFsRelation
-import io.hyperspace.index.dataskipping.DataSkippingFileIndex
+import io.hyperspace.index.dataskipping.SkippedFilesIndex
 
 /**
  * Facts about a query that has run: files and bytes its scans read, its shuffles and the indexes
@@ -32,7 +32,7 @@ object PlanFacts {
       indexes = scans.map(_.relation).flatMap {
         case r: IndexHadoopFsRelation => Seq(r.entry.name)
         case r => r.location match {
-            case d: DataSkippingFileIndex => d.entries.map(_.name) // pruned the source scan
+            case d: SkippedFilesIndex => d.entries.map(_.name) // pruned the source scan
             case _ => Nil
           }
       }.distinct.sorted)

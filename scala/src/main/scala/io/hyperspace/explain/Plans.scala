@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.index.covering.{CoveringIndex, IndexHadoopFsRelation}
-import io.hyperspace.index.dataskipping.{DataSkippingFileIndex, RelationSkippingStats}
+import io.hyperspace.index.dataskipping.{RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.sources.SelectedFilesIndex
 
@@ -31,14 +31,14 @@ object Plans {
   def indexesIn(plan: SparkPlan): Seq[LogEntry] = plan.collect {
     case s: FileSourceScanExec if s.relation.isInstanceOf[IndexHadoopFsRelation] =>
       Seq(s.relation.asInstanceOf[IndexHadoopFsRelation].entry)
-    case s: FileSourceScanExec if s.relation.location.isInstanceOf[DataSkippingFileIndex] =>
-      s.relation.location.asInstanceOf[DataSkippingFileIndex].entries
+    case s: FileSourceScanExec if s.relation.location.isInstanceOf[SkippedFilesIndex] =>
+      s.relation.location.asInstanceOf[SkippedFilesIndex].entries
   }.flatten.distinctBy(e => (e.name, e.id))
 
   /** The data skipping statistics of the scans of a physical plan whose files an index pruned. */
   def skippingIn(plan: SparkPlan): Seq[RelationSkippingStats] = plan.collect {
-    case s: FileSourceScanExec if s.relation.location.isInstanceOf[DataSkippingFileIndex] =>
-      s.relation.location.asInstanceOf[DataSkippingFileIndex].stats
+    case s: FileSourceScanExec if s.relation.location.isInstanceOf[SkippedFilesIndex] =>
+      s.relation.location.asInstanceOf[SkippedFilesIndex].stats
   }
 
   /**

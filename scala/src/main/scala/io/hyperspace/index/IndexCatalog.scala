@@ -265,7 +265,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
     if (entry.state == States.CREATING) None
     else try {
       val source = FileSource.load(spark, entry.source, entry.name)
-      Some(SourceChanges.between(entry.source.files, source.currentFiles))
+      Some(SourceChanges.between(entry.source.files, source.currentFilesSince(entry)._1))
     } catch {
       case NonFatal(e) =>
         logWarning(s"Cannot list the source of index '${entry.name}': ${e.getMessage}")

@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.IndexKinds
 import io.hyperspace.index.covering.IndexHadoopFsRelation
-import io.hyperspace.index.dataskipping.DataSkippingFileIndex
+import io.hyperspace.index.dataskipping.SkippedFilesIndex
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.FileRelation
 import io.hyperspace.sources.TableScans
@@ -201,7 +201,7 @@ object ApplyHyperspace extends Logging {
   /** The index entries a logical plan reads (covering indexes) or prunes files with (data skipping). */
   def indexesIn(plan: LogicalPlan): Seq[LogEntry] = plan.collect {
     case FileRelation(_, r: IndexHadoopFsRelation) => Seq(r.entry)
-    case FileRelation(_, r) if r.location.isInstanceOf[DataSkippingFileIndex] =>
-      r.location.asInstanceOf[DataSkippingFileIndex].entries
+    case FileRelation(_, r) if r.location.isInstanceOf[SkippedFilesIndex] =>
+      r.location.asInstanceOf[SkippedFilesIndex].entries
   }.flatten
 }

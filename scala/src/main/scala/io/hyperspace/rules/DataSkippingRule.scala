@@ -13,7 +13,7 @@ import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.shims.FileRelation
-import io.hyperspace.sources.{FileKey, FileSource, SourceSubset, TableFormats}
+import io.hyperspace.sources.{FileKey, FileSource, SourceSubset, VersionedTable}
 
 /**
  * A Filter over a file scan → the same Filter over the same scan with fewer files: the files
@@ -25,6 +25,9 @@ import io.hyperspace.sources.{FileKey, FileSource, SourceSubset, TableFormats}
  * and modification time, can be skipped: files appended since (or rewritten) are always read,
  * deleted ones are simply not listed any more. Several indexes on one relation each skip what
  * they can. An index that fails is ignored for the query (logged), never failing it.
+ *
+ * A table format's table (Delta) is pruned on top of the format's own pruning, through the
+ * format's own scan (which keeps applying its deletion vectors): see [[withinFormat]].
  */
 object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
 
@@ -73,10 +76,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       relation: LogicalRelation,
       log: DecisionLog): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
-      // A table format's scan reads its log's files with their deletion vectors applied by the
-      // format's own file index, which a pruned listing would replace: not pruned (yet).
-      case Some(fs) if !fs.location.isInstanceOf[DataSkippingFileIndex] && TableFormats.tableOf(relation, fs).isEmpty =>
-        fs
+      case Some(fs) if !fs.location.isInstanceOf[SkippedFilesIndex] => fs
       case _ => return None
     }
     val source = FileSource(relation, fs)
@@ -94,7 +94,10 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     val filter = usable.reduce(And)
     // What the sketches can say about the filter is decided from the log entry alone: a query
     // no sketch can help costs neither the source's file listing nor a sketch table read.
-    val (alike, unlike) = indexes.partition(e => readsLike(e, source))
+    // A scan of an older table version (time travel) is best served by the index version built
+    // from it; any version is safe, since only files with the very key it summarized are skipped.
+    val versions = indexes.map(e => TableVersions.entryFor(spark, e, source.versioned).getOrElse(e))
+    val (alike, unlike) = versions.partition(e => readsLike(e, source))
     unlike.foreach(reject(_, Reason.SkippingSourceMismatch))
     val translated = alike.flatMap { entry =>
       val t = attempt(entry, log)(translate(spark, entry, filter, relation))
@@ -129,9 +132,49 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       indexes = perIndex.map(_._3))
     // So that lastQuerySkippingStats sees this query once it has run.
     DataSkippingStats.ensureListener(spark)
-    val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
-    Some(FileRelation.withLocation(relation, fs, location))
+    source.versioned match {
+      case None =>
+        val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
+        Some(FileRelation.withLocation(relation, fs, location))
+      case Some(table) =>
+        withinFormat(table, usable, listed, skipped, perIndex.map(_._1), stats, (e, r) => reject(e, r))
+    }
   }
+
+  /**
+   * A table format's scan without the `skipped` files, on top of the format's own pruning (Delta
+   * prunes by partition values and by the min/max its log keeps per file, and masks rows with
+   * deletion vectors): the format's own scan keeps doing all of that, and the indexes only take
+   * away files it keeps. When they take away none of those, the scan is left as it was (the
+   * format already prunes what the indexes would), and the indexes say so.
+   */
+  private def withinFormat(
+      table: VersionedTable,
+      filters: Seq[Expression],
+      listed: Seq[FileKey],
+      skipped: Set[FileKey],
+      entries: Seq[LogEntry],
+      stats: RelationSkippingStats,
+      reject: (LogEntry, Reason) => Unit): Option[LogicalRelation] =
+    if (skipped.isEmpty) {
+      entries.foreach(reject(_, Reason.NoFileSkipped))
+      None
+    } else table.pruning(filters) match {
+      case None =>
+        entries.foreach(reject(_, Reason.FormatPrunesItself(table.format, reportsPruning = false)))
+        None
+      case Some(scan) =>
+        val beyond = skipped.filter(f => scan.kept.contains(f.path))
+        if (beyond.isEmpty) {
+          entries.foreach(reject(_, Reason.FormatPrunesItself(table.format, reportsPruning = true)))
+          None
+        } else {
+          val pruned = listed.filterNot(f => scan.kept.contains(f.path))
+          val format = FormatPruning(table.format, pruned.size, pruned.map(_.size).sum, beyond.size,
+            beyond.iterator.map(_.size).sum)
+          Some(scan.without(skipped.map(_.path), entries, stats.copy(formatPruning = Some(format))))
+        }
+    }
 
   // An index that fails is ignored for the query, never failing it.
   private def attempt[T](entry: LogEntry, log: DecisionLog)(body: => Option[T]): Option[T] =

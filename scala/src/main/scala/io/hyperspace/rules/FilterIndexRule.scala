@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexFileIndex}
-import io.hyperspace.index.dataskipping.DataSkippingFileIndex
+import io.hyperspace.index.dataskipping.SkippedFilesIndex
 
 import io.hyperspace.log.LogEntry
 
@@ -59,7 +59,7 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
     // A scan data skipping already pruned keeps its pruning unless the index reads fewer bytes.
     val prunedBytes = relation.relation match {
       case fs: HadoopFsRelation => fs.location match {
-          case d: DataSkippingFileIndex => Some(d.stats.bytesRead)
+          case d: SkippedFilesIndex => Some(d.stats.bytesRead)
           case _ => None
         }
       case _ => None

@@ -209,6 +209,17 @@ object Reason {
     def describe: String = "the query has no filter directly over the scan"
   }
 
+  case object NoFileSkipped extends Reason {
+    def describe: String = "its sketches rule out no file of the table for the query's filter"
+  }
+
+  final case class FormatPrunesItself(format: String, reportsPruning: Boolean) extends Reason {
+    def describe: String =
+      if (reportsPruning) s"$format's own pruning (partition values, the min/max its log keeps per file) already " +
+        "leaves out every file the index would skip for this filter"
+      else s"the $format provider does not report its own file pruning, so the index does not prune its tables"
+  }
+
   final case class NoSketchApplies(sketchColumns: Seq[String]) extends Reason {
     def describe: String = s"no sketch (${sketchColumns.mkString(", ")}) can evaluate the query's filter"
   }

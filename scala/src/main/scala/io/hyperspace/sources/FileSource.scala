@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
-import io.hyperspace.log.{Signature, Source, SourceFile}
+import io.hyperspace.log.{LogEntry, Signature, Source, SourceFile}
 import io.hyperspace.shims.FileRelation
 
 /** A DataFrame that is a plain scan of files: what an index can be built over. */
@@ -54,6 +54,31 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
     if (versioned.isEmpty) fsRelation.location.refresh()
     listedFiles
   }
+
+  /**
+   * [[currentFiles]], for an index whose newest entry is `entry`: for a table format, the table's
+   * files found from those the entry records (at the table version it records) and the log's
+   * commits since, when the log still holds them all — the cost of the change, not of the table —
+   * else listed; with how they were found (for messages and tests).
+   */
+  def currentFilesSince(entry: LogEntry): (Seq[FileKey], FilesFound) = versioned match {
+    case None => (currentFiles, FilesFound(fromLog = false, ""))
+    case Some(table) =>
+      val since = io.hyperspace.rules.TableVersions.versionOf(entry)
+        .toRight("the index does not record the table version it was built from")
+      since.flatMap(v =>
+        table.filesFromLog(v, entry.extra.get(FileSource.TableIdKey), entry.source.currentFiles.map(_.key))) match {
+        case Right(c) =>
+          (c.files,
+            FilesFound(fromLog = true,
+              s"from ${c.commits} commit(s) of the ${table.format} log " +
+                (if (c.commits == 0) s"(none after version ${c.to})" else s"(versions ${c.from} to ${c.to})")))
+        case Left(why) => (currentFiles, FilesFound(fromLog = false, s"listed from the table's snapshot: $why"))
+      }
+  }
+
+  /** What the log entry of an index over this source records besides the source (the table's id). */
+  def entryExtra: Map[String, String] = versioned.flatMap(_.tableId).map(FileSource.TableIdKey -> _).toMap
 
   /**
    * A scan of only the files of this source in `paths` (partition values, schema and options
@@ -110,7 +135,16 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
   def signature(files: Seq[SourceFile]): Signature = versioned.map(_.signature).getOrElse(Signature.of(files))
 }
 
+/**
+ * How a source's current files were found: from a table format's log commits since the index's
+ * version (`fromLog`), or by listing; `detail` says which commits, or why they could not be used.
+ */
+final case class FilesFound(fromLog: Boolean, detail: String)
+
 object FileSource {
+
+  /** The log entry's `extra` key recording a table format's table id ([[VersionedTable.tableId]]). */
+  val TableIdKey = "sourceTableId"
 
   // Reader options that say where files are found, not how their rows are read: partition
   // discovery's base directory, and the declaration of glob patterns.

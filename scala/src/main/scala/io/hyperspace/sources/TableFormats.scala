@@ -1,13 +1,16 @@
 package io.hyperspace.sources
 
+import scala.annotation.nowarn
 import scala.util.Try
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.index.dataskipping.RelationSkippingStats
 import io.hyperspace.log.{LogEntry, Signature}
 
 /**
@@ -62,6 +65,59 @@ trait VersionedTable {
    * would be other columns, if they do.
    */
   def schemaChange(recorded: String, columns: Set[String]): Option[String] = None
+
+  /**
+   * What tells this table from another one created later at the same root (Delta's table id),
+   * when the format has it: the log's commits describe the changes of one table only.
+   */
+  def tableId: Option[String] = None
+
+  /**
+   * The table's files at [[version]] (as [[files]] gives them), from its files at the older
+   * version `since` (`filesThen`, of the table with id `tableIdThen`) and the commits of the
+   * log in between, without listing the table: the cost of the change, not of the table. Left
+   * with the reason when the log cannot tell (its commits were cleaned up, the table was created
+   * again); the caller then lists the table.
+   */
+  @nowarn("cat=unused-params") // a format without a readable log has no use for them
+  def filesFromLog(since: Long, tableIdThen: Option[String], filesThen: Seq[FileKey]): Either[String, LogChanges] =
+    Left(s"the $format provider does not read the changes from its log")
+
+  /**
+   * The format's own file pruning for `filters` (deterministic conjuncts over the scan's
+   * output): partition values and the statistics its log keeps per file. None when the format
+   * does not report it; data skipping indexes then leave the table's scans alone.
+   */
+  @nowarn("cat=unused-params") // a format that does not report its pruning has no use for them
+  def pruning(filters: Seq[Expression]): Option[FormatScan] = None
+
+  /** Top-level columns whose per-file min/max the format's log keeps (and prunes files by). */
+  def minMaxColumns: Set[String] = Set.empty
+}
+
+/**
+ * The files of a table at a version, found from an older version's files and the commits in
+ * between ([[VersionedTable.filesFromLog]]).
+ *
+ * @param files   the table's files at the newer version
+ * @param commits the number of commits read
+ * @param from    the first version read
+ * @param to      the last version read
+ */
+final case class LogChanges(files: Seq[FileKey], commits: Int, from: Long, to: Long)
+
+/** A table format's own file pruning of one scan ([[VersionedTable.pruning]]). */
+trait FormatScan {
+
+  /** The files (paths as [[VersionedTable.files]] spells them) the format's own pruning keeps. */
+  def kept: Set[String]
+
+  /**
+   * The scan reading the files the format keeps except `skipped`, row masks applied as the
+   * format applies them; its file index is a
+   * [[io.hyperspace.index.dataskipping.SkippedFilesIndex]] reporting `entries` and `stats`.
+   */
+  def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats): LogicalRelation
 }
 
 /** Recognises scans of one table format's tables. */

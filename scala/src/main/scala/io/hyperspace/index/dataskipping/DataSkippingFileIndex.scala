@@ -6,6 +6,20 @@ import io.hyperspace.log.LogEntry
 import io.hyperspace.sources.FilteredFileIndex
 
 /**
+ * A relation's file index that data skipping indexes pruned: which index versions did, and the
+ * statistics reported for the query. A plain file listing's is a [[DataSkippingFileIndex]]; a
+ * table format's is the format provider's own (it keeps the format's pruning and row masks).
+ */
+trait SkippedFilesIndex {
+
+  /** The index versions that did the skipping (for explain). */
+  def entries: Seq[LogEntry]
+
+  /** The statistics reported for the query. */
+  def stats: RelationSkippingStats
+}
+
+/**
  * A source's own file listing (`delegate`) without the files data skipping indexes ruled out
  * for a query (`skipped`, paths as the listing spells them): what the data skipping rule puts in
  * place of a relation's location. Everything else — partition values, schema, read options, the
@@ -19,7 +33,7 @@ class DataSkippingFileIndex(
     delegate: FileIndex,
     val skipped: Set[String],
     val entries: Seq[LogEntry],
-    val stats: RelationSkippingStats) extends FilteredFileIndex(delegate) {
+    val stats: RelationSkippingStats) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
 
   override protected def keeps(path: String): Boolean = !skipped.contains(path)
 

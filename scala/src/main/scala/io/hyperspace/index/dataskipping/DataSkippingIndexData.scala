@@ -2,13 +2,14 @@ package io.hyperspace.index.dataskipping
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.types.{DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.IndexKind
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.sources.{FileSource, VersionedTable}
 
 /**
  * How a data skipping index is defined, written and rewritten on disk: the sketch table as
@@ -29,14 +30,43 @@ object DataSkippingIndexData {
    * included columns, buckets or lineage (file ids are the sketch table's key).
    */
   def define(spark: SparkSession, config: DataSkippingIndexConfig, source: FileSource): IndexDefinition = {
-    val sketches = withPartitionSketches(spark, config.sketches, source)
+    // A table format prunes its partitions itself: a partition sketch would only repeat it.
+    val sketches =
+      if (source.versioned.isDefined) config.sketches else withPartitionSketches(spark, config.sketches, source)
     val sourceDf = org.apache.spark.sql.hyperspace.SparkInternals.ofRows(spark, source.relation)
     val resolved = DataSkippingIndex.resolveSketches(spark, config.name, sketches, source.relation)
+    source.versioned.foreach(t => refuseWhatFormatPrunes(config.name, t, resolved))
     // Only analyzed, never run: the schema of the table the build will write.
     val schema = DataSkippingIndex.buildSketchTable(sourceDf, resolved, Map.empty).schema
     IndexDefinition(DataSkippingIndex.Kind, DataSkippingIndex.KindVersion,
       indexedColumns = sketches.map(_.describe), includedColumns = Nil, numBuckets = 0,
       lineage = false, schema = schema.json, properties = DataSkippingIndex.properties(sketches))
+  }
+
+  /**
+   * A MinMax sketch over a plain column whose min/max the table format's log keeps per file
+   * (Delta: the first `delta.dataSkippingNumIndexedCols` columns, or `delta.dataSkippingStatsColumns`)
+   * would skip only files the format's own pruning already leaves out: refused, naming the
+   * column, rather than built and evaluated for nothing.
+   */
+  private def refuseWhatFormatPrunes(indexName: String, table: VersionedTable, sketches: Seq[ResolvedSketch]): Unit = {
+    lazy val kept = table.minMaxColumns
+    sketches.collectFirst {
+      case ResolvedSketch(m: MinMaxSketch, _, a: Attribute)
+          if formatKeepsMinMax(a.dataType) && kept.exists(_.equalsIgnoreCase(a.name)) => (m, a.name)
+    }.foreach { case (m, column) =>
+      throw new HyperspaceException(
+        s"Cannot create data skipping index '$indexName': its sketch ${m.describe} is over column '$column', whose " +
+          s"min/max the ${table.format} table's log already keeps for every file and prunes files by, so it " +
+          "would skip nothing more. Leave that sketch out (a BloomFilter or ValueList sketch on the column helps " +
+          "equality filters the min/max cannot), or stop the format from collecting the column's statistics.")
+    }
+  }
+
+  // The types Delta keeps min/max statistics for (it keeps only null counts for the others).
+  private def formatKeepsMinMax(t: DataType): Boolean = t match {
+    case _: NumericType | _: StringType | DateType | TimestampType | TimestampNTZType => true
+    case _ => false
   }
 
   private def withPartitionSketches(spark: SparkSession, sketches: Seq[Sketch], source: FileSource): Seq[Sketch] =

@@ -25,8 +25,8 @@ object DataSkippingStats {
 
   /** The statistics of the relations data skipping pruned in an optimized `plan` (subqueries included). */
   def of(plan: LogicalPlan): Seq[RelationSkippingStats] = plan.collectWithSubqueries {
-    case FileRelation(_, fs) if fs.location.isInstanceOf[DataSkippingFileIndex] =>
-      fs.location.asInstanceOf[DataSkippingFileIndex].stats
+    case FileRelation(_, fs) if fs.location.isInstanceOf[SkippedFilesIndex] =>
+      fs.location.asInstanceOf[SkippedFilesIndex].stats
   }
 
   private val listeners = new java.util.WeakHashMap[SparkSession, LastQueryListener]()

@@ -23,13 +23,35 @@ case class IndexSkips(
     sketches: Seq[SketchSkips])
 
 /**
+ * What a table format's own file pruning did for a scan that data skipping indexes also pruned
+ * (Delta prunes by partition values and by the per-file min/max its log keeps). The format prunes
+ * first; the indexes' contribution is what they rule out among the files the format keeps.
+ *
+ * @param format               the table format (`delta`)
+ * @param filesPruned          files of the table the format's own pruning leaves out for the filter
+ * @param bytesPruned          their bytes
+ * @param filesSkippedAfter    files the format keeps that the indexes rule out (the indexes' own gain)
+ * @param bytesSkippedAfter    their bytes
+ */
+case class FormatPruning(
+    format: String,
+    filesPruned: Int,
+    bytesPruned: Long,
+    filesSkippedAfter: Int,
+    bytesSkippedAfter: Long)
+
+/**
  * Data skipping statistics of one scanned relation of a query, fixed when the query was
  * optimized. `files*`/`bytes*Total` are the relation's files as listed (before Spark's own
- * partition pruning, which may read fewer still); skipped are the files some data skipping
- * index ruled out; read = total − skipped. A file skipped by several indexes counts once.
+ * partition pruning, which may read fewer still; for a table format, the table's files at the
+ * scanned version); skipped are the files some data skipping index ruled out; read = total −
+ * skipped. A file skipped by several indexes counts once. For a table format that prunes files
+ * itself, `formatPruning` says what it pruned and what the indexes skipped beyond it, and read
+ * = total − pruned by the format − skipped beyond it.
  *
- * @param relation the relation: its catalog table, or its root paths
- * @param filter   the query filter the sketches were given, as SQL
+ * @param relation      the relation: its catalog table, or its root paths
+ * @param filter        the query filter the sketches were given, as SQL
+ * @param formatPruning the table format's own pruning, for a table format's scan
  */
 case class RelationSkippingStats(
     relation: String,
@@ -38,13 +60,16 @@ case class RelationSkippingStats(
     bytesTotal: Long,
     filesSkipped: Int,
     bytesSkipped: Long,
-    indexes: Seq[IndexSkips]) {
+    indexes: Seq[IndexSkips],
+    formatPruning: Option[FormatPruning] = None) {
 
-  /** Files the scan may read (total − skipped). */
-  def filesRead: Int = filesTotal - filesSkipped
+  /** Files the scan may read (total − skipped, and − what the format pruned itself). */
+  def filesRead: Int =
+    formatPruning.map(f => filesTotal - f.filesPruned - f.filesSkippedAfter).getOrElse(filesTotal - filesSkipped)
 
   /** Bytes of the files the scan may read. */
-  def bytesRead: Long = bytesTotal - bytesSkipped
+  def bytesRead: Long =
+    formatPruning.map(f => bytesTotal - f.bytesPruned - f.bytesSkippedAfter).getOrElse(bytesTotal - bytesSkipped)
 
   /** One line, e.g. `data/events: skipped 90 of 100 files (9.0 MB of 10.0 MB) by events_skip (...)`. */
   def describe: String = {
@@ -53,8 +78,10 @@ case class RelationSkippingStats(
       s"${i.index} (log version ${i.logVersion}): ${i.filesSkipped}" +
         (if (sketches.isEmpty) "" else sketches.mkString(" [", ", ", "]"))
     }.mkString("; ")
+    val format = formatPruning.map(f =>
+      s"${f.format} pruned ${f.filesPruned} itself, the indexes ${f.filesSkippedAfter} more; ").getOrElse("")
     s"$relation: skipped $filesSkipped of $filesTotal files ($bytesSkipped of $bytesTotal bytes), " +
-      s"read $filesRead; by $by"
+      s"${format}read $filesRead; by $by"
   }
 }
 
@@ -66,7 +93,8 @@ object RelationSkippingStats {
     val rows = stats.map { s =>
       Map("relation" -> s.relation, "filter" -> s.filter, "filesTotal" -> s.filesTotal,
         "bytesTotal" -> s.bytesTotal, "filesSkipped" -> s.filesSkipped, "bytesSkipped" -> s.bytesSkipped,
-        "filesRead" -> s.filesRead, "bytesRead" -> s.bytesRead, "indexes" -> s.indexes)
+        "filesRead" -> s.filesRead, "bytesRead" -> s.bytesRead, "indexes" -> s.indexes,
+        "formatPruning" -> s.formatPruning.orNull)
     }
     mapper.writeValueAsString(rows)
   }

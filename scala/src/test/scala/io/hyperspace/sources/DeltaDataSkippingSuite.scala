@@ -1,0 +1,215 @@
+package io.hyperspace.sources
+
+import java.io.File
+
+import scala.util.Random
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.delta.DeltaLog
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
+import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.shims.FileRelation
+
+/**
+ * Data skipping indexes over Delta tables: the files a query reads are the table's files at the
+ * scanned version, minus what Delta's own pruning leaves out, minus what the sketches rule out,
+ * with deletion vectors applied by Delta; the statistics report both prunings. Differentially
+ * over appends, deletes with deletion vectors, updates, OPTIMIZE and time travel.
+ */
+class DeltaDataSkippingSuite extends RuleTestSupport {
+
+  override protected def withDelta: Boolean = true
+
+  /**
+   * A Delta table of 8 files of 50 rows, ids contiguous per file; `t` (= 10 * id) and `name`
+   * follow the id, `k` does not. Delta keeps statistics of the first column (`id`) only.
+   */
+  private def table(name: String): String = {
+    val dir = newDir(name).getAbsolutePath + "/table"
+    spark.range(0, 400, 1, 8)
+      .selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name", "CAST(pmod(hash(id), 23) AS INT) AS k")
+      .write.format("delta")
+      .option("delta.enableDeletionVectors", "true")
+      .option("delta.dataSkippingNumIndexedCols", "1")
+      .save(dir)
+    dir
+  }
+
+  private def delta(path: String, version: Option[Long] = None): DataFrame =
+    version.fold(spark.read.format("delta"))(v => spark.read.format("delta").option("versionAsOf", v)).load(path)
+
+  private def skipping(name: String): DataSkippingIndexConfig =
+    DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"))
+
+  /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
+  private def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
+    sameResult(df)
+    withHyperspace(on = true) {
+      val q = df
+      q.collect()
+      DataSkippingStats.of(q.queryExecution)
+    }
+  }
+
+  /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
+  private def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {
+    case Seq(one) => one
+    case other => fail(s"expected one pruned relation, got $other: ${withHyperspace(on = true)(hs.whyNot(df, index))}")
+  }
+
+  test("a Delta table's scan skips, beyond Delta's own pruning, the files the sketches rule out; both reported") {
+    val path = table("stats")
+    hs.createIndex(delta(path), skipping("dds_stats"))
+
+    // Delta keeps no statistics of t: it prunes nothing, the index 7 of the 8 files (ids 100-140 are in file 2).
+    val r = pruned(delta(path).where("t BETWEEN 1000 AND 1400"), "dds_stats")
+    assert(r.filesTotal == 8 && r.filesSkipped == 7 && r.filesRead == 1, r.describe)
+    assert(r.formatPruning.exists(f => f.format == "delta" && f.filesPruned == 0 && f.filesSkippedAfter == 7), r)
+
+    // Delta prunes the files of id < 200 by its own min/max; of the other four, the index skips t >= 2500.
+    val both = pruned(delta(path).where("id >= 200 AND t < 2500"), "dds_stats")
+    assert(both.formatPruning.exists(f => f.filesPruned == 4 && f.filesSkippedAfter == 3), both)
+    assert(both.filesRead == 1, both.describe)
+
+    // A point lookup through the bloom filter.
+    assert(pruned(delta(path).where("name = 'n123'"), "dds_stats").filesRead == 1)
+
+    // The same files through the Python-facing JSON.
+    assert(RelationSkippingStats.toJson(Seq(both)).contains("\"formatPruning\":{\"format\":\"delta\""))
+
+    // When Delta's own pruning already leaves out every file the index would skip, the scan stays Delta's.
+    val same = delta(path).where("id < 100 AND t < 1000")
+    assert(statsOf(same).isEmpty)
+    assert(hs.whyNot(same, "dds_stats").contains("already leaves out every file"), hs.whyNot(same, "dds_stats"))
+  }
+
+  test("a MinMax sketch over a column Delta keeps min/max for is refused; other sketches on it are not") {
+    val path = table("refuse")
+    val e = intercept[HyperspaceException](
+      hs.createIndex(delta(path), DataSkippingIndexConfig("dds_refuse", MinMaxSketch("id"), MinMaxSketch("t"))))
+    assert(e.getMessage.contains("dds_refuse") && e.getMessage.contains("'id'"), e.getMessage)
+    hs.createIndex(delta(path), DataSkippingIndexConfig("dds_bloom_id", BloomFilterSketch("id")))
+    sameResult(delta(path).where("id = 77"))
+  }
+
+  test("files with deletion vectors are skipped by their sketches and read with their deletion vectors") {
+    val path = table("dvs")
+    spark.sql(s"DELETE FROM delta.`$path` WHERE t % 30 = 0") // every file gets a deletion vector
+    assert(DeltaLog.forTable(spark, path).update().allFiles.collect().forall(_.deletionVector != null))
+    hs.createIndex(delta(path), skipping("dds_dvs"))
+    def q = delta(path).where("t BETWEEN 1200 AND 1300")
+    val stats = pruned(q, "dds_dvs")
+    assert(stats.filesSkipped == 7, stats.describe)
+    // The deleted rows of the file read stay deleted: t = 1200 and 1290 were deleted.
+    withHyperspace(on = true)(assert(q.where("t IN (1200, 1290)").count() == 0))
+    // Another delete changes a file's deletion vector: that file is read whatever its sketch says.
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id = 5")
+    val after = pruned(delta(path).where("t BETWEEN 1200 AND 1300"), "dds_dvs")
+    assert(after.filesSkipped == 6, after.describe)
+  }
+
+  test("differential: generated filters over a Delta table through appends, deletes, updates, OPTIMIZE, " +
+    "refresh and time travel") {
+    val path = table("diff")
+    hs.createIndex(delta(path), skipping("dds_diff"))
+    val random = new Random(16)
+    def filter(): String = random.nextInt(5) match {
+      case 0 => val lo = random.nextInt(5000); s"t BETWEEN $lo AND ${lo + random.nextInt(800)}"
+      case 1 => s"name = 'n${random.nextInt(500)}'"
+      case 2 => s"name IN ('n${random.nextInt(500)}', 'n${random.nextInt(500)}') OR t > ${random.nextInt(6000)}"
+      case 3 => s"id >= ${random.nextInt(400)} AND t < ${random.nextInt(5000)} AND k <> ${random.nextInt(23)}"
+      case _ => s"NOT (t >= ${random.nextInt(4000)}) AND name LIKE 'n1%'"
+    }
+    var used = 0
+    def check(version: Option[Long]): Unit = (1 to 4).foreach { _ =>
+      val f = filter()
+      val stats = statsOf(delta(path, version).where(f).select("id", "t", "name"))
+      used += stats.size
+      stats.foreach(s => assert(s.formatPruning.isDefined, s"$f: ${s.describe}"))
+    }
+    check(None)
+    val steps: Seq[String => Unit] = Seq(
+      p =>
+        spark.range(400, 500, 1, 2).selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name",
+          "CAST(pmod(hash(id), 23) AS INT) AS k").write.format("delta").mode("append").save(p),
+      p => spark.sql(s"DELETE FROM delta.`$p` WHERE k = 3 AND id < 250"),
+      p => spark.sql(s"UPDATE delta.`$p` SET name = CONCAT(name, '!') WHERE id % 9 = 0 AND id >= 300"),
+      _ => hs.refreshIndex("dds_diff", "incremental"),
+      p => spark.sql(s"DELETE FROM delta.`$p` WHERE t BETWEEN 500 AND 800"),
+      p => spark.sql(s"OPTIMIZE delta.`$p`"),
+      _ => hs.refreshIndex("dds_diff", "incremental"))
+    steps.foreach { step =>
+      withHyperspace(on = true)(step(path))
+      check(None)
+    }
+    val latest = DeltaLog.forTable(spark, path).update().version
+    Seq(0L, latest / 2, latest - 1).foreach(v => check(Some(v)))
+    assert(used > 5, s"the index pruned only $used of the queries")
+  }
+
+  test("the pruned scan is Delta's own file index, so Delta's planning (deletion vectors) still applies") {
+    val path = table("index-class")
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id = 120")
+    hs.createIndex(delta(path), skipping("dds_class"))
+    withHyperspace(on = true) {
+      val q = delta(path).where("t BETWEEN 1100 AND 1300")
+      val location = q.queryExecution.optimizedPlan.collectFirst { case FileRelation(_, fs) => fs.location }.get
+      assert(location.isInstanceOf[SkippedFilesIndex] &&
+          location.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex], location)
+      assert(q.where("id = 120").count() == 0)
+    }
+  }
+
+  test("refresh reads the table's changes from the Delta log's commits since the indexed version") {
+    val path = table("fresh")
+    hs.createIndex(delta(path),
+      io.hyperspace.index.IndexConfig("dfresh", Seq("k"), Seq("id", "name"),
+        lineage = Some(true)))
+    spark.range(400, 450, 1, 1).selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name",
+      "CAST(pmod(hash(id), 23) AS INT) AS k").write.format("delta").mode("append").save(path) // version 1
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id = 7") // version 2: a deletion vector on file 0
+    val entry = logOf("dfresh").latestStable.get
+    val listed = FileSource.of(delta(path), "dfresh").currentFiles
+    val expected = SourceChanges.between(entry.source.files, listed)
+
+    val result = hs.refreshIndex("dfresh", "incremental")
+    assert(result.message.contains("from 2 commit(s) of the delta log (versions 1 to 2)"), result.message)
+    assert(
+      result.appendedFiles == expected.appended.size && result.deletedFiles == expected.deleted.size &&
+        expected.appended.size == 2 && expected.deleted.size == 1, (result, expected.describe))
+    // The refreshed entry records exactly the table's files, as a listing gives them.
+    assert(logOf("dfresh").latestStable.get.source.files.map(_.key).sortBy(_.path) == listed.sortBy(_.path))
+    val plan = sameResult(delta(path).where("k = 4").select("id", "name"))
+    assert(indexesUsed(plan) == Seq("dfresh"), plan.treeString)
+
+    // Quick refresh too, and the pending changes: from the commits.
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id = 130")
+    val quick = hs.refreshIndex("dfresh", "quick")
+    assert(quick.message.contains("from 1 commit(s) of the delta log (versions 3 to 3)"), quick.message)
+  }
+
+  test("refresh lists the table when the log's commits since the indexed version were cleaned up") {
+    val path = table("cleaned")
+    hs.createIndex(delta(path),
+      io.hyperspace.index.IndexConfig("dclean", Seq("k"), Seq("id", "name"),
+        lineage = Some(true)))
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id < 30") // 1
+    spark.sql(s"UPDATE delta.`$path` SET name = 'x' WHERE id = 200") // 2
+    val log = DeltaLog.forTable(spark, path)
+    log.checkpoint(log.update())
+    // What Delta's log cleanup does once the commits are older than delta.logRetentionDuration.
+    val logDir = new File(path, "_delta_log")
+    logDir.listFiles().filter(f => f.getName.matches("0+[01]\\.(json|crc)")).foreach(f => assert(f.delete()))
+    DeltaLog.clearCache()
+    val entry = logOf("dclean").latestStable.get
+    val expected = SourceChanges.between(entry.source.files, FileSource.of(delta(path), "dclean").currentFiles)
+    val result = hs.refreshIndex("dclean", "incremental")
+    assert(result.message.contains("listed from the table's snapshot") && result.message.contains("cleaned up"),
+      result.message)
+    assert(result.appendedFiles == expected.appended.size && result.deletedFiles == expected.deleted.size)
+    val plan = sameResult(delta(path).where("k = 4").select("id", "name"))
+    assert(indexesUsed(plan) == Seq("dclean"), plan.treeString)
+  }
+}
