@@ -55,7 +55,7 @@ ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_nam
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
 .PHONY: help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
-	test-line-subset sbt fuzz chaos demo bench bench-quick clean
+	test-line-scala test-wheel sbt fuzz chaos demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
@@ -181,25 +181,43 @@ test-python: setup jar
 
 # The lines CI does not test in full get a representative subset (a few minutes each): the
 # build, every rule's differential suite (covering filter/join/aggregate, data skipping), the
-# extension and the Spark-line check, the index lifecycle; in Python the package and its jar
-# choice, sessions, the lifecycle and the standalone-cluster smoke test.
+# extension and the Spark-line check, the index lifecycle, and Iceberg sources (the default line,
+# 4.2, has no Iceberg runtime: this is where they run in CI). The Python side is then checked the way
+# users get it (test-wheel): the one wheel, carrying every line's jar, installed into a fresh venv
+# per line with exactly that line's pyspark, runs the package and its jar choice, sessions, the
+# README's Python examples, the lifecycle, Iceberg through the Python API and spark-submit on a
+# standalone cluster.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
-	io.hyperspace.actions.IndexLifecycleSuite
-LINE_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py \
+	io.hyperspace.actions.IndexLifecycleSuite $(if $(filter none,$(call pinned,iceberg)),,io.hyperspace.sources.IcebergSourceSuite)
+WHEEL_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py \
+	'tests/test_connect.py::test_readme_examples[classic]' tests/test_iceberg_sources.py \
 	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
-test-line-subset: setup
+test-line-scala: | $(SBT_LAUNCHER)
 	HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(SBT) "testOnly $(LINE_SCALA_SUITES)" package
 	$(MAKE) --no-print-directory jar
-	$(VPY) -m pytest $(LINE_PY_TESTS) -q -ra --durations=5
 
-# LINES narrows it (CI: the newest line only, to stay inside its time limit).
+# The built wheel (dist/) in a new venv of this line; pytest imports hyperspace from the venv's
+# site-packages (tests/ puts nothing of python/ on the path), so the wheel's own files are tested.
+WHEEL_VENV := .venv-wheel-$(SPARK)
+test-wheel:
+	@ls dist/*.whl >/dev/null || { echo "no wheel in dist/: run make wheel first"; exit 1; }
+	rm -rf $(WHEEL_VENV)
+	$(PYTHON) -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(WHEEL_VENV)/bin/python -m pip install --quiet "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
+	$(WHEEL_VENV)/bin/python -c 'import hyperspace, sys; sys.exit("hyperspace imported from the source tree, not the wheel: " + hyperspace.__file__ if "site-packages" not in hyperspace.__file__ else 0)'
+	$(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5
+
+# LINES narrows the lines whose Scala subset runs; the wheel is checked on every line.
 LINES ?= $(OTHER_LINES)
 test-lines:
-	$(foreach l,$(LINES),$(MAKE) --no-print-directory test-line-subset SPARK=$(l) &&) true
+	$(foreach l,$(LINES),$(MAKE) --no-print-directory test-line-scala SPARK=$(l) &&) true
+	$(MAKE) --no-print-directory wheel
+	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory test-wheel SPARK=$(l) &&) true
 
 # One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
 CMD ?= compile
@@ -228,8 +246,8 @@ demo: setup jar
 	$(VPY) -m hyperspace.demo
 
 # TPC-H SF1 side by side (no index / Hyperspace / hand-tuned); results in benchmarks/results/
-# (each run records its Spark version). `make bench SPARK=4.2` runs it on another line, with its
-# results in benchmarks/results/spark-4.2/ (the default line's are not overwritten).
+# (each run records its Spark version). `make bench SPARK=4.1` runs it on another line, with its
+# results in benchmarks/results/spark-4.1/ (the default line's are not overwritten).
 BENCH_ARGS ?=
 BENCH_RESULTS := $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,--results-dir benchmarks/results/spark-$(SPARK))
 bench: setup jar
