@@ -53,6 +53,7 @@ setup(
             f"grpcio=={V['grpcio']}",
             f"grpcio-status=={V['grpcio-status']}",
             f"googleapis-common-protos=={V['googleapis-common-protos']}",
+            f"zstandard=={V['zstandard']}",
         ],
         "dev": [
             # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].
