@@ -230,13 +230,16 @@ object FileSource {
     of(df, indexName)
   }
 
-  private val supported =
+  // Iceberg is named only where this jar has its provider (lines with an Iceberg runtime).
+  private val supported = {
+    val iceberg = io.hyperspace.BuildInfo.icebergVersion.isDefined
     "Supported: spark.read.<format>(paths) for file formats (parquet, csv, json, orc, ...), " +
       "with or without hive-partitioned directories, spark.read.format(\"delta\").load(path) " +
-      "(optionally with versionAsOf), spark.read.format(\"iceberg\").load(path), and spark.table(name) for " +
-      "file-based, Delta or Iceberg catalog tables, " +
+      "(optionally with versionAsOf), " + (if (iceberg) "spark.read.format(\"iceberg\").load(path), " else "") +
+      "and spark.table(name) for file-based, Delta" + (if (iceberg) " or Iceberg" else "") + " catalog tables, " +
       "with no further transformation (choose the index's columns in its IndexConfig instead of " +
       "with select/filter)."
+  }
 
   /** The file scan `df` is, or an error saying what is supported. */
   def of(df: DataFrame, indexName: String): FileSource = {

@@ -226,7 +226,7 @@ class IndexLifecycleSuite extends HyperspaceSuite {
     assertRejected(IndexConfig("c8", Seq("id")), "not a plain scan of files",
       spark.read.parquet(nested).where("id > 1"))
     assertRejected(IndexConfig("c9", Seq("id")), "not a plain scan of files", spark.range(10).toDF())
-    assertRejected(IndexConfig("c10", Seq("id")), "spark.table(name) for file-based or Delta catalog tables",
+    assertRejected(IndexConfig("c10", Seq("id")), "catalog tables, with no further transformation",
       spark.range(10).toDF())
   }
 
