@@ -33,6 +33,18 @@ trait RuleTestSupport extends HyperspaceSuite {
   protected def indexesUsed(plan: SparkPlan): Seq[String] =
     indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry.name).distinct.sorted
 
+  /** The index entries (name, log id) the executed plan reads: which version of each index. */
+  protected def entriesUsed(plan: SparkPlan): Seq[(String, Long)] =
+    indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry).map(e => (e.name, e.id)).distinct
+
+  /** Runs `body` with hybrid scan on and no limit on the appended or deleted share. */
+  protected def withHybridScan[T](body: => T): T = {
+    val keys = Map("enabled" -> "true", "maxDeletedRatio" -> "1.0", "maxAppendedRatio" -> "1.0")
+    keys.foreach { case (k, v) => spark.conf.set(s"spark.hyperspace.index.hybridscan.$k", v) }
+    try body
+    finally keys.keys.foreach(k => spark.conf.unset(s"spark.hyperspace.index.hybridscan.$k"))
+  }
+
   protected def shuffles(plan: SparkPlan): Int = plan.collect { case s: ShuffleExchangeExec => s }.size
 
   /** Rows as a sorted multiset of strings: equal results compare equal whatever the order. */

@@ -4,10 +4,8 @@ import java.io.File
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.delta.DeltaLog
-import org.apache.spark.sql.execution.SparkPlan
 
 import io.hyperspace.index.IndexConfig
-import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.rules.RuleTestSupport
 
 /**
@@ -42,17 +40,6 @@ class DeltaSourceSuite extends RuleTestSupport {
   private def delta(path: String): DataFrame = spark.read.format("delta").load(path)
 
   private def lookup(df: DataFrame): DataFrame = df.where("k = 3").select("id", "v")
-
-  /** The entries (name, log id) the executed plan reads. */
-  private def entriesUsed(plan: SparkPlan): Seq[(String, Long)] =
-    indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry).map(e => (e.name, e.id)).distinct
-
-  private def withHybridScan[T](body: => T): T = {
-    val keys = Map("enabled" -> "true", "maxDeletedRatio" -> "1.0", "maxAppendedRatio" -> "1.0")
-    keys.foreach { case (k, v) => spark.conf.set(s"spark.hyperspace.index.hybridscan.$k", v) }
-    try body
-    finally keys.keys.foreach(k => spark.conf.unset(s"spark.hyperspace.index.hybridscan.$k"))
-  }
 
   private def createIndex(name: String, path: String, lineage: Boolean = true): Unit =
     hs.createIndex(delta(path), IndexConfig(name, Seq("k"), Seq("v", "id"), lineage = Some(lineage)))

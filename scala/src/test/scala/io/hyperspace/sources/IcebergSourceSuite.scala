@@ -3,12 +3,10 @@ package io.hyperspace.sources
 import org.apache.iceberg.Table
 import org.apache.iceberg.spark.Spark3Util
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.IndexConfig
-import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.rules.RuleTestSupport
 
 /**
@@ -49,16 +47,6 @@ class IcebergSourceSuite extends RuleTestSupport {
 
   private def lookup(df: DataFrame): DataFrame = df.where("k = 3").select("id", "v")
 
-  /** The entries (name, log id) the executed plan reads. */
-  private def entriesUsed(plan: SparkPlan): Seq[(String, Long)] =
-    indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry).map(e => (e.name, e.id)).distinct
-
-  private def withHybridScan[T](body: => T): T = {
-    val keys = Map("enabled" -> "true", "maxDeletedRatio" -> "1.0", "maxAppendedRatio" -> "1.0")
-    keys.foreach { case (k, v) => spark.conf.set(s"spark.hyperspace.index.hybridscan.$k", v) }
-    try body
-    finally keys.keys.foreach(k => spark.conf.unset(s"spark.hyperspace.index.hybridscan.$k"))
-  }
 
   private def createIndex(name: String, t: String, lineage: Boolean = true): Unit =
     hs.createIndex(spark.table(t), IndexConfig(name, Seq("k"), Seq("v", "id"), lineage = Some(lineage)))
