@@ -118,7 +118,7 @@ def delta_part(spark: SparkSession, hs: Hyperspace, orders_path: str, root: Path
     enable_hyperspace(spark)
     df = lookup()
     with_index = sorted(df.collect())
-    used = "orders_delta_by_customer" in df._jdf.queryExecution().executedPlan().toString()
+    used = "orders_delta_by_customer" in hs.explain(df, display=False).split("Indexes used:", 1)[1]
     disable_hyperspace(spark)
     same = with_index == without and used
     where = refreshed.message.split("Source files ", 1)[-1].rstrip(".")
