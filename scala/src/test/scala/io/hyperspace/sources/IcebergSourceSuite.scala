@@ -47,7 +47,6 @@ class IcebergSourceSuite extends RuleTestSupport {
 
   private def lookup(df: DataFrame): DataFrame = df.where("k = 3").select("id", "v")
 
-
   private def createIndex(name: String, t: String, lineage: Boolean = true): Unit =
     hs.createIndex(spark.table(t), IndexConfig(name, Seq("k"), Seq("v", "id"), lineage = Some(lineage)))
 
@@ -155,6 +154,116 @@ class IcebergSourceSuite extends RuleTestSupport {
       val plan = sameResult(q())
       assert(indexesUsed(plan) == Seq("i_mor"), plan.treeString)
     }
+  }
+
+  /**
+   * Refreshes `index` over `t` in `mode`, asserting how the table's files were found (`found`: the
+   * refresh message's words) and that the entry then records exactly the files planning the table's
+   * snapshot gives.
+   */
+  private def refreshAndCheck(index: String, t: String, mode: String, found: String*): Unit = {
+    val result = hs.refreshIndex(index, mode)
+    found.foreach(words => assert(result.message.contains(words), result.message))
+    val planned = FileSource.of(spark.table(t), index).currentFiles
+    assert(logOf(index).latestStable.get.source.currentFiles.map(_.key).sortBy(_.path) == planned, result.message)
+    queries(spark.table(t)).foreach { q =>
+      val plan = sameResult(q())
+      assert(indexesUsed(plan) == Seq(index) || mode == "quick", s"after $mode refresh: ${plan.treeString}")
+    }
+    withHybridScan(queries(spark.table(t)).foreach(q => sameResult(q())))
+  }
+
+  test("refresh reads an Iceberg table's changes from the snapshots since the indexed one") {
+    val t = table("fresh")
+    createIndex("i_fresh", t)
+    // Appends: two snapshots, each adding files.
+    append(t, 1000, 100)
+    append(t, 2000, 100)
+    refreshAndCheck("i_fresh", t, "incremental", "from 2 commit(s) of the iceberg log")
+    // A delete of whole files (the last append's: Iceberg removes them from its metadata, rewriting
+    // none), then an append.
+    spark.sql(s"DELETE FROM $t WHERE id >= 2000 AND id < 2100")
+    assert(iceberg(t).currentSnapshot().operation() == "delete")
+    rows(5000, 50, 1).writeTo(t).append()
+    refreshAndCheck("i_fresh", t, "quick", "from 2 commit(s) of the iceberg log")
+    // A copy-on-write delete of some rows of every file, then an overwrite of whole files.
+    spark.sql(s"DELETE FROM $t WHERE id % 7 = 0")
+    rows(6000, 50, 1).writeTo(t).append()
+    rows(7000, 30, 2).writeTo(t).overwrite(org.apache.spark.sql.functions.col("id") >= 6000)
+    assert(iceberg(t).currentSnapshot().operation() == "overwrite")
+    refreshAndCheck("i_fresh", t, "incremental", "from 3 commit(s) of the iceberg log")
+    // Compaction: every file replaced.
+    spark.sql("CALL ice.system.rewrite_data_files(table => 'db.fresh', options => map('rewrite-all', 'true'))")
+      .collect()
+    assert(iceberg(t).currentSnapshot().operation() == "replace")
+    refreshAndCheck("i_fresh", t, "incremental", "from 1 commit(s) of the iceberg log")
+    // Nothing new: no commit to read, nothing to do.
+    val seq = iceberg(t).currentSnapshot().sequenceNumber()
+    val (files, found) = FileSource.of(spark.table(t), "i_fresh").currentFilesSince(logOf("i_fresh").latestStable.get)
+    assert(found == FilesFound(fromLog = true, s"from 0 commit(s) of the iceberg log (none after version $seq)"))
+    assert(files == FileSource.of(spark.table(t), "i_fresh").currentFiles)
+    assert(!hs.refreshIndex("i_fresh", "full").changed)
+  }
+
+  test("copy-on-write updates and merges are read from the Iceberg log") {
+    val t = table("cow_log")
+    createIndex("i_cow_log", t)
+    spark.sql(s"UPDATE $t SET v = 'updated' WHERE k = 3")
+    refreshAndCheck("i_cow_log", t, "incremental", "from 1 commit(s) of the iceberg log")
+    spark.sql(s"MERGE INTO $t USING updates u ON $t.id = u.id " +
+      "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *")
+    refreshAndCheck("i_cow_log", t, "quick", "from 1 commit(s) of the iceberg log")
+  }
+
+  test("refresh plans the Iceberg snapshot when the snapshots since the indexed one were expired") {
+    val t = table("expired")
+    createIndex("i_expired", t)
+    append(t, 1000, 100)
+    spark.sql(s"DELETE FROM $t WHERE id % 5 = 0")
+    iceberg(t).expireSnapshots().expireOlderThan(System.currentTimeMillis() + 1).retainLast(1).commit()
+    refreshAndCheck("i_expired", t, "incremental", "listed from the table's snapshot", "was expired")
+  }
+
+  test("refresh plans the Iceberg snapshot after a rollback past the indexed snapshot") {
+    val t = table("rolled")
+    val first = iceberg(t).currentSnapshot().snapshotId()
+    createIndex("i_rolled", t)
+    append(t, 1000, 100)
+    refreshAndCheck("i_rolled", t, "incremental", "from 1 commit(s) of the iceberg log")
+    // Back to before the indexed snapshot, then a new commit: its sequence number is newer, but the
+    // indexed snapshot is not among its ancestors.
+    spark.sql(s"CALL ice.system.rollback_to_snapshot('db.rolled', $first)").collect()
+    refreshAndCheck("i_rolled", t, "quick", "listed from the table's snapshot", "rolled back")
+    append(t, 2000, 100)
+    refreshAndCheck("i_rolled", t, "incremental", "from 1 commit(s) of the iceberg log")
+    spark.sql(s"CALL ice.system.rollback_to_snapshot('db.rolled', $first)").collect()
+    append(t, 3000, 100)
+    refreshAndCheck("i_rolled", t, "incremental", "listed from the table's snapshot", "not an ancestor")
+  }
+
+  test("refresh plans the Iceberg snapshot when delete files were written since the indexed one") {
+    val t = table("mor_log", mode = "merge-on-read")
+    createIndex("i_mor_log", t)
+    spark.sql(s"DELETE FROM $t WHERE id % 7 = 0")
+    // As before: a table whose files have delete files is refused, with the reason.
+    val e = intercept[HyperspaceException](hs.refreshIndex("i_mor_log", "incremental"))
+    assert(e.getMessage.contains("i_mor_log") && e.getMessage.contains("delete files"), e.getMessage)
+    // Compacted, no file has delete files, but a snapshot since the index wrote some: planned.
+    spark.sql("CALL ice.system.rewrite_data_files(table => 'db.mor_log', options => map('rewrite-all', 'true'))")
+      .collect()
+    refreshAndCheck("i_mor_log", t, "incremental", "listed from the table's snapshot", "delete files")
+    append(t, 1000, 100)
+    refreshAndCheck("i_mor_log", t, "incremental", "from 1 commit(s) of the iceberg log")
+  }
+
+  test("refresh plans the Iceberg snapshot of a table created again at the same name") {
+    val t = table("again")
+    createIndex("i_again", t)
+    append(t, 1000, 100)
+    spark.sql(s"DROP TABLE $t PURGE")
+    table("again")
+    append(t, 2000, 100)
+    refreshAndCheck("i_again", t, "incremental", "listed from the table's snapshot", "another table")
   }
 
   test("time travel uses the index version built from that snapshot or an older one, never a newer one") {

@@ -1,9 +1,10 @@
 package io.hyperspace.sources.iceberg
 
+import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.iceberg.{FileFormat, FileScanTask, Schema, Snapshot, Table}
+import org.apache.iceberg.{ContentFile, DataOperations, FileFormat, FileScanTask, Schema, Snapshot, SnapshotChanges, SnapshotSummary, Table}
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.{Type, TypeUtil}
 import org.apache.iceberg.util.SnapshotUtil
@@ -19,7 +20,7 @@ import org.apache.spark.sql.types.{DataType, MetadataBuilder, StructField, Struc
 
 import io.hyperspace.index.BoundedCache
 import io.hyperspace.shims.{FileListing, FileRelation}
-import io.hyperspace.sources.{FileKey, SelectedFilesIndex, TableFormatProvider, TableScanListing, VersionedTable}
+import io.hyperspace.sources.{FileKey, LogChanges, SelectedFilesIndex, TableFormatProvider, TableScanListing, VersionedTable}
 
 /**
  * Apache Iceberg tables. The only classes of this jar that name Iceberg's classes; compiled only for
@@ -94,8 +95,20 @@ private[iceberg] final class IcebergTable(
 
   private lazy val tasks: Seq[FileScanTask] = snapshot.map(s => IcebergTable.tasks(table, s)).getOrElse(Nil)
 
-  override lazy val files: Seq[FileKey] =
-    tasks.map(t => FileKey(IcebergTable.pathOf(t), t.file().fileSizeInBytes(), 0L)).sortBy(_.path)
+  override lazy val files: Seq[FileKey] = tasks.map(t => IcebergTable.keyOf(t.file())).sortBy(_.path)
+
+  // Iceberg's table uuid: a table created again at the same location has another one, and its
+  // snapshots' sequence numbers start again.
+  override def tableId: Option[String] = Some(table.uuid().toString)
+
+  override def filesFromLog(
+      since: Long,
+      tableIdThen: Option[String],
+      filesThen: Seq[FileKey]): Either[String, LogChanges] =
+    snapshot match {
+      case None => Left("the Iceberg table has no snapshot")
+      case Some(current) => new IcebergLogWalk(table, current, since, tableIdThen, filesThen).changes
+    }
 
   override lazy val unservable: Option[String] = {
     val withDeletes = tasks.filter(!_.deletes().isEmpty)
@@ -182,7 +195,12 @@ private[iceberg] object IcebergTable {
     snapshot.map(s => new IcebergTable(relation, table, s, readSchema, chosen.isDefined))
   }
 
-  def pathOf(task: FileScanTask): String = new Path(task.file().location()).toString
+  def pathOf(task: FileScanTask): String = pathOf(task.file())
+
+  def pathOf(file: ContentFile[_]): String = new Path(file.location()).toString
+
+  /** A data file's key, as planning a snapshot and reading its commits both give it. */
+  def keyOf(file: ContentFile[_]): FileKey = FileKey(pathOf(file), file.fileSizeInBytes(), 0L)
 
   // A snapshot's files are read from its manifests; a query plans against the same snapshot many
   // times (every optimizer pass, every candidate index). Keyed by the table's uuid and snapshot.
@@ -235,6 +253,117 @@ private[iceberg] object IcebergTable {
       .orElse(Option(table.properties().get("schema.name-mapping.default")).map(_ =>
           "the Iceberg table has a " +
             "name mapping (imported files without field ids)"))
+  }
+}
+
+/**
+ * The data files of the Iceberg snapshot `current` found from those of an older snapshot of its
+ * ancestry (`filesThen`, at sequence number `since`, of the table with uuid `tableIdThen`) and
+ * the data files each snapshot in between added and removed, read from the manifests that
+ * snapshot wrote: the cost of the change, not of the table.
+ *
+ * Left, with the reason, whenever the walk cannot be trusted to give exactly what planning
+ * `current` gives: another table at the location; no snapshot with sequence number `since` among
+ * `current`'s ancestors (expired, or the table rolled back past it or replaced); a format v1 table
+ * (its snapshots carry no sequence number); a snapshot in between whose operation is not one of
+ * Iceberg's data operations, or that added or removed delete files (row-level deletes); a removed
+ * file that was not there, or an added one that already was; a count of files that disagrees with
+ * what the snapshots' summaries say the table holds.
+ */
+private[iceberg] final class IcebergLogWalk(
+    table: Table,
+    current: Snapshot,
+    since: Long,
+    tableIdThen: Option[String],
+    filesThen: Seq[FileKey]) {
+
+  private val uuid = table.uuid().toString
+
+  // Operations whose data and delete file changes the snapshot's own manifests list.
+  private val known = Set(DataOperations.APPEND, DataOperations.REPLACE, DataOperations.OVERWRITE,
+    DataOperations.DELETE)
+
+  lazy val changes: Either[String, LogChanges] =
+    if (!tableIdThen.contains(uuid)) {
+      Left(
+        tableIdThen.fold("the index does not record the Iceberg table's uuid (it was built before it did)")(recorded =>
+          s"the Iceberg table at its location is another table than the one indexed (uuid $uuid, not $recorded)"))
+    } else if (since <= 0 || current.sequenceNumber() <= 0) {
+      Left("the Iceberg table's snapshots carry no sequence number (format v1, or the index was built " +
+        "from the empty table)")
+    } else {
+      for {
+        chain <- snapshotsSince()
+        files = mutable.HashMap.empty[String, FileKey] ++ filesThen.map(f => f.path -> f)
+        _ <- chain.iterator.map(applyChanges(_, files)).collectFirst { case Some(why) => why }.toLeft(())
+        _ <- totalMatches(current, files.size, "from its snapshots' changes")
+      } yield LogChanges(files.valuesIterator.toSeq.sortBy(_.path), chain.size,
+        chain.headOption.fold(current.sequenceNumber())(_.sequenceNumber()), current.sequenceNumber())
+    }
+
+  /**
+   * The snapshots after the ancestor of `current` with sequence number `since`, up to `current`,
+   * oldest first (a file one of them adds, a later one may remove); Left when there is no such
+   * ancestor, or the files the index recorded are not as many as that ancestor held.
+   */
+  private def snapshotsSince(): Either[String, List[Snapshot]] = {
+    def notAncestor(why: String) = Left(s"the snapshot the index was built from (sequence number $since) is not " +
+      s"an ancestor of the table's current snapshot ${current.snapshotId()}: $why")
+    var chain = List.empty[Snapshot]
+    var at = current
+    // Every commit has a larger sequence number than its parent: the walk stops at `since` or before.
+    while (at.sequenceNumber() > since) {
+      Option(at.parentId()).map(id => Option(table.snapshot(id.longValue()))) match {
+        case None => return notAncestor("the table was rolled back or replaced since")
+        case Some(None) =>
+          return Left(s"the Iceberg table no longer has every snapshot since sequence number $since (snapshot " +
+            s"${at.parentId()}, parent of ${at.snapshotId()}, was expired)")
+        case Some(Some(parent)) if parent.sequenceNumber() >= at.sequenceNumber() =>
+          return Left(s"snapshot ${parent.snapshotId()} has a sequence number not smaller than its child's")
+        case Some(Some(parent)) =>
+          chain = at :: chain
+          at = parent
+      }
+    }
+    if (at.sequenceNumber() != since) notAncestor("the table was rolled back since")
+    else totalMatches(at, filesThen.size, "in the index's log entry").map(_ => chain)
+  }
+
+  // The snapshot summary's count of live data files, when the writer kept it: a walk ending with
+  // another count missed a change, an entry with another count describes another snapshot.
+  private def totalMatches(s: Snapshot, counted: Int, where: String): Either[String, Unit] =
+    Option(s.summary()).flatMap(m => Option(m.get(SnapshotSummary.TOTAL_DATA_FILES_PROP))).flatMap(
+      _.toLongOption) match {
+      case None => Left(s"snapshot ${s.snapshotId()}'s summary does not say how many data files the table holds")
+      case Some(total) if total != counted =>
+        Left(s"snapshot ${s.snapshotId()}'s summary says the table holds $total data file(s), not $counted as " +
+          s"found $where")
+      case _ => Right(())
+    }
+
+  /** Applies the data file changes of `s` to `files`; the reason when they cannot be accounted for. */
+  private def applyChanges(s: Snapshot, files: mutable.HashMap[String, FileKey]): Option[String] = {
+    val at = s"snapshot ${s.snapshotId()} (sequence number ${s.sequenceNumber()}, ${s.operation()})"
+    // Only the manifests `s` wrote are read, and of them only the entries `s` added or removed.
+    lazy val changes = SnapshotChanges.builderFor(table).snapshot(s).build()
+    if (!known.contains(s.operation())) Some(s"$at is not a data operation Hyperspace reads the changes of")
+    else if (changes.addedDeleteFiles().iterator().hasNext || changes.removedDeleteFiles().iterator().hasNext) {
+      Some(s"$at adds or removes delete files (merge-on-read row-level deletes)")
+    } else {
+      val removed = changes.removedDataFiles().asScala.map(IcebergTable.keyOf).toSeq
+      val added = changes.addedDataFiles().asScala.map(IcebergTable.keyOf).toSeq
+      removed.find(r => !files.get(r.path).contains(r))
+        .map(r => s"$at removes data file ${r.path}, which was not among the table's files")
+        .orElse {
+          removed.foreach(r => files -= r.path)
+          added.find(a => files.contains(a.path)).map(a =>
+            s"$at adds data file ${a.path}, already among the table's files")
+        }
+        .orElse {
+          added.foreach(a => files(a.path) = a)
+          None
+        }
+    }
   }
 }
 
