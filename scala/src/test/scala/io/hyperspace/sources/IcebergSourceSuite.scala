@@ -215,6 +215,18 @@ class IcebergSourceSuite extends RuleTestSupport {
     refreshAndCheck("i_cow_log", t, "quick", "from 1 commit(s) of the iceberg log")
   }
 
+  test("a delete of whole partitions of a partitioned Iceberg table is read from the log") {
+    val t = "ice.db.parts"
+    spark.sql(s"CREATE TABLE $t (id BIGINT, k INT, v STRING) USING iceberg PARTITIONED BY (truncate(100, id)) " +
+      "TBLPROPERTIES ('format-version'='2')")
+    append(t, 0, 400)
+    createIndex("i_parts", t)
+    spark.sql(s"DELETE FROM $t WHERE id < 200")
+    assert(iceberg(t).currentSnapshot().operation() == "delete")
+    append(t, 1000, 100)
+    refreshAndCheck("i_parts", t, "incremental", "from 2 commit(s) of the iceberg log")
+  }
+
   test("refresh plans the Iceberg snapshot when the snapshots since the indexed one were expired") {
     val t = table("expired")
     createIndex("i_expired", t)
