@@ -85,7 +85,7 @@ SCRIPT = textwrap.dedent(
     spark.conf.unset("spark.hyperspace.index.hybridscan.enabled")
     hs.refresh_index("by_name", "incremental")
     check("refreshed", lambda: lookup(spark.table("ice.db.orders")), True)
-    check("time travel", lambda: lookup(spark.read.option("snapshot-id", str(first)).table("ice.db.orders")), True)
+    check("time travel", lambda: lookup(spark.read.option("versionAsOf", first).table("ice.db.orders")), True)
     spark.sql("DELETE FROM ice.db.orders WHERE id % 7 = 0")
     check("merge-on-read delete", lambda: lookup(spark.table("ice.db.orders")), False)
     why = hs.why_not(lookup(spark.table("ice.db.orders")), "by_name", display=False)

@@ -5,6 +5,7 @@ import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.iceberg.{ContentFile, DataOperations, FileFormat, FileScanTask, Schema, Snapshot, SnapshotChanges, SnapshotSummary, Table}
+import org.apache.iceberg.spark.SparkSchemaUtil
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.{Type, TypeUtil}
 import org.apache.iceberg.util.SnapshotUtil
@@ -168,9 +169,11 @@ private[iceberg] object IcebergTable {
   /** The metadata key of a data schema field holding its Iceberg field id. */
   val FieldIdKey = "hyperspace.iceberg.fieldId"
 
-  // Read options that choose the snapshot (resolved below) or only tune how files are split and read.
-  private val readOptions = Set("snapshot-id", "as-of-timestamp", "split-size", "lookback", "file-open-cost",
-    "vectorization-enabled", "batch-size", "locality", "path")
+  // Read options (lower case) that choose the snapshot (resolved below; Spark's own time travel
+  // options reach the relation already resolved to the table's pinned snapshot) or only tune how
+  // files are split and read.
+  private val readOptions = Set("snapshot-id", "as-of-timestamp", "versionasof", "timestampasof", "split-size",
+    "lookback", "file-open-cost", "vectorization-enabled", "batch-size", "locality", "path")
 
   /**
    * The scan `relation` makes of `sparkTable`, when it reads the whole table at one snapshot of its
@@ -182,9 +185,10 @@ private[iceberg] object IcebergTable {
     val branch = Option(sparkTable.branch()).filter(_ != "main")
     if (branch.isDefined || !options.keySet.forall(readOptions.contains)) return None
     val table = sparkTable.table()
-    val readSchema = SnapshotUtil.schemaFor(table, sparkTable.snapshotId(), null)
+    val pinned = Option(sparkTable.snapshotId()).map(_.longValue()).filterNot(readsCurrentTable(sparkTable, table, _))
+    val readSchema = pinned.fold(table.schema())(id => SnapshotUtil.schemaFor(table, id, null))
     if (!relation.output.forall(a => readSchema.asStruct().field(a.name) != null)) return None
-    val chosen: Option[Long] = Option(sparkTable.snapshotId()).map(_.longValue())
+    val chosen: Option[Long] = pinned
       .orElse(options.get("snapshot-id").map(_.toLong))
       .orElse(options.get("as-of-timestamp").map(ts => SnapshotUtil.snapshotIdAsOfTime(table, ts.toLong)))
     // A snapshot id the table does not have: Iceberg's scan fails, no index makes it succeed.
@@ -194,6 +198,16 @@ private[iceberg] object IcebergTable {
     }
     snapshot.map(s => new IcebergTable(relation, table, s, readSchema, chosen.isDefined))
   }
+
+  /**
+   * Whether a scan pinned to snapshot `id` reads what a scan of the table as it is reads: Iceberg
+   * 1.12 pins every scan to the snapshot current when the table was loaded (1.11 only time travel),
+   * so a pin alone does not tell time travel apart. The current snapshot read with the table's
+   * current schema is the table as it is, whichever way it was asked for.
+   */
+  private def readsCurrentTable(sparkTable: SparkTable, table: Table, id: Long): Boolean =
+    Option(table.currentSnapshot()).exists(_.snapshotId() == id) &&
+      sparkTable.schema() == SparkSchemaUtil.convert(table.schema())
 
   def pathOf(task: FileScanTask): String = pathOf(task.file())
 
