@@ -54,13 +54,14 @@ PKG_JAR   := python/hyperspace/jars/$(call jar_name,$(SPARK))
 ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_name,$(l)))
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
-.PHONY: help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
+.PHONY: test-full help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
 	test-line-scala test-wheel sbt fuzz chaos demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
 	@echo "make test   - build everything and run all tests (sbt, then pytest) on one Spark line"
 	@echo "              (SPARK=4.1 picks the line: any of $(SPARK_LINES); default $(SPARK_DEFAULT))"
+	@echo "make test-full - make test plus the long runs (generated suites at full size, pytest's full tests)"
 	@echo "make test-lines - a representative subset of the tests on every other Spark line"
 	@echo "make test-quick - unit tests only (< 3 min): Scala suites without Spark, pytest's unit modules"
 	@echo "make lint   - ruff (check + format --check) and mypy --strict; CI runs it before the tests"
@@ -159,6 +160,15 @@ test: setup
 	$(MAKE) --no-print-directory jar
 	$(MAKE) --no-print-directory test-python
 
+# `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
+# adds the long runs: the generated suites at larger sizes and the pytest tests marked `full` (a
+# second path, through Python, to a capability a Scala suite already checks in CI).
+FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4
+test-full: setup
+	$(FULL_SIZES) $(SBT) test package
+	$(MAKE) --no-print-directory jar
+	$(MAKE) --no-print-directory test-python PYTEST_MARKS=
+
 test-scala: setup
 	$(SBT) test
 
@@ -174,10 +184,11 @@ PY_UNIT_TESTS := tests/test_log_reader.py tests/test_config.py tests/test_sessio
 	tests/test_dataskipping_config.py tests/test_jvm_errors.py tests/test_code_layout.py
 test-quick: setup jar
 	$(SBT) "testOnly $(SCALA_UNIT_SUITES)"
-	$(VPY) -m pytest $(PY_UNIT_TESTS) -q -ra -m "not slow and not chaos"
+	$(VPY) -m pytest $(PY_UNIT_TESTS) -q -ra -m "not slow and not chaos and not full"
 
+PYTEST_MARKS ?= not full
 test-python: setup jar
-	$(VPY) -m pytest tests -q -ra --durations=15
+	$(VPY) -m pytest tests -q -ra --durations=25 $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
 
 # The lines CI does not test in full get a representative subset (a few minutes each): the
 # build, every rule's differential suite (covering filter/join/aggregate, data skipping), the

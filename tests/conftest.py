@@ -32,6 +32,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "slow: starts a standalone cluster, a whole benchmark or demo run, or another interpreter "
         "or JVM of its own (left out by `make test-quick`; `make test` runs it)",
     )
+    config.addinivalue_line(
+        "markers",
+        "full: a second path, through Python, to a capability a Scala suite checks in every CI run "
+        "(the test names it); only `make test-full` runs it",
+    )
 
 
 def versions() -> dict[str, str]:

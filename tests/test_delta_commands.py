@@ -3,7 +3,10 @@ OPTIMIZE work with Hyperspace on and leave the same rows as with it off, while q
 the table's files are still answered from the index.
 
 Runs in a fresh interpreter (its own JVM): the Delta jars must be on the class path when the
-JVM starts, which the shared session of the other tests was not started with."""
+JVM starts, which the shared session of the other tests was not started with.
+
+The same commands on a table indexed as files are checked in every CI run by the Scala suite
+io.hyperspace.rules.WriteCommandSuite; this module runs in `make test-full`."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import pytest
 
 from conftest import run_python
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.full]
 
 SCRIPT = textwrap.dedent(
     """
@@ -35,6 +38,7 @@ SCRIPT = textwrap.dedent(
         .config("spark.hyperspace.index.numBuckets", "4")
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.databricks.delta.snapshotPartitions", "2")
     )
     spark = configure_spark_with_hyperspace(configure_spark_with_delta_pip(builder)).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

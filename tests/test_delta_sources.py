@@ -35,6 +35,9 @@ SCRIPT = textwrap.dedent(
         .config("spark.hyperspace.index.numBuckets", "4")
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        # Delta rebuilds a snapshot in 50 tasks by default (sized for big logs): most of each
+        # read's time on a test table of a few commits.
+        .config("spark.databricks.delta.snapshotPartitions", "2")
     )
     spark = configure_spark_with_hyperspace(configure_spark_with_delta_pip(builder)).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -42,6 +42,9 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
     if (extensions.nonEmpty) builder.config("spark.sql.extensions", extensions.mkString(","))
     if (withDelta) {
       builder.config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        // Delta rebuilds a snapshot's state in 50 tasks by default, sized for big logs: on the few
+        // commits of a test table that is most of every read's and command's time.
+        .config("spark.databricks.delta.snapshotPartitions", "2")
     }
     if (withIceberg) {
       builder.config("spark.sql.catalog.ice", "org.apache.iceberg.spark.SparkCatalog")

@@ -18,7 +18,7 @@ import io.hyperspace.rules.RuleTestSupport
  * reported "used" exactly when the query's executed plan reads it, and every other index gets a
  * reason. Plans only; a few results are compared with and without indexes.
  *
- * `HYPERSPACE_WHYNOT_SEED` replays a run; `HYPERSPACE_WHYNOT_QUERIES` sets how many (500).
+ * `HYPERSPACE_WHYNOT_SEED` replays a run; `HYPERSPACE_WHYNOT_QUERIES` sets how many (150; `make test-full`: 500).
  */
 class WhyNotAgreementSuite extends RuleTestSupport {
 
@@ -28,7 +28,7 @@ class WhyNotAgreementSuite extends RuleTestSupport {
   private lazy val sources = Seq(a, b, c)
 
   private val seed = sys.env.get("HYPERSPACE_WHYNOT_SEED").map(_.toLong).getOrElse(System.nanoTime())
-  private val queries = sys.env.get("HYPERSPACE_WHYNOT_QUERIES").map(_.toInt).getOrElse(500)
+  private val queries = sys.env.get("HYPERSPACE_WHYNOT_QUERIES").map(_.toInt).getOrElse(150)
 
   override protected def beforeAll(): Unit = {
     super.beforeAll()
