@@ -83,11 +83,15 @@ setup: $(VENV)/.installed $(SBT_LAUNCHER)
 # the line's delta-spark (tests/test_delta_commands.py). delta-spark goes in without its declared
 # dependencies: its pyspark bound trails Spark's patches (delta-spark 4.3.1 says pyspark<=4.1.1)
 # although its jars, fetched by configure_spark_with_delta_pip, run on the line's newest patch.
+#
+# --no-compile: byte-compiling every module of pyspark, pandas and pyarrow at install took a third
+# of each venv's set-up; Python compiles the few modules a run imports when it imports them.
+PIP_INSTALL = -m pip install --quiet --no-compile
 $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
-	$(VPY) -m pip install --quiet --no-deps delta-spark==$(DELTA_VERSION)
+	$(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
+	$(VPY) $(PIP_INSTALL) --no-deps delta-spark==$(DELTA_VERSION)
 	touch $@
 
 $(SBT_LAUNCHER):
@@ -201,9 +205,12 @@ test-python: setup jar
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
 	io.hyperspace.actions.IndexLifecycleSuite $(if $(filter none,$(call pinned,iceberg)),,io.hyperspace.sources.IcebergSourceSuite)
-WHEEL_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py \
-	'tests/test_connect.py::test_readme_examples[classic]' tests/test_iceberg_sources.py \
+# On the default line `make test` has just run every Python test from the source tree: the wheel
+# there needs only what installing changes (the package and its jar, the README, spark-submit).
+WHEEL_INSTALL_TESTS := tests/test_package.py 'tests/test_connect.py::test_readme_examples[classic]' \
 	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks
+WHEEL_PY_TESTS := $(WHEEL_INSTALL_TESTS) $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,tests/test_session.py \
+	tests/test_lifecycle.py tests/test_iceberg_sources.py)
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
@@ -219,7 +226,7 @@ test-wheel:
 	rm -rf $(WHEEL_VENV)
 	$(PYTHON) -m venv $(WHEEL_VENV)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(WHEEL_VENV)/bin/python -m pip install --quiet "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
+	$(WHEEL_VENV)/bin/python $(PIP_INSTALL) "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
 	$(WHEEL_VENV)/bin/python -c 'import hyperspace, sys; sys.exit("hyperspace imported from the source tree, not the wheel: " + hyperspace.__file__ if "site-packages" not in hyperspace.__file__ else 0)'
 	$(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5
 

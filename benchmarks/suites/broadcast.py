@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.context import BenchContext
 from benchmarks.harness import Variant, run_queries
-from benchmarks.suites.tpch import QUERY_DIR, _file_views
+from benchmarks.suites.tpch import QUERY_DIR, FileViews
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
 
 QUERIES = ["broadcast_join", "no_index", "q17"]
@@ -41,9 +41,10 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     for table, config in INDEXES:
         hs.create_index(spark.read.parquet(ctx.lake.path(table)), config)
     queries = ctx.selected({q: (QUERY_DIR / f"{q}.sql").read_text() for q in QUERIES})
+    views = FileViews(spark, ctx)
     variants = [
-        Variant("spark", lambda q: (_file_views(spark, ctx), disable_hyperspace(spark))),
-        Variant("hyperspace", lambda q: (_file_views(spark, ctx), enable_hyperspace(spark))),
+        Variant("spark", lambda q: (views.register(), disable_hyperspace(spark))),
+        Variant("hyperspace", lambda q: (views.register(), enable_hyperspace(spark))),
     ]
     load_before = _load()
     measured = run_queries(spark, queries, variants, ctx.runs, ctx.log)
