@@ -153,7 +153,7 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 # ---- test --------------------------------------------------------------------------------
 
 # Iceberg: on a line without an Iceberg runtime (versions.properties `iceberg.<line>=none`, Spark 4.2)
-# build.sbt leaves io.hyperspace.sources.IcebergSourceSuite out of the test sources and
+# build.sbt leaves the Iceberg suites (io.hyperspace.sources.Iceberg*Suite) out of the test sources and
 # tests/test_iceberg_sources.py is skipped with that reason: they do not run there, rather than pass.
 test: setup
 	$(SBT) test package
@@ -200,7 +200,8 @@ test-python: setup jar
 # standalone cluster.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
-	io.hyperspace.actions.IndexLifecycleSuite $(if $(filter none,$(call pinned,iceberg)),,io.hyperspace.sources.IcebergSourceSuite)
+	io.hyperspace.actions.IndexLifecycleSuite \
+	$(if $(filter none,$(call pinned,iceberg)),,io.hyperspace.sources.IcebergSourceSuite io.hyperspace.sources.IcebergDeletesSuite)
 WHEEL_PY_TESTS := tests/test_package.py tests/test_session.py tests/test_lifecycle.py \
 	'tests/test_connect.py::test_readme_examples[classic]' tests/test_iceberg_sources.py \
 	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks
