@@ -257,15 +257,17 @@ private[iceberg] object IcebergTable {
    * whose `file_path` names each row's file as a file scan's `_metadata.file_path` does.
    */
   def readThroughIceberg(original: DataSourceV2Relation, selected: Seq[FileScanTask]): LogicalPlan = {
-    val fileColumn = original.metadataOutput.find(_.name == MetadataColumns.FILE_PATH.name()).getOrElse(
-      throw new HyperspaceException(s"The Iceberg scan of ${original.name} has no ${MetadataColumns.FILE_PATH.name()} " +
-        "metadata column to read only some of its files by"))
+    val fileColumnName = MetadataColumns.FILE_PATH.name()
+    val fileColumn = original.metadataOutput.find(_.name == fileColumnName).getOrElse(
+      throw new HyperspaceException(
+        s"The Iceberg scan of ${original.name} has no $fileColumnName metadata column to read only some files by"))
     val scan = original.copy(output = original.output :+ fileColumn).newInstance()
     val file = scan.output.last
     // `_file` is the location as the manifests spell it; lineage joins on the URI spelling.
     val spelled = selected.map(t => t.file().location() -> SourcePaths.asMetadataPath(pathOf(t))).toMap
     val kept = Filter(In(file, spelled.keys.toSeq.sorted.map(l => Literal(l))), scan)
-    val filePath = GetMapValue(Literal.create(spelled, MapType(StringType, StringType, valueContainsNull = false)), file)
+    val spellings = Literal.create(spelled, MapType(StringType, StringType, valueContainsNull = false))
+    val filePath = GetMapValue(spellings, file)
     Project(scan.output.init :+ Alias(CreateNamedStruct(Seq(Literal("file_path"), filePath)), "_metadata")(), kept)
   }
 
