@@ -157,7 +157,7 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 # ---- test --------------------------------------------------------------------------------
 
 # Iceberg: on a line without an Iceberg runtime (versions.properties `iceberg.<line>=none`, Spark 4.2)
-# build.sbt leaves io.hyperspace.sources.IcebergSourceSuite out of the test sources and
+# build.sbt leaves the Iceberg suites (io.hyperspace.sources.Iceberg*Suite) out of the test sources and
 # tests/test_iceberg_sources.py is skipped with that reason: they do not run there, rather than pass.
 test: setup
 	$(SBT) test package
@@ -202,9 +202,19 @@ test-python: setup jar
 # per line with exactly that line's pyspark, runs the package and its jar choice, sessions, the
 # README's Python examples, the lifecycle, Iceberg through the Python API and spark-submit on a
 # standalone cluster.
+#
+# The Scala Iceberg suites run on the newest line with an Iceberg runtime (ICEBERG_SCALA_LINES;
+# `make test-lines ICEBERG_SCALA_LINES="4.0 4.1"` for every one): the Iceberg code is one source
+# tree for every line, and the older runtime is still reached through tests/test_iceberg_sources.py
+# in its wheel run.
+iceberg_of    = $(or $(call version_of,iceberg.$(1)),$(call version_of,iceberg))
+ICEBERG_LINES := $(foreach l,$(SPARK_LINES),$(if $(filter none,$(call iceberg_of,$(l))),,$(l)))
+ICEBERG_SCALA_LINES ?= $(lastword $(ICEBERG_LINES))
+ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.sources.IcebergDeletesSuite \
+	io.hyperspace.sources.IcebergDataSkippingSuite
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
-	io.hyperspace.actions.IndexLifecycleSuite $(if $(filter none,$(call pinned,iceberg)),,io.hyperspace.sources.IcebergSourceSuite)
+	io.hyperspace.actions.IndexLifecycleSuite $(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
 # On the default line `make test` has just run every Python test from the source tree: the wheel
 # there needs only what installing changes (the package and its jar, the README, spark-submit).
 WHEEL_INSTALL_TESTS := tests/test_package.py 'tests/test_connect.py::test_readme_examples[classic]' \

@@ -1,6 +1,8 @@
 """Iceberg tables as index sources through the unchanged Python API: a table of a Hadoop catalog,
 indexed by name, served fresh, through hybrid scan after an append, again after an incremental
-refresh, never after a merge-on-read DELETE (its delete files), and at an older snapshot.
+refresh, and at an older snapshot; after a merge-on-read DELETE (delete files on one data file),
+not without hybrid scan, with it the files without deletes from the index and the deleted rows
+never back, and again after an incremental refresh.
 
 Runs in a fresh interpreter (its own JVM) with the line's iceberg-spark-runtime from Maven Central
 (``spark.jars.packages``, the version versions.properties pins for the line). Spark lines without an
@@ -86,11 +88,26 @@ SCRIPT = textwrap.dedent(
     hs.refresh_index("by_name", "incremental")
     check("refreshed", lambda: lookup(spark.table("ice.db.orders")), True)
     check("time travel", lambda: lookup(spark.read.option("versionAsOf", first).table("ice.db.orders")), True)
-    spark.sql("DELETE FROM ice.db.orders WHERE id % 7 = 0")
+    files = spark.sql("SELECT count(*) FROM ice.db.orders.data_files").head()[0]
+    spark.sql("DELETE FROM ice.db.orders WHERE id < 20")
+    # The DELETE wrote delete files, on some data files only.
+    summary = spark.sql("SELECT summary FROM ice.db.orders.snapshots ORDER BY committed_at DESC").head()[0]
+    assert int(summary["added-delete-files"]) > 0, summary
+    masked = spark.sql("SELECT count(DISTINCT file_path) FROM ice.db.orders.position_deletes").head()[0]
+    assert 0 < masked < files, (masked, files)
     check("merge-on-read delete", lambda: lookup(spark.table("ice.db.orders")), False)
     why = hs.why_not(lookup(spark.table("ice.db.orders")), "by_name", display=False)
-    assert "delete files" in why, why
+    assert "hybrid scan" in why, why
     print("OK why_not")
+    spark.conf.set("spark.hyperspace.index.hybridscan.enabled", "true")
+    spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", "1.0")
+    check("merge-on-read delete, hybrid scan", lambda: lookup(spark.table("ice.db.orders")), True)
+    enable_hyperspace(spark)
+    assert spark.table("ice.db.orders").where("id < 20 AND k = 3").count() == 0
+    disable_hyperspace(spark)
+    spark.conf.unset("spark.hyperspace.index.hybridscan.enabled")
+    hs.refresh_index("by_name", "incremental")
+    check("merge-on-read delete, refreshed", lambda: lookup(spark.table("ice.db.orders")), True)
     spark.stop()
     """
 )
@@ -106,4 +123,6 @@ def test_iceberg_tables_through_the_python_api(tmp_path: Path) -> None:
         "OK time travel",
         "OK merge-on-read delete",
         "OK why_not",
+        "OK merge-on-read delete, hybrid scan",
+        "OK merge-on-read delete, refreshed",
     ], result.stdout

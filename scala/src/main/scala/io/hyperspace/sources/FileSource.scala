@@ -82,9 +82,10 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
 
   /**
    * A scan of only the files of this source in `paths` (partition values, schema and options
-   * kept), with fresh attributes so it can sit beside this source in one plan.
+   * kept), with fresh attributes so it can sit beside this source in one plan; for a table format,
+   * as [[VersionedTable.restrictedTo]] reads them (not always a file scan).
    */
-  def restrictedTo(paths: Set[String]): LogicalRelation = versioned.map(_.restrictedTo(paths)).getOrElse {
+  def restrictedTo(paths: Set[String]): LogicalPlan = versioned.map(_.restrictedTo(paths)).getOrElse {
     FileRelation.withLocation(relation, fsRelation, new SelectedFilesIndex(fsRelation.location, paths),
       keepTable = false).newInstance()
   }

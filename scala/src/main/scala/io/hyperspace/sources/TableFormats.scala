@@ -46,16 +46,18 @@ trait VersionedTable {
 
   /**
    * A scan of only the table's files at [[version]] whose paths are in `paths`, their masks
-   * applied by the format as its own scans apply them, with fresh attributes.
+   * applied by the format as its own scans apply them, with fresh attributes: a file scan, or the
+   * format's own scan (Iceberg files with delete files) with its table's columns followed by a
+   * `_metadata` struct column whose `file_path` names each row's file as a file scan's does.
    */
-  def restrictedTo(paths: Set[String]): LogicalRelation
+  def restrictedTo(paths: Set[String]): LogicalPlan
 
   /** The signature of an index built from this table at [[version]]. */
   def signature: Signature = Signature(s"${format.capitalize}Version", version.toString)
 
   /**
-   * Why no index may stand in for this scan at all, if so: rows the files alone do not give
-   * (Iceberg delete files), or files a scan of them would read otherwise than the format does.
+   * Why no index may stand in for this scan at all, if so: files a scan of them would read
+   * otherwise than the format does.
    */
   def unservable: Option[String] = None
 

@@ -4,24 +4,25 @@ import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.iceberg.{ContentFile, DataOperations, FileFormat, FileScanTask, Schema, Snapshot, SnapshotChanges, SnapshotSummary, Table}
+import org.apache.iceberg.{ContentFile, DataOperations, FileFormat, FileScanTask, MetadataColumns, Schema, Snapshot, SnapshotChanges, SnapshotSummary, Table}
 import org.apache.iceberg.spark.SparkSchemaUtil
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.{Type, TypeUtil}
 import org.apache.iceberg.util.SnapshotUtil
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.expressions.{Alias, CreateNamedStruct, Expression, GetMapValue, In, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.util.QuotingUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
-import org.apache.spark.sql.types.{DataType, MetadataBuilder, StructField, StructType}
+import org.apache.spark.sql.types.{DataType, MapType, MetadataBuilder, StringType, StructField, StructType}
 
+import io.hyperspace.HyperspaceException
 import io.hyperspace.index.BoundedCache
 import io.hyperspace.shims.{FileListing, FileRelation}
-import io.hyperspace.sources.{FileKey, LogChanges, SelectedFilesIndex, TableFormatProvider, TableScanListing, VersionedTable}
+import io.hyperspace.sources.{FileKey, LogChanges, SelectedFilesIndex, SourcePaths, TableFormatProvider, TableScanListing, VersionedTable}
 
 /**
  * Apache Iceberg tables. The only classes of this jar that name Iceberg's classes; compiled only for
@@ -96,7 +97,7 @@ private[iceberg] final class IcebergTable(
 
   private lazy val tasks: Seq[FileScanTask] = snapshot.map(s => IcebergTable.tasks(table, s)).getOrElse(Nil)
 
-  override lazy val files: Seq[FileKey] = tasks.map(t => IcebergTable.keyOf(t.file())).sortBy(_.path)
+  override lazy val files: Seq[FileKey] = tasks.map(IcebergTable.keyOf).sortBy(_.path)
 
   // Iceberg's table uuid: a table created again at the same location has another one, and its
   // snapshots' sequence numbers start again.
@@ -111,15 +112,12 @@ private[iceberg] final class IcebergTable(
       case Some(current) => new IcebergLogWalk(table, current, since, tableIdThen, filesThen).changes
     }
 
+  // Data files with delete files are served: their keys name their deletes (a file whose deletes
+  // change is another file) and [[restrictedTo]] reads them through Iceberg, deletes applied.
   override lazy val unservable: Option[String] = {
-    val withDeletes = tasks.filter(!_.deletes().isEmpty)
     val otherFormats = tasks.map(_.file().format()).filter(_ != FileFormat.PARQUET).distinct
     lazy val snapshotName = snapshot.map(s => s"snapshot ${s.snapshotId()}").getOrElse("the empty table")
-    if (withDeletes.nonEmpty) {
-      Some(s"${withDeletes.size} data file(s) of the Iceberg table's $snapshotName have delete files " +
-        s"(merge-on-read deletes, e.g. on ${IcebergTable.pathOf(withDeletes.head)}), whose rows Hyperspace " +
-        "does not mask; compact them (CALL <catalog>.system.rewrite_data_files) or use copy-on-write")
-    } else if (otherFormats.nonEmpty) {
+    if (otherFormats.nonEmpty) {
       Some(s"the Iceberg table's $snapshotName has ${otherFormats.mkString(", ")} data files; only Parquet " +
         "data files are read")
     } else IcebergTable.schemaProblem(table, readSchema)
@@ -158,9 +156,18 @@ private[iceberg] final class IcebergTable(
       original.output.map(_.asInstanceOf[org.apache.spark.sql.catalyst.expressions.AttributeReference]))
   }
 
-  override def restrictedTo(paths: Set[String]): LogicalRelation = {
-    val FileRelation(scan, fs) = relation
-    FileRelation.withLocation(scan, fs, new SelectedFilesIndex(fs.location, paths), keepTable = false).newInstance()
+  /**
+   * The files in `paths` as a Parquet scan, or, when one of them has delete files, as Iceberg's own
+   * scan of them (which applies the deletes) with a `_metadata.file_path` column naming each row's
+   * file as a file scan's `_metadata.file_path` does (lineage needs it).
+   */
+  override def restrictedTo(paths: Set[String]): LogicalPlan = {
+    val selected = tasks.filter(t => paths.contains(IcebergTable.pathOf(t)))
+    if (selected.exists(!_.deletes().isEmpty)) IcebergTable.readThroughIceberg(original, selected)
+    else {
+      val FileRelation(scan, fs) = relation
+      FileRelation.withLocation(scan, fs, new SelectedFilesIndex(fs.location, paths), keepTable = false).newInstance()
+    }
   }
 }
 
@@ -213,8 +220,56 @@ private[iceberg] object IcebergTable {
 
   def pathOf(file: ContentFile[_]): String = new Path(file.location()).toString
 
-  /** A data file's key, as planning a snapshot and reading its commits both give it. */
+  /**
+   * A data file's key, as reading its commits gives it: without its delete files, which only
+   * planning a snapshot knows ([[keyOf(task)]]). A walk of the commits that add or remove no delete
+   * file keeps the keys the index recorded, deletes included.
+   */
   def keyOf(file: ContentFile[_]): FileKey = FileKey(pathOf(file), file.fileSizeInBytes(), 0L)
+
+  /**
+   * A data file's key as planning a snapshot gives it: with the identity of the delete files
+   * (position, equality, deletion vectors) that apply to it, so that a file whose deletes changed
+   * is another file ([[FileKey.deletionVector]]) and an index built without those deletes no
+   * longer serves it.
+   */
+  def keyOf(task: FileScanTask): FileKey = keyOf(task.file()).copy(deletionVector = deletesOf(task))
+
+  /**
+   * The identity of the delete files applying to `task`'s file: a digest of their locations (a
+   * delete file is never rewritten in place) and, for a deletion vector, its place in its Puffin
+   * file (one Puffin file holds the vectors of many data files). None without deletes.
+   */
+  def deletesOf(task: FileScanTask): Option[String] = {
+    val deletes = task.deletes().asScala.toSeq
+    if (deletes.isEmpty) None
+    else {
+      val names = deletes.map(d => s"${d.location()}@${Option(d.contentOffset()).getOrElse("")}").sorted
+      val digest = java.security.MessageDigest.getInstance("SHA-256")
+      names.foreach(n => digest.update((n + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+      Some(s"iceberg-deletes:${deletes.size}:" + digest.digest().take(16).map(b => f"$b%02x").mkString)
+    }
+  }
+
+  /**
+   * Iceberg's scan `original` of only the files of `selected`, which applies their delete files as
+   * any Iceberg scan does, with fresh attributes: the table's columns, then `_metadata`, a struct
+   * whose `file_path` names each row's file as a file scan's `_metadata.file_path` does.
+   */
+  def readThroughIceberg(original: DataSourceV2Relation, selected: Seq[FileScanTask]): LogicalPlan = {
+    val fileColumnName = MetadataColumns.FILE_PATH.name()
+    val fileColumn = original.metadataOutput.find(_.name == fileColumnName).getOrElse(
+      throw new HyperspaceException(
+        s"The Iceberg scan of ${original.name} has no $fileColumnName metadata column to read only some files by"))
+    val scan = original.copy(output = original.output :+ fileColumn).newInstance()
+    val file = scan.output.last
+    // `_file` is the location as the manifests spell it; lineage joins on the URI spelling.
+    val spelled = selected.map(t => t.file().location() -> SourcePaths.asMetadataPath(pathOf(t))).toMap
+    val kept = Filter(In(file, spelled.keys.toSeq.sorted.map(l => Literal(l))), scan)
+    val spellings = Literal.create(spelled, MapType(StringType, StringType, valueContainsNull = false))
+    val filePath = GetMapValue(spellings, file)
+    Project(scan.output.init :+ Alias(CreateNamedStruct(Seq(Literal("file_path"), filePath)), "_metadata")(), kept)
+  }
 
   // A snapshot's files are read from its manifests; a query plans against the same snapshot many
   // times (every optimizer pass, every candidate index). Keyed by the table's uuid and snapshot.
@@ -366,7 +421,8 @@ private[iceberg] final class IcebergLogWalk(
     } else {
       val removed = changes.removedDataFiles().asScala.map(IcebergTable.keyOf).toSeq
       val added = changes.addedDataFiles().asScala.map(IcebergTable.keyOf).toSeq
-      removed.find(r => !files.get(r.path).contains(r))
+      // A commit names a data file without its delete files, which this one neither adds nor removes.
+      removed.find(r => !files.get(r.path).exists(_.copy(deletionVector = None) == r))
         .map(r => s"$at removes data file ${r.path}, which was not among the table's files")
         .orElse {
           removed.foreach(r => files -= r.path)
