@@ -56,6 +56,8 @@ trait VersionedTable {
   /**
    * Why no index may stand in for this scan at all, if so: rows the files alone do not give
    * (Iceberg delete files), or files a scan of them would read otherwise than the format does.
+   * A refresh asks after [[filesFromLog]]: a format may answer from what that read of its log
+   * found rather than from every file of the table (the cost of the change, not of the table).
    */
   def unservable: Option[String] = None
 
