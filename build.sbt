@@ -39,7 +39,8 @@ lazy val sparkVersion = pinned("spark")
 // has no Iceberg support, and the Iceberg suites (IcebergSourceSuite) are excluded from `sbt test`
 // below, explicitly, rather than passing without running.
 lazy val icebergVersion: Option[String] = Some(pinned("iceberg")).filter(_ != "none")
-lazy val icebergSuites = Seq("io.hyperspace.sources.IcebergSourceSuite", "io.hyperspace.sources.IcebergDeletesSuite")
+lazy val icebergSuites = Seq("io.hyperspace.sources.IcebergSourceSuite", "io.hyperspace.sources.IcebergDeletesSuite",
+  "io.hyperspace.sources.IcebergDataSkippingSuite")
 
 // The options Spark's own launcher passes on Java 17 (JavaModuleOptions), needed by any JVM
 // that runs Spark: the forked test JVMs here.

@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
         .config("spark.driver.host", "127.0.0.1")
     )
     chosen = list(SUITES) if args.suite == "all" else [args.suite]
-    if "lakehouse" in chosen:  # its tables are Delta tables: Delta's jars and extension, when installed
-        builder = lakehouse.delta_builder_hook(builder)
+    if "lakehouse" in chosen:  # Delta and Iceberg tables: their jars, extensions and catalogs, when available
+        builder = lakehouse.builder_hook(builder, work_dir)
         if args.quick:
             # Delta rebuilds a snapshot in 50 tasks by default (sized for big logs): on the quick
             # run's tiny tables that is most of each read. Full runs keep what users run.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, versions
 
 pytestmark = pytest.mark.slow
 
@@ -67,3 +67,9 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     indexed = raw["suites"]["indexed"]
     assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000
     assert indexed["memory"]["indexBlockManagerBytes"] > 0 and "## Indexed DataFrame" in report
+    # Iceberg runs on the lines with a runtime for it, and says why not on the others.
+    iceberg = raw["suites"]["lakehouse"]["formats"]["iceberg"]
+    if versions()["iceberg"] == "none":
+        assert "no Spark runtime" in iceberg["skipped"], iceberg
+    else:
+        assert iceberg["queries"]["point_lookup"]["Hyperspace"]["facts"]["indexes"] == ["iceberg_li_orderkey"]

@@ -32,7 +32,8 @@ SCRIPT = textwrap.dedent(
     """
     import os
     from pyspark.sql import SparkSession
-    from hyperspace import Hyperspace, IndexConfig, configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace
+    from hyperspace import (Hyperspace, IndexConfig, DataSkippingIndexConfig, BloomFilterSketch,
+                            configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace)
 
     work = {work!r}
     builder = (
@@ -88,6 +89,16 @@ SCRIPT = textwrap.dedent(
     hs.refresh_index("by_name", "incremental")
     check("refreshed", lambda: lookup(spark.table("ice.db.orders")), True)
     check("time travel", lambda: lookup(spark.read.option("versionAsOf", first).table("ice.db.orders")), True)
+    # A data skipping index: a bloom filter on v, whose string bounds in Iceberg's manifests keep two
+    # files for v = 'v123' ('v0'-'v99' and 'v100'-'v199'); the statistics report both prunings.
+    hs.create_index(spark.table("ice.db.orders"), DataSkippingIndexConfig("skip_v", BloomFilterSketch("v")))
+    enable_hyperspace(spark)
+    assert spark.table("ice.db.orders").where("v = 'v123'").count() == 1
+    [stats] = hs.last_query_skipping_stats()
+    disable_hyperspace(spark)
+    assert stats.format_pruning is not None and stats.format_pruning.format == "iceberg", stats
+    assert stats.files_skipped > 0 and stats.files_read < stats.files_total, stats
+    print("OK data skipping")
     files = spark.sql("SELECT count(*) FROM ice.db.orders.data_files").head()[0]
     spark.sql("DELETE FROM ice.db.orders WHERE id < 20")
     # The DELETE wrote delete files, on some data files only.
@@ -121,6 +132,7 @@ def test_iceberg_tables_through_the_python_api(tmp_path: Path) -> None:
         "OK hybrid scan",
         "OK refreshed",
         "OK time travel",
+        "OK data skipping",
         "OK merge-on-read delete",
         "OK why_not",
         "OK merge-on-read delete, hybrid scan",

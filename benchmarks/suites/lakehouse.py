@@ -1,4 +1,5 @@
-"""Indexes over lakehouse tables: TPC-H lineitem and orders as table-format tables (Delta Lake).
+"""Indexes over lakehouse tables: TPC-H lineitem and orders as table-format tables (Delta Lake and
+Apache Iceberg).
 
 For each format: the tables are written in the format; a covering index on l_orderkey (with
 lineage), one on o_orderkey and a data skipping index (a bloom filter on l_partkey, which the
@@ -9,8 +10,10 @@ with the table at 1× and grown to 4× its size: refresh reads the changes from 
 its time should follow the change, not the table. The machine's load average is recorded before
 and after (noise on a shared machine).
 
-A format is a parameter (:class:`TableFormat`): another one (Iceberg) plugs in by adding an entry
-to :data:`FORMATS`.
+A format is a parameter (:class:`TableFormat`). Iceberg tables live in a local Hadoop catalog
+(``lh_ice``) in the bench's work directory; Iceberg publishes a Spark runtime for some Spark lines
+only (``iceberg.<line>`` in versions.properties): on a line without one the Iceberg part is not run,
+and the results say so.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import pyspark
 from pyspark.sql import DataFrame, SparkSession
 
 from benchmarks.context import BenchContext
@@ -63,7 +68,57 @@ DELTA = TableFormat(
     read=lambda spark, path: spark.read.format("delta").load(path),
 )
 
-FORMATS: dict[str, TableFormat] = {"delta": DELTA}
+ICEBERG_CATALOG = "lh_ice"
+ICEBERG_EXTENSION = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+VERSIONS = Path(__file__).resolve().parents[2] / "versions.properties"
+
+
+def _spark_line() -> str:
+    return ".".join(pyspark.__version__.split(".")[:2])
+
+
+def iceberg_version() -> tuple[str | None, str]:
+    """The Iceberg runtime versions.properties pins for the installed Spark line, or None and why not."""
+    line = _spark_line()
+    if not VERSIONS.exists():
+        return None, f"versions.properties is not at {VERSIONS}, so the Iceberg runtime for Spark {line} is unknown"
+    pins = dict(
+        (k.strip(), v.strip())
+        for k, v in (
+            ln.split("=", 1) for ln in VERSIONS.read_text().splitlines() if "=" in ln and not ln.startswith("#")
+        )
+    )
+    pinned = pins.get(f"iceberg.{line}", pins.get("iceberg", "none"))
+    if pinned == "none":
+        return None, f"Iceberg publishes no Spark runtime for Spark {line} (versions.properties: iceberg.{line}=none)"
+    return pinned, ""
+
+
+def _iceberg_available(spark: SparkSession) -> str | None:
+    version, why = iceberg_version()
+    if version is None:
+        return why
+    if not spark.conf.get(f"spark.sql.catalog.{ICEBERG_CATALOG}", None):
+        return f"the session has no Iceberg catalog {ICEBERG_CATALOG} (the bench's session builder adds it)"
+    return None
+
+
+def _iceberg_table(path: str) -> str:
+    # The suite names tables by their directory; Iceberg's by catalog name (the catalog places them).
+    return f"{ICEBERG_CATALOG}.bench.{Path(path).name}"
+
+
+ICEBERG = TableFormat(
+    name="iceberg",
+    available=_iceberg_available,
+    write=lambda df, path: (
+        df.writeTo(_iceberg_table(path)).using("iceberg").tableProperty("format-version", "2").createOrReplace()
+    ),
+    append=lambda df, path: df.writeTo(_iceberg_table(path)).append(),
+    read=lambda spark, path: spark.table(_iceberg_table(path)),
+)
+
+FORMATS: dict[str, TableFormat] = {"delta": DELTA, "iceberg": ICEBERG}
 
 LINEITEM_COLUMNS = ("l_orderkey", "l_partkey", "l_quantity", "l_extendedprice", "l_shipdate")
 GROWTH = (1, 4)
@@ -238,14 +293,32 @@ def markdown(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def delta_builder_hook(builder: Any) -> Any:
-    """``builder`` with Delta's jars, extension and catalog, when delta-spark is installed."""
+def builder_hook(builder: Any, work_dir: Path) -> Any:
+    """``builder`` with Delta's jars, extension and catalog when delta-spark is installed, and with the
+    line's Iceberg runtime (Maven Central), extension and a Hadoop catalog in ``work_dir`` when
+    versions.properties pins one for the line."""
+    iceberg, _ = iceberg_version()
+    packages = [f"org.apache.iceberg:iceberg-spark-runtime-{_spark_line()}_2.13:{iceberg}"] if iceberg else []
+    extensions = []
+    if iceberg:
+        extensions.append(ICEBERG_EXTENSION)
+        builder = (
+            builder.config(f"spark.sql.catalog.{ICEBERG_CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
+            .config(f"spark.sql.catalog.{ICEBERG_CATALOG}.type", "hadoop")
+            .config(
+                f"spark.sql.catalog.{ICEBERG_CATALOG}.warehouse", str(work_dir / "lakehouse" / "iceberg" / "catalog")
+            )
+            .config(f"spark.sql.catalog.{ICEBERG_CATALOG}.cache-enabled", "false")
+        )
     try:
         from delta import configure_spark_with_delta_pip
     except ImportError:
-        return builder
-    return configure_spark_with_delta_pip(
-        builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension").config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
-    )
+        configure_spark_with_delta_pip = None
+    if configure_spark_with_delta_pip is not None:
+        extensions.insert(0, "io.delta.sql.DeltaSparkSessionExtension")
+        builder = builder.config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    if extensions:
+        builder = builder.config("spark.sql.extensions", ",".join(extensions))
+    if configure_spark_with_delta_pip is not None:
+        return configure_spark_with_delta_pip(builder, extra_packages=packages)
+    return builder.config("spark.jars.packages", ",".join(packages)) if packages else builder

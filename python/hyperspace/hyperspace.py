@@ -144,7 +144,7 @@ class RelationSkippingStats:
             itself: ``files_total`` minus what it pruned minus what the indexes skipped beyond it).
         bytes_read: their bytes.
         indexes: what each index skipped.
-        format_pruning: for a table format's scan (Delta), what its own pruning did.
+        format_pruning: for a table format's scan (Delta, Iceberg), what its own pruning did.
     """
 
     relation: str

@@ -57,6 +57,7 @@ class RefreshAction(
     val (files, how) = source.currentFilesSince(entry)
     listing = files
     foundBy = how
+    source.requireServable(indexName)
     // An index over no data would answer every query with nothing: almost always a source moved
     // or emptied by mistake, so say so rather than commit it.
     if (listing.isEmpty) {

@@ -159,6 +159,13 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     if (skipped.isEmpty) {
       entries.foreach(reject(_, Reason.NoFileSkipped))
       None
+    } else if (table.unservable.isDefined) {
+      // A scan of fewer of its files would read them as files (Iceberg: as Parquet, without delete files).
+      entries.foreach(reject(_, Reason.TableNotServable(table.unservable.get)))
+      None
+    } else if (table.unprunable.isDefined) {
+      entries.foreach(reject(_, Reason.FormatScanOnly(table.format, table.unprunable.get)))
+      None
     } else table.pruning(filters) match {
       case None =>
         entries.foreach(reject(_, Reason.FormatPrunesItself(table.format, reportsPruning = false)))

@@ -220,6 +220,11 @@ object Reason {
       else s"the $format provider does not report its own file pruning, so the index does not prune its tables"
   }
 
+  /** Fewer of the table's files may not be read as plain files: only the format's scan reads them right. */
+  final case class FormatScanOnly(format: String, why: String) extends Reason {
+    def describe: String = s"a data skipping index cannot take files out of this $format scan: $why"
+  }
+
   final case class NoSketchApplies(sketchColumns: Seq[String]) extends Reason {
     def describe: String = s"no sketch (${sketchColumns.mkString(", ")}) can evaluate the query's filter"
   }

@@ -77,6 +77,15 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
       }
   }
 
+  /**
+   * Fails, naming the index, when no index may stand in for this table's scans
+   * ([[VersionedTable.unservable]]).
+   */
+  def requireServable(indexName: String): Unit =
+    versioned.flatMap(_.unservable).foreach { why =>
+      throw new HyperspaceException(s"Cannot create or refresh index '$indexName': $why.")
+    }
+
   /** What the log entry of an index over this source records besides the source (the table's id). */
   def entryExtra: Map[String, String] = versioned.flatMap(_.tableId).map(FileSource.TableIdKey -> _).toMap
 
@@ -178,6 +187,9 @@ object FileSource {
    * read options and paths with the schema recorded at creation (so types do not drift with
    * schema inference). The error names the index when the source can no longer be read. Only
    * file formats ([[LoadableFormats]]) are read, and the stored options may not redirect the read.
+   * Whether an index may serve the table is not asked here ([[requireServable]]): a refresh asks
+   * once it has found the table's files, which a format may then answer from its log's changes
+   * rather than from every file of the table.
    */
   def load(spark: SparkSession, stored: Source, indexName: String): FileSource = {
     def refuse(why: String): Nothing =
@@ -228,7 +240,7 @@ object FileSource {
             s"(${stored.table.getOrElse(stored.rootPaths.mkString(", "))}): ${e.getClass.getSimpleName}: " +
             s"${e.getMessage}", e)
     }
-    of(df, indexName)
+    scanOf(df, indexName)
   }
 
   // Iceberg is named only where this jar has its provider (lines with an Iceberg runtime).
@@ -242,8 +254,14 @@ object FileSource {
       "with select/filter)."
   }
 
-  /** The file scan `df` is, or an error saying what is supported. */
+  /** The file scan `df` is, or an error saying what is supported or why no index may serve it. */
   def of(df: DataFrame, indexName: String): FileSource = {
+    val source = scanOf(df, indexName)
+    source.requireServable(indexName)
+    source
+  }
+
+  private def scanOf(df: DataFrame, indexName: String): FileSource = {
     if (df.isStreaming) {
       throw new HyperspaceException(
         s"Cannot create index '$indexName' over a streaming DataFrame. $supported")
@@ -254,11 +272,7 @@ object FileSource {
         throw new HyperspaceException(
           s"Cannot create index '$indexName': the DataFrame reads a table format's files " +
             s"(${source.fsRelation.location.getClass.getSimpleName}) otherwise than as a whole table. $supported")
-      case Some(source) =>
-        source.versioned.flatMap(_.unservable).foreach { why =>
-          throw new HyperspaceException(s"Cannot create or refresh index '$indexName': $why.")
-        }
-        source
+      case Some(source) => source
       case None =>
         throw new HyperspaceException(
           s"Cannot create index '$indexName': the DataFrame is not a plain scan of files " +

@@ -57,7 +57,9 @@ trait VersionedTable {
 
   /**
    * Why no index may stand in for this scan at all, if so: files a scan of them would read
-   * otherwise than the format does.
+   * otherwise than the format does. A refresh asks after [[filesFromLog]]: a format may answer
+   * from what that read of its log found rather than from every file of the table (the cost of
+   * the change, not of the table).
    */
   def unservable: Option[String] = None
 
@@ -92,6 +94,13 @@ trait VersionedTable {
    */
   @nowarn("cat=unused-params") // a format that does not report its pruning has no use for them
   def pruning(filters: Seq[Expression]): Option[FormatScan] = None
+
+  /**
+   * Why a scan of fewer of the table's files, read as plain files, would not read what the
+   * format's scan reads, if so (Iceberg delete files): data skipping indexes then leave the scan
+   * alone, although covering indexes may serve it (they read such files through the format).
+   */
+  def unprunable: Option[String] = None
 
   /** Top-level columns whose per-file min/max the format's log keeps (and prunes files by). */
   def minMaxColumns: Set[String] = Set.empty

@@ -209,6 +209,33 @@ class IcebergSourceSuite extends RuleTestSupport {
     assert(!hs.refreshIndex("i_fresh", "full").changed)
   }
 
+  test("refresh and pending changes read the Iceberg manifests of the change, never every file of the table") {
+    val t = table("cost")
+    append(t, 1000, 400)
+    append(t, 2000, 400)
+    createIndex("i_cost", t)
+    val tableFiles = logOf("i_cost").latestStable.get.source.files.size
+    assert(tableFiles == 12)
+    // What `body` gives, and the data file entries read from the manifests while it ran.
+    def read[T](body: => T): (T, Long) = {
+      val before = io.hyperspace.sources.iceberg.IcebergReads.dataFilesRead
+      val result = body
+      (result, io.hyperspace.sources.iceberg.IcebergReads.dataFilesRead - before)
+    }
+    Seq("incremental", "quick").zipWithIndex.foreach { case (mode, i) =>
+      rows(5000 + i * 100, 50, 1).writeTo(t).append()
+      assert(read(hs.index("i_cost").collect())._2 == 1, s"pending changes before the $mode refresh")
+      val (message, entries) = read(hs.refreshIndex("i_cost", mode).message)
+      assert(message.contains("from 1 commit(s) of the iceberg log"), message)
+      // Only the appended file: planning the snapshot would read all of its files.
+      assert(entries == 1, s"$mode refresh read $entries data file entries: $message")
+    }
+    // The file the quick refresh recorded is indexed now: its size comes from the entry, not from planning.
+    val (message, entries) = read(hs.refreshIndex("i_cost", "incremental").message)
+    assert(entries == 0 && message.contains("from 0 commit(s) of the iceberg log"), s"$entries: $message")
+    refreshAndCheck("i_cost", t, "incremental")
+  }
+
   test("copy-on-write updates and merges are read from the Iceberg log") {
     val t = table("cow_log")
     createIndex("i_cow_log", t)

@@ -1,11 +1,16 @@
 package io.hyperspace.sources.iceberg
 
+import java.util.concurrent.atomic.AtomicLong
+
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
+import scala.util.Try
+import scala.util.chaining._
 
 import org.apache.hadoop.fs.{FileStatus, Path}
-import org.apache.iceberg.{ContentFile, DataOperations, FileFormat, FileScanTask, MetadataColumns, Schema, Snapshot, SnapshotChanges, SnapshotSummary, Table}
-import org.apache.iceberg.spark.SparkSchemaUtil
+import org.apache.iceberg.{ContentFile, DataOperations, FileFormat, FileScanTask, MetadataColumns, MetricsConfig, MetricsModes, Schema, Snapshot, SnapshotChanges, SnapshotSummary, Table}
+import org.apache.iceberg.expressions.{Expressions, Expression => IcebergExpression}
+import org.apache.iceberg.spark.{SparkSchemaUtil, SparkV2Filters}
 import org.apache.iceberg.spark.source.SparkTable
 import org.apache.iceberg.types.{Type, TypeUtil}
 import org.apache.iceberg.util.SnapshotUtil
@@ -14,15 +19,18 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Alias, CreateNamedStruct, Expression, GetMapValue, In, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.util.QuotingUtils
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation
+import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.{DataType, MapType, MetadataBuilder, StringType, StructField, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.BoundedCache
+import io.hyperspace.index.dataskipping.{RelationSkippingStats, SkippedFilesIndex}
+import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.{FileListing, FileRelation}
-import io.hyperspace.sources.{FileKey, LogChanges, SelectedFilesIndex, SourcePaths, TableFormatProvider, TableScanListing, VersionedTable}
+import io.hyperspace.sources.{FileKey, FormatScan, LogChanges, SelectedFilesIndex, SourcePaths, TableFormatProvider, TableScanListing, VersionedTable}
 
 /**
  * Apache Iceberg tables. The only classes of this jar that name Iceberg's classes; compiled only for
@@ -43,6 +51,9 @@ class IcebergProvider extends TableFormatProvider {
   override def tableOf(relation: LogicalRelation, fs: HadoopFsRelation): Option[VersionedTable] =
     fs.location match {
       case listing: IcebergFileIndex => Some(listing.table)
+      // The same scan with files data skipping indexes ruled out: still the table, for the
+      // covering index rules (they replace the whole scan).
+      case pruned: IcebergSkippedFiles => Some(pruned.table.table)
       case _ => None
     }
 
@@ -103,24 +114,88 @@ private[iceberg] final class IcebergTable(
   // snapshots' sequence numbers start again.
   override def tableId: Option[String] = Some(table.uuid().toString)
 
+  // The snapshot's data files as the last successful filesFromLog found them, by path: a scan of
+  // some of them (what refresh indexes) and the format check of `unservable` then need no planning
+  // of the snapshot, whose cost is that of the table.
+  @volatile private var foundByLog: Option[Map[String, FileKey]] = None
+
   override def filesFromLog(
       since: Long,
       tableIdThen: Option[String],
       filesThen: Seq[FileKey]): Either[String, LogChanges] =
     snapshot match {
       case None => Left("the Iceberg table has no snapshot")
-      case Some(current) => new IcebergLogWalk(table, current, since, tableIdThen, filesThen).changes
+      case Some(current) =>
+        new IcebergLogWalk(table, current, since, tableIdThen, filesThen).changes.map { found =>
+          foundByLog = Some(found.files.map(f => f.path -> f).toMap)
+          found
+        }
     }
 
+  private def snapshotName = snapshot.map(s => s"snapshot ${s.snapshotId()}").getOrElse("the empty table")
+
   // Data files with delete files are served: their keys name their deletes (a file whose deletes
-  // change is another file) and [[restrictedTo]] reads them through Iceberg, deletes applied.
-  override lazy val unservable: Option[String] = {
+  // change is another file) and [[restrictedTo]] reads them through Iceberg, deletes applied. The
+  // snapshot's summary counts its live delete files: when it counts none, no planning is needed;
+  // when it counts some, only planning tells whether any still applies to a data file (compaction
+  // leaves delete files that apply to none).
+  private lazy val hasDeletes: Boolean =
+    !snapshot.forall(s => IcebergTable.summaryCount(s, SnapshotSummary.TOTAL_DELETE_FILES_PROP).contains(0L)) &&
+      tasks.exists(!_.deletes().isEmpty)
+
+  private lazy val plannedFormatsProblem: Option[String] = {
     val otherFormats = tasks.map(_.file().format()).filter(_ != FileFormat.PARQUET).distinct
-    lazy val snapshotName = snapshot.map(s => s"snapshot ${s.snapshotId()}").getOrElse("the empty table")
-    if (otherFormats.nonEmpty) {
-      Some(s"the Iceberg table's $snapshotName has ${otherFormats.mkString(", ")} data files; only Parquet " +
-        "data files are read")
-    } else IcebergTable.schemaProblem(table, readSchema)
+    if (otherFormats.isEmpty) None
+    else Some(s"the Iceberg table's $snapshotName has ${otherFormats.mkString(", ")} data files; only Parquet " +
+      "data files are read")
+  }
+
+  private lazy val schemaProblem: Option[String] = IcebergTable.schemaProblem(table, readSchema)
+
+  // After a successful walk of the log every data file is known to be Parquet without planning: the
+  // files the index holds were when it was built, and the walk refuses any other it sees added.
+  override def unservable: Option[String] =
+    (if (foundByLog.isDefined) None else plannedFormatsProblem).orElse(schemaProblem)
+
+  // Pruning ends in a Parquet scan of the kept files ([[IcebergPruning.without]]), which would bring
+  // back the rows delete files remove: a snapshot with deletes is left to Iceberg's own scan.
+  override def unprunable: Option[String] =
+    if (hasDeletes) Some(s"data files of the Iceberg table's $snapshotName have delete files, which only Iceberg's " +
+      "scan applies")
+    else None
+
+  override def pruning(filters: Seq[Expression]): Option[FormatScan] = snapshot.map(new IcebergPruning(_, filters))
+
+  // The top-level columns whose lower and upper bounds Iceberg keeps per data file in its manifests
+  // (metrics mode truncate or full; by default the first 100 columns, strings truncated).
+  override def minMaxColumns: Set[String] = {
+    val metrics = MetricsConfig.forTable(table)
+    readSchema.columns().asScala.iterator.filter(_.`type`().isPrimitiveType).filter { c =>
+      metrics.columnMode(c.name()) match {
+        case _: MetricsModes.Truncate | _: MetricsModes.Full => true
+        case _ => false
+      }
+    }.map(_.name()).toSet
+  }
+
+  /**
+   * Iceberg's own file pruning for `filters`: the files planning `s` with them keeps (partition
+   * values, the per-file column bounds of the manifests). A conjunct Iceberg cannot take is left
+   * out, which only keeps more files.
+   */
+  private final class IcebergPruning(s: Snapshot, filters: Seq[Expression]) extends FormatScan {
+
+    override lazy val kept: Set[String] = IcebergTable.keptBy(table, s, filters.flatMap(IcebergTable.toIceberg))
+
+    // A Parquet scan of the kept files but `skipped`: what Iceberg's scan reads for the filter,
+    // when `unservable` says a Parquet scan of the files reads what Iceberg reads (the rule asks).
+    override def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats)
+        : LogicalRelation = {
+      val FileRelation(scan, fs) = relation
+      val listing = fs.location.asInstanceOf[IcebergFileIndex]
+      val read = files.filter(f => kept.contains(f.path) && !skipped.contains(f.path))
+      FileRelation.withLocation(scan, fs, new IcebergSkippedFiles(listing, new Path(root), read, entries, stats))
+    }
   }
 
   /** The read schema's columns with their Iceberg field ids, as [[relation]]'s data schema records them. */
@@ -159,14 +234,20 @@ private[iceberg] final class IcebergTable(
   /**
    * The files in `paths` as a Parquet scan, or, when one of them has delete files, as Iceberg's own
    * scan of them (which applies the deletes) with a `_metadata.file_path` column naming each row's
-   * file as a file scan's `_metadata.file_path` does (lineage needs it).
+   * file as a file scan's `_metadata.file_path` does (lineage needs it). Files a walk of the log
+   * found without deletes are listed from what it found, without planning the snapshot.
    */
   override def restrictedTo(paths: Set[String]): LogicalPlan = {
-    val selected = tasks.filter(t => paths.contains(IcebergTable.pathOf(t)))
-    if (selected.exists(!_.deletes().isEmpty)) IcebergTable.readThroughIceberg(original, selected)
-    else {
-      val FileRelation(scan, fs) = relation
-      FileRelation.withLocation(scan, fs, new SelectedFilesIndex(fs.location, paths), keepTable = false).newInstance()
+    val FileRelation(scan, fs) = relation
+    foundByLog.filter(found => paths.forall(p => found.get(p).exists(_.deletionVector.isEmpty))) match {
+      case Some(found) =>
+        val listing = new IcebergListing(new Path(root), paths.toSeq.sorted.map(found))
+        FileRelation.withLocation(scan, fs, listing, keepTable = false).newInstance()
+      case None =>
+        val selected = tasks.filter(t => paths.contains(IcebergTable.pathOf(t)))
+        if (selected.exists(!_.deletes().isEmpty)) IcebergTable.readThroughIceberg(original, selected)
+        else FileRelation.withLocation(scan, fs, new SelectedFilesIndex(fs.location, paths), keepTable = false)
+          .newInstance()
     }
   }
 }
@@ -217,6 +298,10 @@ private[iceberg] object IcebergTable {
       sparkTable.schema() == SparkSchemaUtil.convert(table.schema())
 
   def pathOf(task: FileScanTask): String = pathOf(task.file())
+
+  /** A count the snapshot's summary keeps (`total-data-files`, ...), when its writer kept it. */
+  def summaryCount(s: Snapshot, property: String): Option[Long] =
+    Option(s.summary()).flatMap(m => Option(m.get(property))).flatMap(_.toLongOption)
 
   def pathOf(file: ContentFile[_]): String = new Path(file.location()).toString
 
@@ -278,9 +363,22 @@ private[iceberg] object IcebergTable {
   def tasks(table: Table, snapshot: Snapshot): Seq[FileScanTask] =
     cache.getOrElseUpdate((table.uuid().toString, snapshot.snapshotId()), {
         val planned = table.newScan().useSnapshot(snapshot.snapshotId()).planFiles()
-        try planned.asScala.toList
+        try planned.asScala.toList.tap(all => IcebergReads.read(all.size))
         finally planned.close()
       })
+
+  /** The paths of the data files planning `snapshot` with the conjuncts `filters` keeps. */
+  def keptBy(table: Table, snapshot: Snapshot, filters: Seq[IcebergExpression]): Set[String] = {
+    val planned = table.newScan().useSnapshot(snapshot.snapshotId()).caseSensitive(false)
+      .filter(filters.foldLeft(Expressions.alwaysTrue(): IcebergExpression)(Expressions.and)).planFiles()
+    try planned.asScala.map(pathOf).toSet.tap(kept => IcebergReads.read(kept.size))
+    finally planned.close()
+  }
+
+  /** `e` as an Iceberg expression, when Spark's and Iceberg's filter translations both take it. */
+  def toIceberg(e: Expression): Option[IcebergExpression] =
+    SparkInternals.translateFilter(e)
+      .flatMap(p => Try(SparkV2Filters.convert(p)).toOption.flatMap(Option(_)))
 
   // Types whose Parquet representation Spark reads as Iceberg does (UUID, time, variant and others are not).
   private val readableTypes: Set[Type.TypeID] = Set(Type.TypeID.BOOLEAN, Type.TypeID.INTEGER, Type.TypeID.LONG,
@@ -323,6 +421,20 @@ private[iceberg] object IcebergTable {
           "the Iceberg table has a " +
             "name mapping (imported files without field ids)"))
   }
+}
+
+/**
+ * How many data file entries this JVM read from Iceberg manifests: every file of a snapshot it
+ * planned, and the files each commit an [[IcebergLogWalk]] read added or removed. What tests measure
+ * the cost of a refresh by (proportional to the change, not to the table), rather than a clock.
+ */
+private[hyperspace] object IcebergReads {
+  private val dataFiles = new AtomicLong
+
+  /** The data file entries read so far. */
+  def dataFilesRead: Long = dataFiles.get()
+
+  private[iceberg] def read(entries: Long): Unit = dataFiles.addAndGet(entries)
 }
 
 /**
@@ -401,8 +513,7 @@ private[iceberg] final class IcebergLogWalk(
   // The snapshot summary's count of live data files, when the writer kept it: a walk ending with
   // another count missed a change, an entry with another count describes another snapshot.
   private def totalMatches(s: Snapshot, counted: Int, where: String): Either[String, Unit] =
-    Option(s.summary()).flatMap(m => Option(m.get(SnapshotSummary.TOTAL_DATA_FILES_PROP))).flatMap(
-      _.toLongOption) match {
+    IcebergTable.summaryCount(s, SnapshotSummary.TOTAL_DATA_FILES_PROP) match {
       case None => Left(s"snapshot ${s.snapshotId()}'s summary does not say how many data files the table holds")
       case Some(total) if total != counted =>
         Left(s"snapshot ${s.snapshotId()}'s summary says the table holds $total data file(s), not $counted as " +
@@ -420,10 +531,15 @@ private[iceberg] final class IcebergLogWalk(
       Some(s"$at adds or removes delete files (merge-on-read row-level deletes)")
     } else {
       val removed = changes.removedDataFiles().asScala.map(IcebergTable.keyOf).toSeq
-      val added = changes.addedDataFiles().asScala.map(IcebergTable.keyOf).toSeq
-      // A commit names a data file without its delete files, which this one neither adds nor removes.
-      removed.find(r => !files.get(r.path).exists(_.copy(deletionVector = None) == r))
-        .map(r => s"$at removes data file ${r.path}, which was not among the table's files")
+      val addedData = changes.addedDataFiles().asScala.toSeq
+      val added = addedData.map(IcebergTable.keyOf)
+      IcebergReads.read(removed.size + added.size)
+      // A file Spark's Parquet reader cannot read: planning finds it too, and `unservable` says why.
+      addedData.find(_.format() != FileFormat.PARQUET)
+        .map(f => s"$at adds ${f.format()} data file ${IcebergTable.pathOf(f)}; only Parquet data files are read")
+        // A commit names a data file without its delete files, which this one neither adds nor removes.
+        .orElse(removed.find(r => !files.get(r.path).exists(_.copy(deletionVector = None) == r))
+          .map(r => s"$at removes data file ${r.path}, which was not among the table's files"))
         .orElse {
           removed.foreach(r => files -= r.path)
           added.find(a => files.contains(a.path)).map(a =>
@@ -438,16 +554,12 @@ private[iceberg] final class IcebergLogWalk(
 }
 
 /**
- * The data files of one Iceberg snapshot as a file listing, standing in for the V2 scan `original`
- * while the rules look at it. Files are immutable in Iceberg: the modification time is not kept.
+ * Data files of an Iceberg table (`keys`, read when first listed) as a file listing. Files are
+ * immutable in Iceberg: the modification time is not kept.
  */
-private[iceberg] final class IcebergFileIndex(
-    val table: IcebergTable,
-    override val original: LogicalPlan,
-    root: Path) extends TableScanListing {
+private[iceberg] class IcebergListing(root: Path, keys: => Seq[FileKey]) extends FileIndex {
 
-  // Listed only when a rule compares the table with an index, or a scan reads it.
-  private def files: Seq[FileKey] = table.files
+  protected lazy val files: Seq[FileKey] = keys
 
   private lazy val statuses: Seq[FileStatus] =
     files.map(f => new FileStatus(f.size, false, 1, 0L, f.modificationTime, new Path(f.path)))
@@ -465,5 +577,41 @@ private[iceberg] final class IcebergFileIndex(
 
   override def partitionSchema: StructType = new StructType()
 
+  override def toString: String = s"IcebergListing(${files.size} files of $root)"
+}
+
+/**
+ * The data files of one Iceberg snapshot as a file listing, standing in for the V2 scan `original`
+ * while the rules look at it. Listed only when a rule compares the table with an index, or a scan
+ * reads it.
+ */
+private[iceberg] final class IcebergFileIndex(
+    val table: IcebergTable,
+    override val original: LogicalPlan,
+    root: Path) extends IcebergListing(root, table.files) with TableScanListing {
+
   override def toString: String = s"IcebergFileIndex(${files.size} files of $root)"
+}
+
+/**
+ * The data files of an Iceberg scan that Iceberg's own pruning keeps for a query's filter, minus
+ * those data skipping indexes ruled out (`read`): a Parquet scan of them reads what Iceberg's scan
+ * would. `table` is the stand-in listing of the whole scan, which still names the table.
+ */
+private[iceberg] final class IcebergSkippedFiles(
+    val table: IcebergFileIndex,
+    root: Path,
+    read: Seq[FileKey],
+    val entries: Seq[LogEntry],
+    val stats: RelationSkippingStats) extends IcebergListing(root, read) with SkippedFilesIndex {
+
+  override def equals(other: Any): Boolean = other match {
+    case o: IcebergSkippedFiles => o.table.rootPaths == table.rootPaths && o.files == files
+    case _ => false
+  }
+
+  override def hashCode(): Int = (table.rootPaths, files).hashCode()
+
+  override def toString: String =
+    s"IcebergSkippedFiles(${stats.filesRead} of ${stats.filesTotal} files; ${entries.map(_.name).mkString(", ")})"
 }

@@ -21,6 +21,15 @@ object SparkInternals {
   def cloneSession(spark: SparkSession): SparkSession =
     spark.asInstanceOf[classic.SparkSession].cloneSession()
 
+  /**
+   * `predicate` as a DataSource V2 predicate, when Spark's own filter push-down can express it
+   * (`DataSourceStrategy.translateFilter`, nested columns included).
+   */
+  def translateFilter(predicate: org.apache.spark.sql.catalyst.expressions.Expression)
+      : Option[org.apache.spark.sql.connector.expressions.filter.Predicate] =
+    org.apache.spark.sql.execution.datasources.DataSourceStrategy.translateFilter(predicate,
+      supportNestedPredicatePushdown = true).map(_.toV2)
+
   /** A DataFrame over `plan` (Spark's `Dataset.ofRows`). */
   def ofRows(spark: SparkSession, plan: LogicalPlan): DataFrame =
     classic.Dataset.ofRows(spark.asInstanceOf[classic.SparkSession], plan)

@@ -1,0 +1,167 @@
+package io.hyperspace.sources
+
+import scala.util.Random
+
+import org.apache.iceberg.Table
+import org.apache.iceberg.spark.Spark3Util
+import org.apache.spark.sql.DataFrame
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, ValueListSketch}
+import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.sources.iceberg.IcebergReads
+
+/**
+ * Data skipping indexes over Iceberg tables: the files a query reads are the snapshot's files,
+ * minus what Iceberg's own pruning (the column bounds its manifests keep) leaves out, minus what
+ * the sketches rule out; the statistics report both prunings. Differentially over appends,
+ * copy-on-write deletes and updates, compaction, refresh and time travel. Runs only on Spark lines
+ * with an Iceberg runtime (build.sbt excludes it elsewhere).
+ */
+class IcebergDataSkippingSuite extends RuleTestSupport {
+
+  override protected def withIceberg: Boolean = true
+
+  /**
+   * An Iceberg table `ice.db.<name>` of 8 files of 50 rows, ids contiguous per file; `t` (= 10 * id)
+   * and `name` follow the id, `k` does not. Iceberg keeps the bounds of `id` and `k` only (`t` and
+   * `name`: counts).
+   */
+  private def table(name: String, mode: String = "copy-on-write"): String = {
+    val t = s"ice.db.$name"
+    spark.sql(s"CREATE TABLE $t (id BIGINT, t INT, name STRING, k INT) USING iceberg TBLPROPERTIES (" +
+      s"'format-version'='2', 'write.delete.mode'='$mode', 'write.update.mode'='$mode', " +
+      "'write.metadata.metrics.column.t'='counts', 'write.metadata.metrics.column.name'='counts')")
+    append(t, 0, 400, 8)
+    t
+  }
+
+  private def append(t: String, from: Long, n: Long, files: Int): Unit =
+    spark.range(from, from + n, 1, files)
+      .selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name", "CAST(pmod(hash(id), 23) AS INT) AS k")
+      .writeTo(t).append()
+
+  private def iceberg(t: String): Table = Spark3Util.loadIcebergTable(spark, t)
+
+  private def skipping(name: String): DataSkippingIndexConfig =
+    DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"), ValueListSketch("k"))
+
+  /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
+  private def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
+    sameResult(df)
+    withHyperspace(on = true) {
+      val q = df
+      q.collect()
+      DataSkippingStats.of(q.queryExecution)
+    }
+  }
+
+  /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
+  private def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {
+    case Seq(one) => one
+    case other => fail(s"expected one pruned relation, got $other: ${withHyperspace(on = true)(hs.whyNot(df, index))}")
+  }
+
+  test("an Iceberg table's scan skips, beyond Iceberg's own pruning, the files the sketches rule out; both reported") {
+    val t = table("stats")
+    hs.createIndex(spark.table(t), skipping("ids_stats"))
+
+    // Iceberg keeps no bounds of t: it prunes nothing, the index 7 of the 8 files (ids 100-140 are in file 2).
+    val r = pruned(spark.table(t).where("t BETWEEN 1000 AND 1400"), "ids_stats")
+    assert(r.filesTotal == 8 && r.filesSkipped == 7 && r.filesRead == 1, r.describe)
+    assert(r.formatPruning.exists(f => f.format == "iceberg" && f.filesPruned == 0 && f.filesSkippedAfter == 7), r)
+
+    // Iceberg prunes the files of id < 200 by its own bounds; of the other four, the index skips t >= 2500.
+    val both = pruned(spark.table(t).where("id >= 200 AND t < 2500"), "ids_stats")
+    assert(both.formatPruning.exists(f => f.filesPruned == 4 && f.filesSkippedAfter == 3), both)
+    assert(both.filesRead == 1, both.describe)
+
+    // A point lookup through the bloom filter, by path as well as by name.
+    assert(pruned(spark.table(t).where("name = 'n123'"), "ids_stats").filesRead == 1)
+    val byPath = spark.read.format("iceberg").load(iceberg(t).location())
+    assert(pruned(byPath.where("name = 'n123'"), "ids_stats").filesRead == 1)
+
+    // When Iceberg's own pruning already leaves out every file the index would skip, the scan stays Iceberg's.
+    val same = spark.table(t).where("id < 100 AND t < 1000")
+    assert(statsOf(same).isEmpty)
+    assert(hs.whyNot(same, "ids_stats").contains("already leaves out every file"), hs.whyNot(same, "ids_stats"))
+  }
+
+  test("a MinMax sketch over a column Iceberg keeps bounds for is refused; other sketches on it are not") {
+    val t = table("refuse")
+    val e = intercept[HyperspaceException](
+      hs.createIndex(spark.table(t), DataSkippingIndexConfig("ids_refuse", MinMaxSketch("id"), MinMaxSketch("t"))))
+    assert(e.getMessage.contains("ids_refuse") && e.getMessage.contains("'id'"), e.getMessage)
+    hs.createIndex(spark.table(t), DataSkippingIndexConfig("ids_bloom_id", BloomFilterSketch("id")))
+    sameResult(spark.table(t).where("id = 77"))
+  }
+
+  test("a table with delete files is not pruned through its files: deleted rows stay deleted") {
+    val t = table("mor", mode = "merge-on-read")
+    hs.createIndex(spark.table(t), skipping("ids_mor"))
+    spark.sql(s"DELETE FROM $t WHERE t % 30 = 0")
+    assert(spark.sql(s"SELECT count(*) FROM $t.delete_files").head().getLong(0) > 0)
+    val q = spark.table(t).where("t BETWEEN 1200 AND 1300")
+    assert(statsOf(q).isEmpty)
+    assert(hs.whyNot(q, "ids_mor").contains("delete files"), hs.whyNot(q, "ids_mor"))
+    withHyperspace(on = true)(assert(q.where("t IN (1200, 1290)").count() == 0))
+  }
+
+  test("refresh of a data skipping index reads the Iceberg manifests of the change only") {
+    val t = table("cost")
+    hs.createIndex(spark.table(t), skipping("ids_cost"))
+    append(t, 1000, 50, 1)
+    val before = IcebergReads.dataFilesRead
+    val result = hs.refreshIndex("ids_cost", "incremental")
+    assert(IcebergReads.dataFilesRead - before == 1, result.message)
+    assert(result.message.contains("from 1 commit(s) of the iceberg log"), result.message)
+    // The appended file (ids 1000-1049) is summarized: a filter outside it skips it too.
+    val r = pruned(spark.table(t).where("t BETWEEN 1000 AND 1400"), "ids_cost")
+    assert(r.filesTotal == 9 && r.filesRead == 1, r.describe)
+  }
+
+  test("differential: generated filters over an Iceberg table through appends, deletes, updates, compaction, " +
+    "refresh and time travel") {
+    val t = table("diff")
+    hs.createIndex(spark.table(t), skipping("ids_diff"))
+    val random = new Random(16)
+    def filter(): String = random.nextInt(6) match {
+      case 0 => val lo = random.nextInt(5000); s"t BETWEEN $lo AND ${lo + random.nextInt(800)}"
+      case 1 => s"name = 'n${random.nextInt(500)}'"
+      case 2 => s"name IN ('n${random.nextInt(500)}', 'n${random.nextInt(500)}') OR t > ${random.nextInt(6000)}"
+      case 3 => s"id >= ${random.nextInt(400)} AND t < ${random.nextInt(5000)} AND k <> ${random.nextInt(23)}"
+      case 4 => s"k = ${random.nextInt(23)} AND t < ${random.nextInt(5000)}"
+      case _ => s"NOT (t >= ${random.nextInt(4000)}) AND name LIKE 'n1%'"
+    }
+    var used = 0
+    var skipped = 0
+    def check(df: => DataFrame): Unit = (1 to 3).foreach { _ =>
+      val f = filter()
+      val stats = statsOf(df.where(f).select("id", "t", "name"))
+      used += stats.size
+      skipped += stats.map(_.filesSkipped).sum
+      stats.foreach(s => assert(s.formatPruning.exists(_.format == "iceberg"), s"$f: ${s.describe}"))
+    }
+    check(spark.table(t))
+    val snapshots = scala.collection.mutable.ArrayBuffer(iceberg(t).currentSnapshot().snapshotId())
+    val steps: Seq[() => Unit] = Seq(
+      () => append(t, 400, 100, 2),
+      () => spark.sql(s"DELETE FROM $t WHERE k = 3 AND id < 250"),
+      () => spark.sql(s"UPDATE $t SET name = CONCAT(name, '!') WHERE id % 9 = 0 AND id >= 300"),
+      () => hs.refreshIndex("ids_diff", "incremental"),
+      () => spark.sql(s"DELETE FROM $t WHERE t BETWEEN 500 AND 800"),
+      () =>
+        spark.sql("CALL ice.system.rewrite_data_files(table => 'db.diff', options => map('rewrite-all', 'true'))")
+          .collect(),
+      () => hs.refreshIndex("ids_diff", "incremental"),
+      () => append(t, 600, 50, 1),
+      () => hs.refreshIndex("ids_diff", "quick"))
+    steps.foreach { step =>
+      withHyperspace(on = true)(step())
+      snapshots += iceberg(t).currentSnapshot().snapshotId()
+      check(spark.table(t))
+    }
+    snapshots.distinct.foreach(id => check(spark.read.option("versionAsOf", id.toString).table(t)))
+    assert(used > 5 && skipped > 0, s"the index pruned only $used of the queries, skipping $skipped files")
+  }
+}
