@@ -109,13 +109,16 @@ final class IndexedDataFrame private[indexed] (
    */
   def memoryStats: Map[String, Long] = {
     val s = data.measured.getOrElse(materialize())
-    val info = sparkSession.sparkContext.getRDDStorageInfo.find(_.id == data.rdd.id)
+    // From the block manager master, which a block manager tells before its task ends; the
+    // status store behind getRDDStorageInfo is updated later, from the listener bus.
+    val cached = if (isCached) cachedPartitionExecutors.count(_._2.nonEmpty).toLong else 0L
+    val bytes = if (isCached) SparkInternals.cachedBlockMemoryBytes(data.rdd) else 0L
     Map(
       "rows" -> s.rows,
       "keys" -> s.keys,
       "partitions" -> numPartitions.toLong,
-      "cachedPartitions" -> info.map(_.numCachedPartitions.toLong).getOrElse(0L),
-      "blockManagerBytes" -> info.map(_.memSize).getOrElse(0L),
+      "cachedPartitions" -> cached,
+      "blockManagerBytes" -> bytes,
       "ownBatchBytes" -> s.ownBatchBytes,
       "totalBatchBytes" -> s.totalBatchBytes,
       "usedBatchBytes" -> s.usedBatchBytes,

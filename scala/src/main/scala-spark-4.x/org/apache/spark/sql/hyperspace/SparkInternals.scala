@@ -82,6 +82,20 @@ object SparkInternals {
       i -> master.getLocations(org.apache.spark.storage.RDDBlockId(rdd.id, i)).map(_.executorId)
     }.toMap
   }
+
+  /**
+   * The bytes in memory of `rdd`'s cached blocks, as the block managers reported them to the
+   * master when they stored them. Not `SparkContext.getRDDStorageInfo`: that reads the status
+   * store, which the listener bus updates later (a busy driver reads fewer cached partitions than
+   * there are).
+   */
+  def cachedBlockMemoryBytes(rdd: org.apache.spark.rdd.RDD[_]): Long = {
+    val master = org.apache.spark.SparkEnv.get.blockManager.master
+    (0 until rdd.getNumPartitions).iterator.map { i =>
+      master.getBlockStatus(org.apache.spark.storage.RDDBlockId(rdd.id, i), askStorageEndpoints = false)
+        .values.map(_.memSize).sum
+    }.sum
+  }
 }
 
 /**
