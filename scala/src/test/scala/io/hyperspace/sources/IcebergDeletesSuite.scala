@@ -92,8 +92,9 @@ class IcebergDeletesSuite extends RuleTestSupport {
       val changes = Seq(
         "delete" -> s"DELETE FROM $t WHERE id < 30 OR id = 150",
         "update" -> s"UPDATE $t SET v = 'updated' WHERE id BETWEEN 150 AND 160",
-        "merge" -> (s"MERGE INTO $t USING changes c ON $t.id = c.id " +
-          "WHEN MATCHED THEN UPDATE SET v = c.v WHEN NOT MATCHED THEN INSERT *"))
+        "merge" ->
+          (s"MERGE INTO $t USING changes c ON $t.id = c.id " +
+            "WHEN MATCHED THEN UPDATE SET v = c.v WHEN NOT MATCHED THEN INSERT *"))
       changes.zipWithIndex.foreach { case ((what, sql), i) =>
         rowLevel(t, sql)
         // Without hybrid scan a stale index is not used.
@@ -118,8 +119,9 @@ class IcebergDeletesSuite extends RuleTestSupport {
         }
         hs.refreshIndex(s"i_$name", mode)
         // The refreshed entry names each file's deletes as planning the snapshot does.
-        assert(logOf(s"i_$name").latestStable.get.source.currentFiles.map(_.key).sortBy(_.path) ==
-          FileSource.of(spark.table(t), s"i_$name").currentFiles, s"after $what and $mode refresh")
+        assert(
+          logOf(s"i_$name").latestStable.get.source.currentFiles.map(_.key).sortBy(_.path) ==
+            FileSource.of(spark.table(t), s"i_$name").currentFiles, s"after $what and $mode refresh")
         // A quick refresh records the changes, which the index then serves as hybrid scan does.
         check(t, s"i_$name", used = true, s"after $what and $mode refresh")
       }
@@ -132,8 +134,9 @@ class IcebergDeletesSuite extends RuleTestSupport {
     createIndex("i_after", t, lineage = true)
     val entry = logOf("i_after").latestStable.get
     val masked = entry.source.files.filter(_.deletionVector.isDefined)
-    assert(masked.map(f => new org.apache.hadoop.fs.Path(f.path).toUri.getPath).toSet ==
-      filesWithDeletes(t).map(p => new org.apache.hadoop.fs.Path(p).toUri.getPath), entry.source.files)
+    assert(
+      masked.map(f => new org.apache.hadoop.fs.Path(f.path).toUri.getPath).toSet ==
+        filesWithDeletes(t).map(p => new org.apache.hadoop.fs.Path(p).toUri.getPath), entry.source.files)
     // The index data holds exactly the table's live rows.
     val data = spark.read.parquet(entry.content.files.map(entry.content.pathOf): _*)
     assert(data.where("id % 7 = 0 AND id < 100").count() == 0)

@@ -539,7 +539,7 @@ private[iceberg] final class IcebergLogWalk(
         .map(f => s"$at adds ${f.format()} data file ${IcebergTable.pathOf(f)}; only Parquet data files are read")
         // A commit names a data file without its delete files, which this one neither adds nor removes.
         .orElse(removed.find(r => !files.get(r.path).exists(_.copy(deletionVector = None) == r))
-          .map(r => s"$at removes data file ${r.path}, which was not among the table's files"))
+            .map(r => s"$at removes data file ${r.path}, which was not among the table's files"))
         .orElse {
           removed.foreach(r => files -= r.path)
           added.find(a => files.contains(a.path)).map(a =>
