@@ -190,9 +190,13 @@ test-quick: setup jar
 	$(SBT) "testOnly $(SCALA_UNIT_SUITES)"
 	$(VPY) -m pytest $(PY_UNIT_TESTS) -q -ra -m "not slow and not chaos and not full"
 
+# Two pytest-xdist workers (PYTEST_WORKERS=0 runs in this process): each module goes whole to one
+# worker (tests/conftest.py), and a module's tests mostly wait on Spark, so two use CI's 2 cores.
 PYTEST_MARKS ?= not full
+PYTEST_WORKERS ?= 2
+PYTEST_XDIST = $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup)
 test-python: setup jar
-	$(VPY) -m pytest tests -q -ra --durations=25 $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
+	$(VPY) -m pytest tests -q -ra --durations=25 $(PYTEST_XDIST) $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
 
 # The lines CI does not test in full get a representative subset (a few minutes each): the
 # build, every rule's differential suite (covering filter/join/aggregate, data skipping), the
@@ -238,7 +242,7 @@ test-wheel:
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(WHEEL_VENV)/bin/python $(PIP_INSTALL) "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
 	$(WHEEL_VENV)/bin/python -c 'import hyperspace, sys; sys.exit("hyperspace imported from the source tree, not the wheel: " + hyperspace.__file__ if "site-packages" not in hyperspace.__file__ else 0)'
-	$(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5
+	$(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5 $(PYTEST_XDIST)
 
 # LINES narrows the lines whose Scala subset runs; the wheel is checked on every line.
 LINES ?= $(OTHER_LINES)

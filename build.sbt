@@ -64,6 +64,16 @@ lazy val sparkJava17Options = Seq(
   "-Djdk.reflect.useDirectMethodHandle=false",
   "-Dio.netty.tryReflectionSetAccessible=true")
 
+// Test JVMs side by side: HYPERSPACE_TEST_JVMS (2 by default, for CI's 2 cores; 1 runs the
+// suites one after another in one JVM, as when debugging a suite's interplay with another).
+lazy val testJvms: Int = sys.env.get("HYPERSPACE_TEST_JVMS").map(_.trim.toInt).getOrElse(2)
+
+// sbt's default runs one forked test group at a time (Tags.ForkedTestGroup limited to 1).
+Global / concurrentRestrictions := Seq(
+  Tags.limitAll(math.max(EvaluateTask.SystemProcessors, testJvms)),
+  Tags.limit(Tags.ForkedTestGroup, testJvms),
+  Tags.exclusiveGroup(Tags.Clean))
+
 lazy val root = (project in file("."))
   .settings(
     name := s"hyperspace-spark$sparkLine",
@@ -131,10 +141,14 @@ lazy val root = (project in file("."))
       Seq(out)
     }.taskValue,
 
-    // Spark in a forked JVM of its own per test run: isolation from sbt's class loaders and the
-    // Java 17 module options Spark needs. Suites run one after another (each owns a session).
+    // Spark in forked JVMs: isolation from sbt's class loaders and the Java 17 module options Spark
+    // needs. Within a JVM suites run one after another (each owns the JVM's session); the suites
+    // are split between `testJvms` JVMs that run side by side (project/TestGroups.scala says why).
     Test / fork := true,
-    Test / parallelExecution := false,
+    // Groups in parallel (sbt runs them one by one otherwise); suites within a JVM one by one
+    // (testForkedParallel stays false).
+    Test / parallelExecution := true,
+    Test / testGrouping := TestGroups.split((Test / definedTests).value, testJvms, (Test / forkOptions).value),
     Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-Dspark.ui.enabled=false"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     // Tests that launch separate JVMs need the test class path; Spark stays on loopback.

@@ -41,6 +41,7 @@ setup(
         "progress": [f"tqdm{V['tqdm.range']}"],
         "test": [
             f"pytest=={V['pytest']}",
+            f"pytest-xdist=={V['pytest-xdist']}",
             f"tqdm=={V['tqdm']}",
             f"hypothesis=={V['hypothesis']}",
             f"pyarrow=={V['pyarrow.test']}",

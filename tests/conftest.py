@@ -34,9 +34,23 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "ivy: resolves Maven packages through Spark's Ivy (spark.jars.packages), whose cache does not "
+        "take two resolutions at once: these modules run one after another in one pytest-xdist worker",
+    )
+    config.addinivalue_line(
+        "markers",
         "full: a second path, through Python, to a capability a Scala suite checks in every CI run "
         "(the test names it); only `make test-full` runs it",
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With pytest-xdist's ``--dist loadgroup`` (``make test-python``) a module is the unit a worker
+    takes: its module-scoped fixtures (a table, a JVM) are built once. The modules marked ``ivy``
+    are one unit."""
+    for item in items:
+        group = "ivy" if item.get_closest_marker("ivy") else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def versions() -> dict[str, str]:

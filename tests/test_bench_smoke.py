@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO, versions
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ivy]
 
 
 def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:

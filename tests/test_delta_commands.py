@@ -17,7 +17,7 @@ import pytest
 
 from conftest import run_python
 
-pytestmark = [pytest.mark.slow, pytest.mark.full]
+pytestmark = [pytest.mark.slow, pytest.mark.full, pytest.mark.ivy]
 
 SCRIPT = textwrap.dedent(
     """

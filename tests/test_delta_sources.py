@@ -14,7 +14,7 @@ import pytest
 
 from conftest import run_python
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ivy]
 
 SCRIPT = textwrap.dedent(
     """

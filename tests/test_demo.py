@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ivy]
 
 
 def test_demo_prints_its_report(tmp_path: Path) -> None:

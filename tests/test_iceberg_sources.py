@@ -23,6 +23,7 @@ ICEBERG = versions()["iceberg"]
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.ivy,
     pytest.mark.skipif(
         ICEBERG == "none", reason=f"no Iceberg runtime for Spark {LINE} (versions.properties: iceberg.{LINE}=none)"
     ),
