@@ -8,8 +8,8 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.delta.DeltaLog
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
-import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.dataskipping.SkippingStatsSupport
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.shims.FileRelation
 
 /**
@@ -18,7 +18,7 @@ import io.hyperspace.shims.FileRelation
  * with deletion vectors applied by Delta; the statistics report both prunings. Differentially
  * over appends, deletes with deletion vectors, updates, OPTIMIZE and time travel.
  */
-class DeltaDataSkippingSuite extends RuleTestSupport {
+class DeltaDataSkippingSuite extends SkippingStatsSupport {
 
   override protected def withDelta: Boolean = true
 
@@ -45,22 +45,6 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
 
   private def skipping(name: String): DataSkippingIndexConfig =
     DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"))
-
-  /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
-  private def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
-    sameResult(df)
-    withHyperspace(on = true) {
-      val q = df
-      q.collect()
-      DataSkippingStats.of(q.queryExecution)
-    }
-  }
-
-  /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
-  private def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {
-    case Seq(one) => one
-    case other => fail(s"expected one pruned relation, got $other: ${withHyperspace(on = true)(hs.whyNot(df, index))}")
-  }
 
   test("a Delta table's scan skips, beyond Delta's own pruning, the files the sketches rule out; both reported") {
     val path = table("stats")
