@@ -1,6 +1,9 @@
 package io.hyperspace.sources.delta
 
+import java.util.concurrent.atomic.AtomicLong
+
 import scala.collection.mutable
+import scala.util.chaining._
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionSet}
@@ -81,6 +84,10 @@ private final class DeltaTable(relation: LogicalRelation, fs: HadoopFsRelation, 
 
   override def tableId: Option[String] = Some(snapshot.metadata.id)
 
+  // restrictedTo builds Delta's file index from the AddFile actions: without those filesFromLog
+  // read, it lists every file of the snapshot.
+  override def scansAddedFilesFromLog: Boolean = true
+
   private def keyOf(add: AddFile): FileKey =
     FileKey(pathOf(add), add.size, add.modificationTime, Option(add.deletionVector).map(_.uniqueId))
 
@@ -107,6 +114,7 @@ private final class DeltaTable(relation: LogicalRelation, fs: HadoopFsRelation, 
       var gap: Option[Long] = None
       while (gap.isEmpty && expected <= target && changes.hasNext) {
         val (v, actions) = changes.next()
+        DeltaReads.commit()
         if (v != expected) gap = Some(v)
         else {
           actions.foreach {
@@ -215,5 +223,25 @@ private object DeltaTable {
 
   def addFiles(snapshot: Snapshot): Seq[AddFile] =
     cache.getOrElseUpdate((snapshot.deltaLog.dataPath.toString, snapshot.metadata.id, snapshot.version),
-      snapshot.allFiles.collect().toSeq)
+      snapshot.allFiles.collect().toSeq.tap(all => DeltaReads.listed(all.size)))
+}
+
+/**
+ * What this JVM read of Delta tables' logs: the commit files [[DeltaTable.filesFromLog]] read, and
+ * the files of whole snapshots it listed (each `snapshot.allFiles` it computed). What tests measure
+ * the cost of a refresh by (proportional to the change, not to the table), rather than a clock.
+ */
+private[hyperspace] object DeltaReads {
+  private val commits = new AtomicLong
+  private val snapshotFiles = new AtomicLong
+
+  /** The commit files read so far. */
+  def commitsRead: Long = commits.get()
+
+  /** The files of whole snapshots listed so far. */
+  def snapshotFilesListed: Long = snapshotFiles.get()
+
+  private[delta] def commit(): Unit = commits.incrementAndGet()
+
+  private[delta] def listed(files: Long): Unit = snapshotFiles.addAndGet(files)
 }
