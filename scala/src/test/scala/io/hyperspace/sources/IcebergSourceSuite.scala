@@ -76,6 +76,27 @@ class IcebergSourceSuite extends RuleTestSupport {
     assert(indexesUsed(byPath) == Seq("i_basic"), byPath.treeString)
   }
 
+  test("a join of two Iceberg tables reads both indexes; one Spark broadcasts is left to it unless hinted to merge") {
+    val (left, right) = (table("join_l"), table("join_r"))
+    spark.sql(s"DELETE FROM $right WHERE id % 5 = 0")
+    createIndex("i_join_l", left)
+    createIndex("i_join_r", right)
+    val join = () => spark.table(left).select("k", "v").join(spark.table(right).select("k", "id"), "k")
+    val plan = sameResult(join())
+    assert(indexesUsed(plan) == Seq("i_join_l", "i_join_r"), plan.treeString)
+    // Within the broadcast threshold Spark broadcasts a side and the join is left to it, unless a
+    // merge hint asks for a sort-merge join (the lakehouse bench's join_merge query).
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
+    try {
+      val broadcast = sameResult(join())
+      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
+      assert(hs.whyNot(join(), "i_join_l").contains("Spark broadcasts"))
+      val merged =
+        sameResult(spark.table(left).select("k", "v").hint("merge").join(spark.table(right).select("k", "id"), "k"))
+      assert(indexesUsed(merged) == Seq("i_join_l", "i_join_r"), merged.treeString)
+    } finally spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+  }
+
   test("a scan no index serves stays Iceberg's own scan") {
     val t = table("untouched")
     createIndex("i_untouched", t)
