@@ -9,8 +9,9 @@ import org.apache.spark.sql.delta.DeltaLog
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.dataskipping.SkippingStatsSupport
-import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.shims.FileRelation
+import io.hyperspace.sources.delta.DeltaReads
 
 /**
  * Data skipping indexes over Delta tables: the files a query reads are the table's files at the
@@ -146,6 +147,20 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
       assert(location.isInstanceOf[SkippedFilesIndex] &&
           location.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex], location)
       assert(q.where("id = 120").count() == 0)
+    }
+  }
+
+  test("the pruned scan reuses the pruning Delta did for the rule: running it plans no other scan of the snapshot") {
+    val path = table("reuse")
+    hs.createIndex(delta(path), skipping("dds_reuse"))
+    withHyperspace(on = true) {
+      val before = DeltaReads.scansPlanned
+      // Spark infers isnotnull(name) after the rule pruned the scan for name = 'n123'.
+      val q = delta(path).where("name = 'n123'")
+      assert(q.collect().map(_.getAs[Long]("id")).toSeq == Seq(123L))
+      assert(DataSkippingStats.of(q.queryExecution).map(_.filesRead) == Seq(1))
+      // The rule's own question only: the scan's files are those Delta kept for it, minus the skipped.
+      assert(DeltaReads.scansPlanned - before == 1, DeltaReads.scansPlanned - before)
     }
   }
 

@@ -179,9 +179,13 @@ private final class DeltaSkippedFilesIndex(
 
   override def matchingFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[AddFile] = {
     val filters = ExpressionSet(partitionFilters ++ dataFilters)
+    // The scan's filters include those `prepared` pruned by: its files include every file these
+    // filters keep (the Filter above the scan still drops the rows they rule out). Spark infers
+    // `isnotnull` conjuncts after the rule prepared the scan, so the sets are seldom equal; asking
+    // the snapshot again was one more Spark job per query, at execution.
     val files =
-      if (filters == prepared.allFilters || filters == prepared.filtersUsedForSkipping) prepared.files
-      else snapshot.filesForScan(partitionFilters ++ dataFilters).files
+      if (prepared.filtersUsedForSkipping.forall(filters.contains)) prepared.files
+      else DeltaTable.planScan(snapshot, partitionFilters ++ dataFilters).files
     kept(files)
   }
 
@@ -219,7 +223,13 @@ private object DeltaTable {
   def filesForScan(snapshot: Snapshot, filters: Seq[Expression]): DeltaScan =
     scans.getOrElseUpdate(
       (snapshot.deltaLog.dataPath.toString, snapshot.metadata.id, snapshot.version, filters.map(_.canonicalized).toSet),
-      snapshot.filesForScan(filters))
+      planScan(snapshot, filters))
+
+  /** Delta's own pruning of `snapshot` for `filters`, asked anew (a Spark job over the log's state). */
+  def planScan(snapshot: Snapshot, filters: Seq[Expression]): DeltaScan = {
+    DeltaReads.scanPlanned()
+    snapshot.filesForScan(filters)
+  }
 
   def addFiles(snapshot: Snapshot): Seq[AddFile] =
     cache.getOrElseUpdate((snapshot.deltaLog.dataPath.toString, snapshot.metadata.id, snapshot.version),
@@ -227,13 +237,15 @@ private object DeltaTable {
 }
 
 /**
- * What this JVM read of Delta tables' logs: the commit files [[DeltaTable.filesFromLog]] read, and
- * the files of whole snapshots it listed (each `snapshot.allFiles` it computed). What tests measure
- * the cost of a refresh by (proportional to the change, not to the table), rather than a clock.
+ * What this JVM read of Delta tables' logs: the commit files [[DeltaTable.filesFromLog]] read, the
+ * files of whole snapshots it listed (each `snapshot.allFiles` it computed), and the scans it
+ * planned with Delta's own pruning. What tests measure the cost of a refresh (proportional to the
+ * change, not to the table) and of a pruned scan by, rather than a clock.
  */
 private[hyperspace] object DeltaReads {
   private val commits = new AtomicLong
   private val snapshotFiles = new AtomicLong
+  private val scans = new AtomicLong
 
   /** The commit files read so far. */
   def commitsRead: Long = commits.get()
@@ -241,7 +253,12 @@ private[hyperspace] object DeltaReads {
   /** The files of whole snapshots listed so far. */
   def snapshotFilesListed: Long = snapshotFiles.get()
 
+  /** The scans of a snapshot planned with Delta's own pruning (`filesForScan`) so far. */
+  def scansPlanned: Long = scans.get()
+
   private[delta] def commit(): Unit = commits.incrementAndGet()
+
+  private[delta] def scanPlanned(): Unit = scans.incrementAndGet()
 
   private[delta] def listed(files: Long): Unit = snapshotFiles.addAndGet(files)
 }
