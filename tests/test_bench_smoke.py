@@ -73,3 +73,10 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
         assert "no Spark runtime" in iceberg["skipped"], iceberg
     else:
         assert iceberg["queries"]["point_lookup"]["Hyperspace"]["facts"]["indexes"] == ["iceberg_li_orderkey"]
+    # Spark broadcasts orders (the join is left to it); with the merge hint both indexes are merged.
+    delta = raw["suites"]["lakehouse"]["formats"]["delta"]["queries"]
+    assert delta["join"]["Hyperspace"]["facts"]["indexes"] == []
+    assert sorted(delta["join_merge"]["Hyperspace"]["facts"]["indexes"]) == [
+        "delta_li_orderkey",
+        "delta_orders_orderkey",
+    ]

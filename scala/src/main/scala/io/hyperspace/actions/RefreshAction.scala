@@ -145,8 +145,15 @@ class RefreshAction(
           s"it would keep are missing or were changed (e.g. ${refreshed.content.pathOf(missing.head)}). " +
           s"Run a full refresh (refreshIndex('$indexName', 'full')) to rebuild the index from its source.")
     }
+    // A quick refresh records a newer table version than that of the files the index data holds;
+    // the entry keeps the latter, from which the next refresh can read the log (FileSource).
+    val indexedVersion = mode match {
+      case Quick if source.versioned.isDefined =>
+        FileSource.indexedVersion(begin).map(v => FileSource.IndexedVersionKey -> v.toString)
+      case _ => None
+    }
     refreshed.copy(signature = source.signature(refreshed.source.currentFiles),
-      extra = refreshed.extra ++ source.entryExtra)
+      extra = refreshed.extra - FileSource.IndexedVersionKey ++ source.entryExtra ++ indexedVersion)
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

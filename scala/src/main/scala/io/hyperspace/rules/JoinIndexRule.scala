@@ -12,7 +12,7 @@ import io.hyperspace.index.{IndexKinds, RewriteFamily}
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexScan}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.EquiJoin
-import io.hyperspace.sources.{FileSource, SourceSubset}
+import io.hyperspace.sources.{FileSource, SourceSubset, TableScans}
 
 /**
  * Equi-join whose keys on a side are exactly an index's indexed columns (as a set), with the
@@ -70,7 +70,11 @@ object JoinIndexRule extends IndexRewrite {
     }
     plan match {
       case join @ EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _) =>
-        lazy val broadcast = BroadcastSides.of(join.asInstanceOf[Join], spark.sessionState.conf)
+        // Spark decides on the plan as it was given, where a table format's scans are its own V2
+        // scans with the format's size estimates (Iceberg: rows times row size), not on the Parquet
+        // file sizes of the file scans standing in for them while the rules look at the plan.
+        lazy val broadcast =
+          BroadcastSides.of(TableScans.restore(join).asInstanceOf[Join], spark.sessionState.conf)
         if (!supportedJoinTypes.contains(joinType)) {
           rejectSides(_ => Reason.JoinTypeNotSupported(joinType.sql))
           join

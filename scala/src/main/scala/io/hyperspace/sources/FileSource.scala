@@ -64,10 +64,17 @@ case class FileSource(relation: LogicalRelation, fsRelation: HadoopFsRelation) {
   def currentFilesSince(entry: LogEntry): (Seq[FileKey], FilesFound) = versioned match {
     case None => (currentFiles, FilesFound(fromLog = false, ""))
     case Some(table) =>
+      val tableId = entry.extra.get(FileSource.TableIdKey)
       val since = io.hyperspace.rules.TableVersions.versionOf(entry)
         .toRight("the index does not record the table version it was built from")
-      since.flatMap(v =>
-        table.filesFromLog(v, entry.extra.get(FileSource.TableIdKey), entry.source.currentFiles.map(_.key))) match {
+      // After a quick refresh the entry's version is newer than the files its data holds. A format
+      // whose scans of added files need what the commits adding them say reads the log from the
+      // version of the indexed files, so that every file to index is one a commit read here added.
+      val fromIndexed = FileSource.indexedVersion(entry).filter(_ => table.scansAddedFilesFromLog)
+        .map(v => table.filesFromLog(v, tableId, entry.source.files.map(_.key)))
+        .filter(_.isRight)
+      fromIndexed.getOrElse(
+        since.flatMap(v => table.filesFromLog(v, tableId, entry.source.currentFiles.map(_.key)))) match {
         case Right(c) =>
           (c.files,
             FilesFound(fromLog = true,
@@ -155,6 +162,18 @@ object FileSource {
 
   /** The log entry's `extra` key recording a table format's table id ([[VersionedTable.tableId]]). */
   val TableIdKey = "sourceTableId"
+
+  /**
+   * The log entry's `extra` key recording, for an entry with pending changes (a quick refresh),
+   * the table version of the files its index data holds (`source.files`): older than the
+   * entry's own version (its signature), which includes the pending changes.
+   */
+  val IndexedVersionKey = "sourceIndexedVersion"
+
+  /** The table version of the files `entry`'s index data holds, when the entry tells. */
+  def indexedVersion(entry: LogEntry): Option[Long] =
+    if (!entry.source.hasPendingChanges) io.hyperspace.rules.TableVersions.versionOf(entry)
+    else entry.extra.get(IndexedVersionKey).flatMap(_.toLongOption)
 
   // Reader options that say where files are found, not how their rows are read: partition
   // discovery's base directory, and the declaration of glob patterns.

@@ -88,6 +88,16 @@ trait VersionedTable {
     Left(s"the $format provider does not read the changes from its log")
 
   /**
+   * Whether [[restrictedTo]] reads files a commit added through what that commit says of them
+   * (Delta: partition values and deletion vector descriptors, which the index's log entry does not
+   * keep), which a read of the log that saw those commits ([[filesFromLog]]) has at hand and
+   * anything else has to find in every file of the table. A refresh after a quick refresh then
+   * reads the log from the version of the files the index holds, not from the newer version the
+   * quick refresh recorded.
+   */
+  def scansAddedFilesFromLog: Boolean = false
+
+  /**
    * The format's own file pruning for `filters` (deterministic conjuncts over the scan's
    * output): partition values and the statistics its log keeps per file. None when the format
    * does not report it; data skipping indexes then leave the table's scans alone.

@@ -7,12 +7,36 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.functions.input_file_name
 
-import io.hyperspace.index.dataskipping.DataSkippingFileIndex
+import io.hyperspace.index.dataskipping.{DataSkippingFileIndex, DataSkippingStats, RelationSkippingStats}
 import io.hyperspace.maintenance.MaintenanceTestSupport
+import io.hyperspace.rules.RuleTestSupport
 import io.hyperspace.shims.FileRelation
 
+/**
+ * What data skipping did to a query, as the skipping statistics report it: for suites over any
+ * source (the Delta and Iceberg suites use it without the file-source helpers below).
+ */
+trait SkippingStatsSupport extends RuleTestSupport {
+
+  /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
+  protected def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
+    sameResult(df)
+    withHyperspace(on = true) {
+      val q = df
+      q.collect()
+      DataSkippingStats.of(q.queryExecution)
+    }
+  }
+
+  /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
+  protected def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {
+    case Seq(one) => one
+    case other => fail(s"expected one pruned relation, got $other: ${withHyperspace(on = true)(hs.whyNot(df, index))}")
+  }
+}
+
 /** Clustered multi-file sources and what data skipping did to a query. */
-trait DataSkippingTestSupport extends MaintenanceTestSupport {
+trait DataSkippingTestSupport extends MaintenanceTestSupport with SkippingStatsSupport {
 
   /**
    * `files` files of `rowsPerFile` rows, ids contiguous per file (so `id`, `ts`, `cat` and the

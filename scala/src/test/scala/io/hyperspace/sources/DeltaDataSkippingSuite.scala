@@ -8,9 +8,10 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.delta.DeltaLog
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.dataskipping.SkippingStatsSupport
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
-import io.hyperspace.rules.RuleTestSupport
 import io.hyperspace.shims.FileRelation
+import io.hyperspace.sources.delta.DeltaReads
 
 /**
  * Data skipping indexes over Delta tables: the files a query reads are the table's files at the
@@ -18,7 +19,7 @@ import io.hyperspace.shims.FileRelation
  * with deletion vectors applied by Delta; the statistics report both prunings. Differentially
  * over appends, deletes with deletion vectors, updates, OPTIMIZE and time travel.
  */
-class DeltaDataSkippingSuite extends RuleTestSupport {
+class DeltaDataSkippingSuite extends SkippingStatsSupport {
 
   override protected def withDelta: Boolean = true
 
@@ -45,22 +46,6 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
 
   private def skipping(name: String): DataSkippingIndexConfig =
     DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"))
-
-  /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
-  private def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
-    sameResult(df)
-    withHyperspace(on = true) {
-      val q = df
-      q.collect()
-      DataSkippingStats.of(q.queryExecution)
-    }
-  }
-
-  /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
-  private def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {
-    case Seq(one) => one
-    case other => fail(s"expected one pruned relation, got $other: ${withHyperspace(on = true)(hs.whyNot(df, index))}")
-  }
 
   test("a Delta table's scan skips, beyond Delta's own pruning, the files the sketches rule out; both reported") {
     val path = table("stats")
@@ -162,6 +147,20 @@ class DeltaDataSkippingSuite extends RuleTestSupport {
       assert(location.isInstanceOf[SkippedFilesIndex] &&
           location.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex], location)
       assert(q.where("id = 120").count() == 0)
+    }
+  }
+
+  test("the pruned scan reuses the pruning Delta did for the rule: running it plans no other scan of the snapshot") {
+    val path = table("reuse")
+    hs.createIndex(delta(path), skipping("dds_reuse"))
+    withHyperspace(on = true) {
+      val before = DeltaReads.scansPlanned
+      // Spark infers isnotnull(name) after the rule pruned the scan for name = 'n123'.
+      val q = delta(path).where("name = 'n123'")
+      assert(q.collect().map(_.getAs[Long]("id")).toSeq == Seq(123L))
+      assert(DataSkippingStats.of(q.queryExecution).map(_.filesRead) == Seq(1))
+      // The rule's own question only: the scan's files are those Delta kept for it, minus the skipped.
+      assert(DeltaReads.scansPlanned - before == 1, DeltaReads.scansPlanned - before)
     }
   }
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.delta.DeltaLog
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.sources.delta.DeltaReads
 
 /**
  * Delta tables as first-class sources, differentially: after appends, deletes (with and without
@@ -167,12 +168,52 @@ class DeltaSourceSuite extends RuleTestSupport {
     assert(hs.whyNot(at(1), "d_travel_new").contains("newer than version 1"))
   }
 
+  test("refresh after a quick refresh reads the Delta log's commits of the change, never every file of the table") {
+    val path = table("cost", dvs = true)
+    createIndex("d_cost", path)
+    // What `body` gives, and the commit files and snapshot files it read from the Delta log.
+    def read[T](body: => T): (T, Long, Long) = {
+      val (commits, listed) = (DeltaReads.commitsRead, DeltaReads.snapshotFilesListed)
+      val result = body
+      (result, DeltaReads.commitsRead - commits, DeltaReads.snapshotFilesListed - listed)
+    }
+    rows(400, 40, 1).write.format("delta").mode("append").save(path) // version 1
+    val (quick, quickCommits, quickListed) = read(hs.refreshIndex("d_cost", "quick").message)
+    assert(quick.contains("from 1 commit(s) of the delta log (versions 1 to 1)"), quick)
+    assert(quickCommits == 1 && quickListed == 0, s"$quickCommits commits, $quickListed files listed: $quick")
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id = 3") // version 2: a deletion vector on a file
+    rows(500, 40, 1).write.format("delta").mode("append").save(path) // version 3
+    // The file the quick refresh recorded is indexed now too: its AddFile comes from the commit
+    // that added it (read again from the version the index's data was built from), not from a
+    // listing of every file of the table.
+    val (message, commits, listed) = read(hs.refreshIndex("d_cost", "incremental").message)
+    assert(listed == 0 && commits == 3, s"$commits commits, $listed files listed: $message")
+    assert(message.contains("3 appended and 1 deleted"), message)
+    assert(message.contains("from 3 commit(s) of the delta log (versions 1 to 3)"), message)
+    val entry = logOf("d_cost").latestStable.get
+    assert(!entry.source.hasPendingChanges && !entry.extra.contains(FileSource.IndexedVersionKey))
+    assert(entry.source.files.map(_.key).sortBy(_.path) == FileSource.of(delta(path), "d_cost").currentFiles)
+    val plan = sameResult(lookup(delta(path)))
+    assert(indexesUsed(plan) == Seq("d_cost"), plan.treeString)
+  }
+
   test("a join of two Delta tables reads both indexes") {
     val (left, right) = (table("join-l", dvs = false), table("join-r", dvs = true))
     spark.sql(s"DELETE FROM delta.`$right` WHERE id % 5 = 0")
     createIndex("d_join_l", left)
     createIndex("d_join_r", right)
-    val plan = sameResult(delta(left).select("k", "v").join(delta(right).select("k", "id"), "k"))
+    val join = () => delta(left).select("k", "v").join(delta(right).select("k", "id"), "k")
+    val plan = sameResult(join())
     assert(indexesUsed(plan) == Seq("d_join_l", "d_join_r"), plan.treeString)
+    // Within the broadcast threshold Spark broadcasts a side and the join is left to it, unless a
+    // merge hint asks for a sort-merge join (the lakehouse bench's join_merge query).
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
+    try {
+      val broadcast = sameResult(join())
+      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
+      assert(hs.whyNot(join(), "d_join_l").contains("Spark broadcasts"))
+      val merged = sameResult(delta(left).select("k", "v").hint("merge").join(delta(right).select("k", "id"), "k"))
+      assert(indexesUsed(merged) == Seq("d_join_l", "d_join_r"), merged.treeString)
+    } finally spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
   }
 }

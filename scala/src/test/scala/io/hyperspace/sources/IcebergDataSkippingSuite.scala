@@ -7,8 +7,8 @@ import org.apache.iceberg.spark.Spark3Util
 import org.apache.spark.sql.DataFrame
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, ValueListSketch}
-import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.dataskipping.SkippingStatsSupport
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
 import io.hyperspace.sources.iceberg.IcebergReads
 
 /**
@@ -18,7 +18,7 @@ import io.hyperspace.sources.iceberg.IcebergReads
  * copy-on-write deletes and updates, compaction, refresh and time travel. Runs only on Spark lines
  * with an Iceberg runtime (build.sbt excludes it elsewhere).
  */
-class IcebergDataSkippingSuite extends RuleTestSupport {
+class IcebergDataSkippingSuite extends SkippingStatsSupport {
 
   override protected def withIceberg: Boolean = true
 
@@ -45,22 +45,6 @@ class IcebergDataSkippingSuite extends RuleTestSupport {
 
   private def skipping(name: String): DataSkippingIndexConfig =
     DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"), ValueListSketch("k"))
-
-  /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
-  private def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
-    sameResult(df)
-    withHyperspace(on = true) {
-      val q = df
-      q.collect()
-      DataSkippingStats.of(q.queryExecution)
-    }
-  }
-
-  /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
-  private def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {
-    case Seq(one) => one
-    case other => fail(s"expected one pruned relation, got $other: ${withHyperspace(on = true)(hs.whyNot(df, index))}")
-  }
 
   test("an Iceberg table's scan skips, beyond Iceberg's own pruning, the files the sketches rule out; both reported") {
     val t = table("stats")

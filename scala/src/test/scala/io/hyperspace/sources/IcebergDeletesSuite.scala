@@ -1,6 +1,14 @@
 package io.hyperspace.sources
 
-import org.apache.iceberg.Table
+import java.util.UUID
+import java.util.function.BiFunction
+
+import org.apache.iceberg.{Schema, Table}
+import org.apache.iceberg.data.{GenericRecord, Record}
+import org.apache.iceberg.data.parquet.GenericParquetWriter
+import org.apache.iceberg.deletes.EqualityDeleteWriter
+import org.apache.iceberg.parquet.{Parquet, ParquetValueWriter}
+import org.apache.iceberg.shaded.org.apache.parquet.schema.MessageType
 import org.apache.iceberg.spark.Spark3Util
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
@@ -11,10 +19,11 @@ import io.hyperspace.rules.RuleTestSupport
 
 /**
  * Iceberg merge-on-read row-level deletes (position delete files written by DELETE, UPDATE and
- * MERGE INTO) under indexes, differentially: a data file with delete files is another file than
- * the one indexed (its key names its deletes), read through Iceberg's own scan of it (deletes
- * applied), so deleted rows never come back through an index while the files without deletes are
- * still read from it. Runs only on Spark lines with an Iceberg runtime (build.sbt).
+ * MERGE INTO; equality delete files, which only writers other than Spark's write) under indexes,
+ * differentially: a data file with delete files is another file than the one indexed (its key
+ * names its deletes), read through Iceberg's own scan of it (deletes applied), so deleted rows never
+ * come back through an index while the files without deletes are still read from it. Runs only on
+ * Spark lines with an Iceberg runtime (build.sbt).
  */
 class IcebergDeletesSuite extends RuleTestSupport {
 
@@ -166,6 +175,72 @@ class IcebergDeletesSuite extends RuleTestSupport {
     withHybridScan(check(t, "i_compacted", used = true, "after compaction, hybrid scan"))
     hs.refreshIndex("i_compacted", "incremental")
     check(t, "i_compacted", used = true, "after compaction and refresh")
+  }
+
+  /**
+   * Commits an equality delete file deleting the rows of `t` whose id is one of `ids`, written with
+   * Iceberg's generic Parquet writer as engines that write equality deletes (Flink, streaming
+   * upserts) do: Spark's Iceberg writes only position deletes and deletion vectors.
+   */
+  private def equalityDelete(t: String, ids: Seq[Long]): Unit = {
+    val table = iceberg(t)
+    val schema = table.schema().select("id")
+    val out =
+      table.io().newOutputFile(table.locationProvider().newDataLocation(s"eq-delete-${UUID.randomUUID()}.parquet"))
+    val writerOf = new BiFunction[Schema, MessageType, ParquetValueWriter[_]] {
+      override def apply(s: Schema, m: MessageType): ParquetValueWriter[_] = GenericParquetWriter.create(s, m)
+    }
+    val writer: EqualityDeleteWriter[Record] = Parquet.writeDeletes(out).forTable(table).rowSchema(schema)
+      .createWriterFunc(writerOf).overwrite().equalityFieldIds(schema.findField("id").fieldId())
+      .withSpec(table.spec()).buildEqualityWriter[Record]()
+    try ids.foreach { id =>
+        val row = GenericRecord.create(schema)
+        row.setField("id", id)
+        writer.write(row)
+      }
+    finally writer.close()
+    table.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+    val summary = table.currentSnapshot().summary()
+    assert(summary.get("added-equality-delete-files") == "1", summary)
+  }
+
+  /** The table's data files with and without delete files, as planning its snapshot gives them. */
+  private def withAndWithoutDeletes(t: String): (Seq[FileKey], Seq[FileKey]) =
+    FileSource.of(spark.table(t), "planning").currentFiles.partition(_.deletionVector.isDefined)
+
+  test("equality delete files: same rows with the index and without; files without deletes still read from it") {
+    val t = table("eq")
+    createIndex("i_eq", t, lineage = true)
+    // Iceberg applies an equality delete to the older data files whose id bounds overlap the delete
+    // file's (5 to 250): the first three files, not the fourth (ids 300 to 399).
+    equalityDelete(t, Seq(5L, 17L, 250L))
+    assert(spark.table(t).where("id IN (5, 17, 250)").count() == 0)
+    val (masked, plain) = withAndWithoutDeletes(t)
+    assert(masked.nonEmpty && plain.nonEmpty, (masked, plain))
+    check(t, "i_eq", used = false, "after an equality delete, no hybrid scan")
+    withHybridScan {
+      check(t, "i_eq", used = true, "after an equality delete, hybrid scan")
+      // The files without deletes come from the index: one Iceberg scan reads the others.
+      val plan = sameResult(lookup(spark.table(t)))
+      assert(icebergScans(plan) == 1, plan.treeString)
+    }
+    // A refresh indexes the files with deletes as Iceberg reads them (deletes applied).
+    val refreshed = hs.refreshIndex("i_eq", "incremental")
+    assert(refreshed.appendedFiles == masked.size && refreshed.deletedFiles == masked.size, refreshed.message)
+    check(t, "i_eq", used = true, "after an equality delete and refresh")
+    // An index created over the table now holds none of the deleted rows.
+    createIndex("i_eq_after", t, lineage = false)
+    val entry = logOf("i_eq_after").latestStable.get
+    val data = spark.read.parquet(entry.content.files.map(entry.content.pathOf): _*)
+    assert(data.where("id IN (5, 17, 250)").count() == 0 && data.count() == spark.table(t).count())
+    hs.deleteIndex("i_eq")
+    check(t, "i_eq_after", used = true, "an index created after the equality delete")
+    // Data appended after the equality delete is not deleted by it, even where its ids match.
+    spark.range(5, 6).selectExpr("id", "CAST(pmod(hash(id, 7), 23) AS INT) AS k", "'again' AS v").writeTo(t).append()
+    assert(spark.table(t).where("id = 5").count() == 1)
+    withHybridScan(queries(spark.table(t)).foreach(q => sameResult(q())))
+    hs.refreshIndex("i_eq_after", "full")
+    check(t, "i_eq_after", used = true, "after an append and full refresh")
   }
 
   test("time travel to a snapshot before the deletes is served by the index built then") {

@@ -3,6 +3,7 @@ package io.hyperspace.sources
 import org.apache.iceberg.Table
 import org.apache.iceberg.spark.Spark3Util
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.plans.logical.Join
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 
 import io.hyperspace.HyperspaceException
@@ -74,6 +75,53 @@ class IcebergSourceSuite extends RuleTestSupport {
     // By path, the same table is served by the same index.
     val byPath = sameResult(lookup(spark.read.format("iceberg").load(iceberg(t).location())))
     assert(indexesUsed(byPath) == Seq("i_basic"), byPath.treeString)
+  }
+
+  test("a join of two Iceberg tables reads both indexes; one Spark broadcasts is left to it unless hinted to merge") {
+    val (left, right) = (table("join_l"), table("join_r"))
+    spark.sql(s"DELETE FROM $right WHERE id % 5 = 0")
+    createIndex("i_join_l", left)
+    createIndex("i_join_r", right)
+    val join = () => spark.table(left).select("k", "v").join(spark.table(right).select("k", "id"), "k")
+    val plan = sameResult(join())
+    assert(indexesUsed(plan) == Seq("i_join_l", "i_join_r"), plan.treeString)
+    // Within the broadcast threshold Spark broadcasts a side and the join is left to it, unless a
+    // merge hint asks for a sort-merge join (the lakehouse bench's join_merge query).
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
+    try {
+      val broadcast = sameResult(join())
+      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
+      assert(hs.whyNot(join(), "i_join_l").contains("Spark broadcasts"))
+      val merged =
+        sameResult(spark.table(left).select("k", "v").hint("merge").join(spark.table(right).select("k", "id"), "k"))
+      assert(indexesUsed(merged) == Seq("i_join_l", "i_join_r"), merged.treeString)
+    } finally spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+  }
+
+  test("whether Spark broadcasts a side of an Iceberg join is judged on Iceberg's size estimate, as Spark judges it") {
+    // Rows Parquet compresses far below Iceberg's estimate of a scan (rows times column widths).
+    val Seq(left, right) = Seq("est_l", "est_r").map { name =>
+      val t = s"ice.db.$name"
+      spark.sql(s"CREATE TABLE $t (id BIGINT, k INT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+      spark.range(0, 5000, 1, 2).selectExpr("7L AS id", "CAST(id % 100 AS INT) AS k", "'' AS v").writeTo(t).append()
+      createIndex(s"i_$name", t)
+      t
+    }
+    val join = () => spark.table(left).select("k", "v").join(spark.table(right).select("k", "id"), "k")
+    val optimized = withHyperspace(on = false)(join().queryExecution.optimizedPlan)
+    val asIceberg = optimized.collectFirst { case j: Join => j.children.map(_.stats.sizeInBytes).min }.get
+    val files = spark.sql(s"SELECT sum(file_size_in_bytes) FROM $left.files").head().getLong(0)
+    assert(files < asIceberg / 10, (files, asIceberg))
+    // Just below Iceberg's estimate, far above the files' sizes: Spark does not broadcast, so the
+    // join reads both indexes (judged on the file scans standing in, it would be left to a broadcast).
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", (asIceberg - 1).toString)
+    try {
+      val vanilla = withHyperspace(on = false)(executed(join()))
+      assert(vanilla.collect { case b: org.apache.spark.sql.execution.joins.BroadcastHashJoinExec => b }.isEmpty,
+        vanilla.treeString)
+      val plan = sameResult(join())
+      assert(indexesUsed(plan) == Seq("i_est_l", "i_est_r"), plan.treeString)
+    } finally spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
   }
 
   test("a scan no index serves stays Iceberg's own scan") {

@@ -1,6 +1,9 @@
 package io.hyperspace.sources.delta
 
+import java.util.concurrent.atomic.AtomicLong
+
 import scala.collection.mutable
+import scala.util.chaining._
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionSet}
@@ -81,6 +84,10 @@ private final class DeltaTable(relation: LogicalRelation, fs: HadoopFsRelation, 
 
   override def tableId: Option[String] = Some(snapshot.metadata.id)
 
+  // restrictedTo builds Delta's file index from the AddFile actions: without those filesFromLog
+  // read, it lists every file of the snapshot.
+  override def scansAddedFilesFromLog: Boolean = true
+
   private def keyOf(add: AddFile): FileKey =
     FileKey(pathOf(add), add.size, add.modificationTime, Option(add.deletionVector).map(_.uniqueId))
 
@@ -107,6 +114,7 @@ private final class DeltaTable(relation: LogicalRelation, fs: HadoopFsRelation, 
       var gap: Option[Long] = None
       while (gap.isEmpty && expected <= target && changes.hasNext) {
         val (v, actions) = changes.next()
+        DeltaReads.commit()
         if (v != expected) gap = Some(v)
         else {
           actions.foreach {
@@ -171,9 +179,13 @@ private final class DeltaSkippedFilesIndex(
 
   override def matchingFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[AddFile] = {
     val filters = ExpressionSet(partitionFilters ++ dataFilters)
+    // The scan's filters include those `prepared` pruned by: its files include every file these
+    // filters keep (the Filter above the scan still drops the rows they rule out). Spark infers
+    // `isnotnull` conjuncts after the rule prepared the scan, so the sets are seldom equal; asking
+    // the snapshot again was one more Spark job per query, at execution.
     val files =
-      if (filters == prepared.allFilters || filters == prepared.filtersUsedForSkipping) prepared.files
-      else snapshot.filesForScan(partitionFilters ++ dataFilters).files
+      if (prepared.filtersUsedForSkipping.forall(filters.contains)) prepared.files
+      else DeltaTable.planScan(snapshot, partitionFilters ++ dataFilters).files
     kept(files)
   }
 
@@ -211,9 +223,42 @@ private object DeltaTable {
   def filesForScan(snapshot: Snapshot, filters: Seq[Expression]): DeltaScan =
     scans.getOrElseUpdate(
       (snapshot.deltaLog.dataPath.toString, snapshot.metadata.id, snapshot.version, filters.map(_.canonicalized).toSet),
-      snapshot.filesForScan(filters))
+      planScan(snapshot, filters))
+
+  /** Delta's own pruning of `snapshot` for `filters`, asked anew (a Spark job over the log's state). */
+  def planScan(snapshot: Snapshot, filters: Seq[Expression]): DeltaScan = {
+    DeltaReads.scanPlanned()
+    snapshot.filesForScan(filters)
+  }
 
   def addFiles(snapshot: Snapshot): Seq[AddFile] =
     cache.getOrElseUpdate((snapshot.deltaLog.dataPath.toString, snapshot.metadata.id, snapshot.version),
-      snapshot.allFiles.collect().toSeq)
+      snapshot.allFiles.collect().toSeq.tap(all => DeltaReads.listed(all.size)))
+}
+
+/**
+ * What this JVM read of Delta tables' logs: the commit files [[DeltaTable.filesFromLog]] read, the
+ * files of whole snapshots it listed (each `snapshot.allFiles` it computed), and the scans it
+ * planned with Delta's own pruning. What tests measure the cost of a refresh (proportional to the
+ * change, not to the table) and of a pruned scan by, rather than a clock.
+ */
+private[hyperspace] object DeltaReads {
+  private val commits = new AtomicLong
+  private val snapshotFiles = new AtomicLong
+  private val scans = new AtomicLong
+
+  /** The commit files read so far. */
+  def commitsRead: Long = commits.get()
+
+  /** The files of whole snapshots listed so far. */
+  def snapshotFilesListed: Long = snapshotFiles.get()
+
+  /** The scans of a snapshot planned with Delta's own pruning (`filesForScan`) so far. */
+  def scansPlanned: Long = scans.get()
+
+  private[delta] def commit(): Unit = commits.incrementAndGet()
+
+  private[delta] def scanPlanned(): Unit = scans.incrementAndGet()
+
+  private[delta] def listed(files: Long): Unit = snapshotFiles.addAndGet(files)
 }
