@@ -56,8 +56,9 @@ object TestGroups {
       groups(lightest) :+= t
       loads(lightest) += seconds(t)
     }
-    groups.toSeq.zipWithIndex.collect { case (suites, i) if suites.nonEmpty =>
-      Tests.Group(s"test-jvm-${i + 1}", suites, Tests.SubProcess(options))
+    groups.toSeq.zipWithIndex.collect {
+      case (suites, i) if suites.nonEmpty =>
+        Tests.Group(s"test-jvm-${i + 1}", suites, Tests.SubProcess(options))
     }
   }
 }
