@@ -44,10 +44,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """With pytest-xdist's ``--dist loadgroup`` (``make test-python``) a module is the unit a worker
-    takes: its module-scoped fixtures (a table, a JVM) are built once. The modules marked ``ivy``
-    are one unit."""
+    takes: its module-scoped fixtures (a table, a JVM) are built once, and its tests run in file
+    order (test_optimizer.py checks after its property what the property saw). The modules marked
+    ``ivy`` are one unit."""
     for item in items:
         group = "ivy" if item.get_closest_marker("ivy") else item.nodeid.split("::", 1)[0]
         item.add_marker(pytest.mark.xdist_group(group))
