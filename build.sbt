@@ -66,7 +66,10 @@ lazy val sparkJava17Options = Seq(
 
 // Test JVMs side by side: HYPERSPACE_TEST_JVMS (2 by default, for CI's 2 cores; 1 runs the
 // suites one after another in one JVM, as when debugging a suite's interplay with another).
-lazy val testJvms: Int = sys.env.get("HYPERSPACE_TEST_JVMS").map(_.trim.toInt).getOrElse(2)
+lazy val testJvms: Int = sys.env.get("HYPERSPACE_TEST_JVMS").map { v =>
+  scala.util.Try(v.trim.toInt).toOption.filter(_ >= 1).getOrElse(
+    sys.error(s"HYPERSPACE_TEST_JVMS must be a number >= 1, not '$v'"))
+}.getOrElse(2)
 
 // sbt's default runs one forked test group at a time (Tags.ForkedTestGroup limited to 1).
 Global / concurrentRestrictions := Seq(
