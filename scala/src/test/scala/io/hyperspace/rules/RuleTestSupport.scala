@@ -59,6 +59,26 @@ trait RuleTestSupport extends HyperspaceSuite {
     case other => String.valueOf(other)
   }.mkString("|")
 
+  /**
+   * A join of `left` and `right` on `on`, both sides indexed (`indexes`), at Spark's default
+   * broadcast threshold: Spark broadcasts a side and the join rule leaves the join to it (`whyNot`
+   * says so), unless a merge hint asks for a sort-merge join, which reads both indexes. Results
+   * equal Spark's either way.
+   */
+  protected def assertBroadcastLeftToSparkUnlessMergeHinted(
+      left: => DataFrame, right: => DataFrame, on: String, indexes: Seq[String]): Unit = {
+    val key = "spark.sql.autoBroadcastJoinThreshold"
+    val previous = spark.conf.get(key)
+    spark.conf.set(key, "10485760")
+    try {
+      val broadcast = sameResult(left.join(right, on))
+      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
+      assert(hs.whyNot(left.join(right, on), indexes.head).contains("Spark broadcasts"))
+      val merged = sameResult(left.hint("merge").join(right, on))
+      assert(indexesUsed(merged) == indexes, merged.treeString)
+    } finally spark.conf.set(key, previous)
+  }
+
   /** Runs `query` with Hyperspace off and on; asserts equal results; returns the plan with it on. */
   protected def sameResult(query: => DataFrame): SparkPlan = {
     val expected = withHyperspace(on = false)(rowsOf(query))

@@ -202,18 +202,10 @@ class DeltaSourceSuite extends RuleTestSupport {
     spark.sql(s"DELETE FROM delta.`$right` WHERE id % 5 = 0")
     createIndex("d_join_l", left)
     createIndex("d_join_r", right)
-    val join = () => delta(left).select("k", "v").join(delta(right).select("k", "id"), "k")
-    val plan = sameResult(join())
+    val plan = sameResult(delta(left).select("k", "v").join(delta(right).select("k", "id"), "k"))
     assert(indexesUsed(plan) == Seq("d_join_l", "d_join_r"), plan.treeString)
-    // Within the broadcast threshold Spark broadcasts a side and the join is left to it, unless a
-    // merge hint asks for a sort-merge join (the lakehouse bench's join_merge query).
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
-    try {
-      val broadcast = sameResult(join())
-      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
-      assert(hs.whyNot(join(), "d_join_l").contains("Spark broadcasts"))
-      val merged = sameResult(delta(left).select("k", "v").hint("merge").join(delta(right).select("k", "id"), "k"))
-      assert(indexesUsed(merged) == Seq("d_join_l", "d_join_r"), merged.treeString)
-    } finally spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    // The lakehouse bench's join and join_merge queries.
+    assertBroadcastLeftToSparkUnlessMergeHinted(delta(left).select("k", "v"), delta(right).select("k", "id"), "k",
+      Seq("d_join_l", "d_join_r"))
   }
 }

@@ -82,20 +82,11 @@ class IcebergSourceSuite extends RuleTestSupport {
     spark.sql(s"DELETE FROM $right WHERE id % 5 = 0")
     createIndex("i_join_l", left)
     createIndex("i_join_r", right)
-    val join = () => spark.table(left).select("k", "v").join(spark.table(right).select("k", "id"), "k")
-    val plan = sameResult(join())
+    val plan = sameResult(spark.table(left).select("k", "v").join(spark.table(right).select("k", "id"), "k"))
     assert(indexesUsed(plan) == Seq("i_join_l", "i_join_r"), plan.treeString)
-    // Within the broadcast threshold Spark broadcasts a side and the join is left to it, unless a
-    // merge hint asks for a sort-merge join (the lakehouse bench's join_merge query).
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
-    try {
-      val broadcast = sameResult(join())
-      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
-      assert(hs.whyNot(join(), "i_join_l").contains("Spark broadcasts"))
-      val merged =
-        sameResult(spark.table(left).select("k", "v").hint("merge").join(spark.table(right).select("k", "id"), "k"))
-      assert(indexesUsed(merged) == Seq("i_join_l", "i_join_r"), merged.treeString)
-    } finally spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    // The lakehouse bench's join and join_merge queries.
+    assertBroadcastLeftToSparkUnlessMergeHinted(spark.table(left).select("k", "v"),
+      spark.table(right).select("k", "id"), "k", Seq("i_join_l", "i_join_r"))
   }
 
   test("whether Spark broadcasts a side of an Iceberg join is judged on Iceberg's size estimate, as Spark judges it") {
