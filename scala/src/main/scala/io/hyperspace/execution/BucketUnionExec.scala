@@ -23,16 +23,17 @@ import org.apache.spark.sql.execution.SparkPlan
  * the join above is a broadcast join; that every child's partitioning is exactly the bucketing
  * is checked before executing, so a mismatch fails loudly instead of mixing buckets.
  *
- * When some child already arrives sorted on the bucket columns within each bucket (an index
- * scan with one file per bucket, where Spark reports bucket sort order —
- * `spark.sql.legacy.bucketedTableScan.outputOrdering`), every child is required sorted and the
- * buckets are merged as sorted streams: the output stays sorted, so a sort-merge join above sorts
- * only the appended rows instead of re-sorting the whole index.
+ * When some child arrives sorted on the bucket columns within each bucket (an index scan with
+ * one sorted file per bucket), the buckets are merged as sorted streams: the output stays sorted,
+ * so a sort-merge join above sorts only the appended rows instead of re-sorting the whole index.
+ * Spark itself reports a scan's bucket order only under a legacy flag; Hyperspace knows it from
+ * the index log and sets `mergeInOrder` once the plan is final ([[RemoveSortsOfSortedIndexBuckets]]).
  */
 case class BucketUnionExec(
     children: Seq[SparkPlan],
     bucketOrdinals: Seq[Int],
-    numBuckets: Int) extends SparkPlan {
+    numBuckets: Int,
+    mergeInOrder: Boolean = false) extends SparkPlan {
 
   override def output: Seq[Attribute] = {
     val first = children.head.output
@@ -44,18 +45,24 @@ case class BucketUnionExec(
   private def bucketExpressions(plan: SparkPlan): Seq[Expression] =
     bucketOrdinals.map(plan.output)
 
-  private def bucketOrdering(plan: SparkPlan): Seq[SortOrder] =
+  /** `plan`'s rows in the order of the bucket columns. */
+  def bucketOrdering(plan: SparkPlan): Seq[SortOrder] =
     bucketExpressions(plan).map(SortOrder(_, Ascending))
 
-  /** Whether to merge sorted children: worth it when some child is sorted already. */
-  private lazy val mergeSorted: Boolean =
-    children.exists(c => SortOrder.orderingSatisfies(c.outputOrdering, bucketOrdering(c)))
+  /** The output's order when the children are merged as sorted streams. */
+  def sortedOrdering: Seq[SortOrder] = bucketOrdinals.map(i => SortOrder(output(i), Ascending))
+
+  /**
+   * Whether the children are merged as sorted streams: when told so, or when Spark reports some
+   * child sorted already (then sorting the others costs less than sorting the union).
+   */
+  lazy val mergesSorted: Boolean =
+    mergeInOrder || children.exists(c => SortOrder.orderingSatisfies(c.outputOrdering, bucketOrdering(c)))
 
   override def requiredChildOrdering: Seq[Seq[SortOrder]] =
-    if (mergeSorted) children.map(bucketOrdering) else children.map(_ => Nil)
+    if (mergesSorted) children.map(bucketOrdering) else children.map(_ => Nil)
 
-  override def outputOrdering: Seq[SortOrder] =
-    if (mergeSorted) bucketOrdinals.map(i => SortOrder(output(i), Ascending)) else Nil
+  override def outputOrdering: Seq[SortOrder] = if (mergesSorted) sortedOrdering else Nil
 
   override def outputPartitioning: Partitioning =
     HashPartitioning(bucketOrdinals.map(output), numBuckets)
@@ -78,7 +85,7 @@ case class BucketUnionExec(
           s"into $numBuckets partitions, but ${child.nodeName} is partitioned as ${child.outputPartitioning}")
     }
     val rdds = children.map(_.execute())
-    if (!mergeSorted) new BucketUnionRDD[InternalRow](sparkContext, rdds, numBuckets)
+    if (!mergesSorted) new BucketUnionRDD[InternalRow](sparkContext, rdds, numBuckets)
     else {
       val ordering = new LazilyGeneratedOrdering(outputOrdering, output)
       new BucketUnionRDD[InternalRow](sparkContext, rdds, numBuckets,

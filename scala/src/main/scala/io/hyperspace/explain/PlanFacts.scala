@@ -1,7 +1,7 @@
 package io.hyperspace.explain
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.{FileSourceScanExec, SortExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
@@ -9,13 +9,14 @@ import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
 
 /**
- * Facts about a query that has run: files and bytes its scans read, its shuffles and the indexes
- * it used (read, or used to skip source files) — what benchmarks report beside the timings.
+ * Facts about a query that has run: files and bytes its scans read, its shuffles and sorts, and
+ * the indexes it used (read, or used to skip source files) — what benchmarks
+ * report beside the timings.
  */
-case class PlanFacts(filesRead: Long, bytesRead: Long, exchanges: Int, indexes: Seq[String]) {
+case class PlanFacts(filesRead: Long, bytesRead: Long, exchanges: Int, sorts: Int, indexes: Seq[String]) {
   /** The facts as a JSON object (for the Python benchmark harness). */
   def toJson: String =
-    s"""{"filesRead": $filesRead, "bytesRead": $bytesRead, "exchanges": $exchanges, """ +
+    s"""{"filesRead": $filesRead, "bytesRead": $bytesRead, "exchanges": $exchanges, "sorts": $sorts, """ +
       s""""indexes": [${indexes.map(i => "\"" + i.replace("\"", "\\\"") + "\"").mkString(", ")}]}"""
 }
 
@@ -29,6 +30,7 @@ object PlanFacts {
       filesRead = scans.flatMap(_.metrics.get("numFiles")).map(_.value).sum,
       bytesRead = scans.flatMap(_.metrics.get("filesSize")).map(_.value).sum,
       exchanges = plan.collect { case e: ShuffleExchangeExec => e }.size,
+      sorts = plan.collect { case s: SortExec => s }.size,
       indexes = scans.map(_.relation).flatMap {
         case r: IndexHadoopFsRelation => Seq(r.entry.name)
         case r => r.location match {

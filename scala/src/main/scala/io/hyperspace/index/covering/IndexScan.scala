@@ -94,6 +94,15 @@ class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
     IndexHadoopFsRelation.options,
     spark) {
 
+  /**
+   * Whether every bucket of this version is one file. Every index data file is written sorted on
+   * the indexed columns, so each bucket then reads sorted ([[io.hyperspace.execution.IndexBucketOrder]]).
+   */
+  lazy val oneSortedFilePerBucket: Boolean = {
+    val buckets = entry.content.files.map(CoveringIndex.bucketOf)
+    buckets.forall(_.isDefined) && buckets.distinct.size == buckets.size
+  }
+
   override def toString: String =
     s"Hyperspace(Type: ${CoveringIndexKind.abbreviation}, Name: ${entry.name}, LogVersion: ${entry.id})"
 }

@@ -1,0 +1,107 @@
+package io.hyperspace.execution
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.{SortExec, SparkPlan}
+import org.apache.spark.sql.functions.{col, spark_partition_id}
+
+import io.hyperspace.index.IndexConfig
+import io.hyperspace.rules.RuleTestSupport
+
+/**
+ * Index scans whose buckets are one sorted file each feed a sort-merge join without a Sort, with
+ * no legacy flag set; where a bucket has more files, or the scan does not read by bucket, Spark's
+ * Sort stays.
+ */
+class IndexBucketOrderSuite extends RuleTestSupport {
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+  }
+
+  private def sorts(plan: SparkPlan): Int = plan.collect { case s: SortExec => s }.size
+
+  private def append(dir: String, from: Int, rows: Int): Unit =
+    spark.range(from, from + rows, 1, 2).selectExpr(
+      "id", "CONCAT('name-', id % 17) AS name", "CAST(id * 1.5 AS DOUBLE) AS amount",
+      "DATE_ADD(DATE'2024-01-01', CAST(id % 5 AS INT)) AS day")
+      .write.mode("append").parquet(dir)
+
+  private def withAdaptive[T](on: Boolean)(body: => T): T = {
+    spark.conf.set("spark.sql.adaptive.enabled", on.toString)
+    try body
+    finally spark.conf.unset("spark.sql.adaptive.enabled")
+  }
+
+  private def joinOf(a: String, b: String): DataFrame =
+    spark.read.parquet(a).select("id", "name").join(spark.read.parquet(b).selectExpr("id", "amount"), "id")
+
+  test("a join of two indexes bucketed alike needs no Exchange and no Sort") {
+    val left = writeSource("order-left", rows = 3000, files = 5)
+    val right = writeSource("order-right", rows = 2000, files = 4)
+    hs.createIndex(spark.read.parquet(left), IndexConfig("orderLeft", Seq("id"), Seq("name")))
+    hs.createIndex(spark.read.parquet(right), IndexConfig("orderRight", Seq("id"), Seq("amount")))
+    for (adaptive <- Seq(true, false)) withAdaptive(adaptive) {
+      val plan = sameResult(joinOf(left, right))
+      assert(indexesUsed(plan) == Seq("orderLeft", "orderRight"), plan.treeString)
+      assert(shuffles(plan) == 0 && sorts(plan) == 0, s"adaptive=$adaptive\n${plan.treeString}")
+      // Spark's own plan of the same join shuffles and sorts both sides.
+      val plain = withHyperspace(on = false) {
+        val df = joinOf(left, right)
+        df.collect()
+        executed(df)
+      }
+      assert(shuffles(plain) == 2 && sorts(plain) == 2, plain.treeString)
+    }
+  }
+
+  test("a bucket of several files is sorted again, and optimize full makes the Sort go") {
+    val left = writeSource("multi-left", rows = 3000, files = 5)
+    val right = writeSource("multi-right", rows = 2000, files = 4)
+    hs.createIndex(spark.read.parquet(left), IndexConfig("multiLeft", Seq("id"), Seq("name")))
+    hs.createIndex(spark.read.parquet(right), IndexConfig("multiRight", Seq("id"), Seq("amount")))
+    append(left, 3000, 400)
+    hs.refreshIndex("multiLeft", "incremental")
+    val refreshed = sameResult(joinOf(left, right))
+    assert(indexesUsed(refreshed) == Seq("multiLeft", "multiRight"), refreshed.treeString)
+    // Only the side whose buckets now hold two files each is sorted.
+    assert(shuffles(refreshed) == 0 && sorts(refreshed) == 1, refreshed.treeString)
+    hs.optimizeIndex("multiLeft", "full")
+    val optimized = sameResult(joinOf(left, right))
+    assert(shuffles(optimized) == 0 && sorts(optimized) == 0, optimized.treeString)
+  }
+
+  test("a Sort over an index scan that does not read by bucket stays, and rows come sorted") {
+    val dir = writeSource("within", rows = 3000, files = 5)
+    hs.createIndex(spark.read.parquet(dir), IndexConfig("withinById", Seq("id"), Seq("name")))
+    // A filter-only query: Spark reads the index by file, not by bucket, so nothing is sorted.
+    def query = spark.read.parquet(dir).where("id > 100").select("id", "name").sortWithinPartitions("id")
+    val plan = sameResult(query)
+    assert(indexesUsed(plan) == Seq("withinById"), plan.treeString)
+    assert(sorts(plan) == 1, plan.treeString)
+    withHyperspace(on = true) {
+      val ids = query.select(spark_partition_id().as("p"), col("id")).collect()
+        .groupBy(_.getInt(0)).values.map(_.map(_.getLong(1)).toSeq)
+      assert(ids.forall(p => p == p.sorted))
+    }
+  }
+
+  test("over a hybrid scan, the appended rows are sorted and merged in, the index is not re-sorted") {
+    val dir = writeSource("hybrid", rows = 3000, files = 5)
+    val other = writeSource("hybrid-other", rows = 2000, files = 4)
+    hs.createIndex(spark.read.parquet(dir), IndexConfig("hybridById", Seq("id"), Seq("name")))
+    hs.createIndex(spark.read.parquet(other), IndexConfig("hybridOther", Seq("id"), Seq("amount")))
+    append(dir, 3000, 300)
+    withHybridScan {
+      for (adaptive <- Seq(true, false)) withAdaptive(adaptive) {
+        val plan = sameResult(joinOf(dir, other))
+        assert(indexesUsed(plan) == Seq("hybridById", "hybridOther"), plan.treeString)
+        val union = plan.collectFirst { case u: BucketUnionExec => u }.getOrElse(fail(plan.treeString))
+        assert(union.mergesSorted, plan.treeString)
+        val Seq(indexSide, appendedSide) = union.children
+        assert(sorts(indexSide) == 0 && sorts(appendedSide) == 1, plan.treeString)
+        assert(sorts(plan) == 1, s"adaptive=$adaptive\n${plan.treeString}")
+      }
+    }
+  }
+}
