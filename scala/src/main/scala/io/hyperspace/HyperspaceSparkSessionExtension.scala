@@ -3,7 +3,7 @@ package io.hyperspace
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.hyperspace.InjectedFunctions
 
-import io.hyperspace.execution.{HyperspaceStrategy, IndexBucketOrder}
+import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
 import io.hyperspace.rules.{ApplyHyperspace, PushFilterThroughBucketUnion}
@@ -28,7 +28,7 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectOptimizerRule(_ => PushFilterThroughBucketUnion)
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
     extensions.injectPlannerStrategy(_ => IndexedStrategy)
-    extensions.injectColumnar(_ => IndexBucketOrder)
+    extensions.injectColumnar(_ => IndexPhysicalRules)
     extensions.injectFunction(BucketId.registration)
     extensions.injectParser((_, sparkParser) => new HyperspaceSqlParser(sparkParser))
   }

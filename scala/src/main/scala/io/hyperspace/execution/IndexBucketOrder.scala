@@ -2,7 +2,7 @@ package io.hyperspace.execution
 
 import org.apache.spark.sql.catalyst.expressions.{Ascending, SortOrder}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{ColumnarRule, FileSourceScanExec, FilterExec, ProjectExec, SortExec, SparkPlan}
+import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, ProjectExec, SortExec, SparkPlan}
 
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 
@@ -14,16 +14,7 @@ import io.hyperspace.index.covering.IndexHadoopFsRelation
  * `spark.sql.legacy.bucketedTableScan.outputOrdering`, a session-wide flag that would also
  * claim it for the user's own bucketed tables, so Hyperspace establishes it for index scans alone.
  */
-object IndexBucketOrder extends ColumnarRule {
-
-  /**
-   * Runs once the physical plan is final, before columnar transitions and whole-stage codegen:
-   * the Sorts Spark placed for a sort-merge join or sorted aggregation are in, and so is the
-   * decision whether each scan reads by bucket (`DisableUnnecessaryBucketedScan`), which the
-   * order depends on. Claiming the order earlier, from the planner, would let Spark remove a
-   * Sort and then turn the bucketed read off beneath it.
-   */
-  override def preColumnarTransitions: Rule[SparkPlan] = RemoveSortsOfSortedIndexBuckets
+object IndexBucketOrder {
 
   /**
    * The order rows of `plan` are known to arrive in, within each partition, from index buckets

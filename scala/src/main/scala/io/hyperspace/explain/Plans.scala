@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, FilterExec, SparkPlan
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec
 import org.apache.spark.sql.hyperspace.SparkInternals
 
-import io.hyperspace.execution.{IndexBucketOrder, RemoveSortsOfSortedIndexBuckets}
+import io.hyperspace.execution.IndexPhysicalRules
 import io.hyperspace.index.covering.{CoveringIndex, IndexHadoopFsRelation}
 import io.hyperspace.index.dataskipping.{RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.log.LogEntry
@@ -23,13 +23,13 @@ object Plans {
 
   /**
    * The physical plan of `logical` planned afresh in `spark`. Under adaptive execution, its
-   * initial plan, with the Sorts of sorted index buckets already left out: Spark drops them as
-   * each stage is created ([[IndexBucketOrder]]), later than the initial plan shows.
+   * initial plan, with Hyperspace's physical rules applied as Spark applies them to each stage
+   * when it is created ([[IndexPhysicalRules]]), later than the initial plan shows.
    */
   def physical(spark: SparkSession, logical: LogicalPlan): SparkPlan =
     SparkInternals.ofRows(spark, logical).queryExecution.executedPlan match {
-      case a: AdaptiveSparkPlanExec if spark.sessionState.columnarRules.contains(IndexBucketOrder) =>
-        RemoveSortsOfSortedIndexBuckets(a.executedPlan)
+      case a: AdaptiveSparkPlanExec if spark.sessionState.columnarRules.contains(IndexPhysicalRules) =>
+        IndexPhysicalRules.preColumnarTransitions(a.executedPlan)
       case a: AdaptiveSparkPlanExec => a.executedPlan
       case p => p
     }

@@ -104,4 +104,18 @@ class IndexBucketOrderSuite extends RuleTestSupport {
       }
     }
   }
+
+  test("a lookup of a few keys reads its index file in one task, not one task per bucket") {
+    val dir = writeSource("lookup", rows = 3000, files = 5)
+    hs.createIndex(spark.read.parquet(dir), IndexConfig("lookupById", Seq("id"), Seq("name")))
+    for (adaptive <- Seq(true, false)) withAdaptive(adaptive) {
+      val one = sameResult(spark.read.parquet(dir).where("id = 42").select("id", "name"))
+      val Seq(scan) = indexScans(one)
+      assert(!scan.bucketedScan && scan.execute().getNumPartitions == 1, one.treeString)
+      assert(scan.metrics("numFiles").value == 1, one.treeString)
+      // Grouped on the key above: the buckets spare the aggregation an Exchange, so they stay.
+      val grouped = sameResult(spark.read.parquet(dir).where("id IN (4, 42)").groupBy("id").count())
+      assert(indexScans(grouped).forall(_.bucketedScan) && shuffles(grouped) == 0, grouped.treeString)
+    }
+  }
 }

@@ -1,0 +1,18 @@
+package io.hyperspace.execution
+
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
+
+/**
+ * Hyperspace's changes to a final physical plan, which need what only the final plan says:
+ * where Spark placed Exchanges and Sorts, and which scans read by bucket. They run as the
+ * pre-transition step of a columnar rule — the one hook of a session's extensions that sees the
+ * physical plan after Spark's own preparation (also each adaptive stage's, as it is created) and
+ * before whole-stage codegen.
+ *
+ * It removes the Sorts that index scans reading sorted buckets make redundant
+ * ([[RemoveSortsOfSortedIndexBuckets]]).
+ */
+object IndexPhysicalRules extends ColumnarRule {
+  override def preColumnarTransitions: Rule[SparkPlan] = RemoveSortsOfSortedIndexBuckets
+}
