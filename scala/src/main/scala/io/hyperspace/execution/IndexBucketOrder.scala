@@ -49,7 +49,8 @@ object RemoveSortsOfSortedIndexBuckets extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
     case sort: SortExec if !sort.global && satisfies(IndexBucketOrder.ordering(sort.child), sort) =>
       sort.child
-    case sort: SortExec if !sort.global => sort.child match {
+    case sort: SortExec if !sort.global =>
+      sort.child match {
         case union: BucketUnionExec if !union.mergesSorted && canMergeSorted(union, sort) =>
           union.copy(
             children = union.children.map { child =>
