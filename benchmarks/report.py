@@ -13,8 +13,10 @@ from typing import Any
 import pyspark
 
 # Targets from the benchmark issue (reported, never asserted): query -> minimum speedup.
-SPEEDUP_TARGETS = {"point_lookup": 20.0, "date_range": 5.0, "q6": 2.0, "join": 2.0, "q17": 1.5}
-TUNED_TARGET = 1.15
+# Issue #18's targets at SF1 (the SELECT * lookup's 20× is reported by the seek suite).
+SPEEDUP_TARGETS = {"point_lookup": 8.0, "date_range": 5.0, "q6": 3.0, "join": 4.0, "q17": 1.5}
+TUNED_TARGET = 1.0  # Hyperspace's time / the hand-tuned layout's, at most
+NO_INDEX_FLOOR = 0.95  # no-index time / Hyperspace's, at least: never slower by choice
 BUILD_TARGET = 1.3
 PLANNING_TARGET = (0.05, 20.0)  # 5 % or 20 ms per query with 100 indexes
 
@@ -88,6 +90,12 @@ def tpch_markdown(result: dict[str, Any]) -> list[str]:
     lines.append(
         f"- every query within {TUNED_TARGET}× of hand-tuned: worst is {worst[0]} at {ratio:.2f}× — "
         + ("met" if ratio <= TUNED_TARGET else "missed")
+    )
+    slowest = min(result["queries"].items(), key=lambda kv: kv[1]["spark"]["median"] / kv[1]["hyperspace"]["median"])
+    floor = slowest[1]["spark"]["median"] / slowest[1]["hyperspace"]["median"]
+    lines.append(
+        f"- every query at least {NO_INDEX_FLOOR}× of no index: worst is {slowest[0]} at {floor:.2f}× — "
+        + ("met" if floor >= NO_INDEX_FLOOR else "missed")
     )
     lines += [
         "",

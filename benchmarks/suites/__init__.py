@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import broadcast, dataskipping, indexed, lakehouse, maintenance, overhead, tpch
+from benchmarks.suites import broadcast, dataskipping, indexed, lakehouse, maintenance, overhead, seek, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -20,4 +20,5 @@ SUITES: dict[str, Suite] = {
     "dataskipping": dataskipping.run,
     "broadcast": broadcast.run,
     "lakehouse": lakehouse.run,
+    "seek": seek.run,
 }

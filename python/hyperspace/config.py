@@ -201,6 +201,20 @@ class HyperspaceConfig:
         "Whether vacuum refuses a retain_hours below the retention. Default True.",
     )
 
+    driver_read_max_bytes = _Setting(
+        "spark.hyperspace.index.driverRead.maxBytes",
+        int,
+        _from_size,
+        "Index bytes (after bucket pruning) up to which a query collected to the driver is read "
+        "there, without a Spark job; 0 turns it off (default 16m).",
+    )
+    driver_read_max_rows = _Setting(
+        "spark.hyperspace.index.driverRead.maxRows",
+        int,
+        _from_int,
+        "Matching rows beyond which a driver-side read gives way to a Spark job (default 10000).",
+    )
+
     indexed_num_partitions = _Setting(
         "spark.hyperspace.indexed.numPartitions",
         int,

@@ -4,7 +4,8 @@ import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
-import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, FileFormat, FileIndex, FileStatusWithMetadata, HadoopFsRelation, InMemoryFileIndex, PartitionDirectory}
+import org.apache.spark.paths.SparkPath
+import org.apache.spark.sql.execution.datasources.{CatalogFileIndex, FileFormat, FileIndex, FileStatusWithMetadata, HadoopFsRelation, InMemoryFileIndex, PartitionDirectory, PartitionedFile}
 import org.apache.spark.sql.types.StructType
 
 /**
@@ -37,6 +38,11 @@ object FileListing {
   /** One directory of `files` with the partition `values` (an empty row when unpartitioned). */
   def directory(values: InternalRow, files: Seq[FileStatus]): PartitionDirectory =
     PartitionDirectory(values, files.map(FileStatusWithMetadata(_)))
+
+  /** The whole of file `status` as one piece a file format's reader reads (no partition values). */
+  def partitionedFile(status: FileStatus): PartitionedFile =
+    PartitionedFile(InternalRow.empty, SparkPath.fromPath(status.getPath), 0, status.getLen,
+      Array.empty[String], status.getModificationTime, status.getLen)
 
   /** `dir` with only the files whose status `keep` accepts (their metadata kept). */
   def filterFiles(dir: PartitionDirectory)(keep: FileStatus => Boolean): PartitionDirectory =

@@ -115,6 +115,23 @@ object HyperspaceConf {
       .booleanConf
       .createWithDefault(true)
 
+  val DRIVER_READ_MAX_BYTES: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.index.driverRead.maxBytes")
+      .doc("A query whose result goes to the driver and that reads index files of at most " +
+        "this many bytes in all (after bucket pruning) is answered in the driver, without a " +
+        "Spark job; 0 turns this off.")
+      .bytesConf
+      .checkValue(b => b >= 0 && b <= (1L << 30), "must be between 0 and 1g")
+      .createWithDefault(16L * 1024 * 1024)
+
+  val DRIVER_READ_MAX_ROWS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.driverRead.maxRows")
+      .doc("A driver-side read that finds more matching rows than this stops and runs the " +
+        "query as a Spark job instead, which bounds the driver's memory.")
+      .intConf
+      .checkValue(n => n > 0 && n <= 10000000, "must be between 1 and 10000000")
+      .createWithDefault(10000)
+
   val INDEXED_NUM_PARTITIONS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.indexed.numPartitions")
       .doc("Partitions of a new Indexed DataFrame (rows are hash-partitioned on the key); " +
@@ -237,6 +254,10 @@ object HyperspaceConf {
   /** Whether vacuum refuses a retention below [[vacuumRetentionMs]]. */
   def vacuumRetentionCheckEnabled(spark: SparkSession): Boolean =
     VACUUM_RETENTION_CHECK_ENABLED.readFrom(spark)
+  /** Largest index bytes a query reads in the driver instead of in a job; 0: never. */
+  def driverReadMaxBytes(spark: SparkSession): Long = DRIVER_READ_MAX_BYTES.readFrom(spark)
+  /** Most matching rows a driver-side read collects before it gives way to a job. */
+  def driverReadMaxRows(spark: SparkSession): Int = DRIVER_READ_MAX_ROWS.readFrom(spark)
   /** Partitions of a new Indexed DataFrame. */
   def indexedNumPartitions(spark: SparkSession): Int = INDEXED_NUM_PARTITIONS.readFrom(spark)
   /** Largest row batch of an Indexed DataFrame partition, in bytes. */

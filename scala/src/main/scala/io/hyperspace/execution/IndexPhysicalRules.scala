@@ -10,9 +10,13 @@ import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
  * physical plan after Spark's own preparation (also each adaptive stage's, as it is created) and
  * before whole-stage codegen.
  *
- * It removes the Sorts that index scans reading sorted buckets make redundant
- * ([[RemoveSortsOfSortedIndexBuckets]]).
+ * First the Sorts that index scans reading sorted buckets make redundant go
+ * ([[RemoveSortsOfSortedIndexBuckets]]); then a plan that reads only a few small index files is
+ * marked to be read in the driver when its rows are collected ([[ReadSmallIndexLookupsInDriver]]).
  */
 object IndexPhysicalRules extends ColumnarRule {
-  override def preColumnarTransitions: Rule[SparkPlan] = RemoveSortsOfSortedIndexBuckets
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan =
+      ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan))
+  }
 }

@@ -5,6 +5,7 @@ import org.apache.spark.sql.execution.{FileSourceScanExec, SortExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
+import io.hyperspace.execution.DriverIndexReadExec
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
 
@@ -26,9 +27,11 @@ object PlanFacts {
   def of(df: DataFrame): PlanFacts = {
     val plan = unwrap(df.queryExecution.executedPlan)
     val scans = plan.collect { case s: FileSourceScanExec => s }
+    // Rows collected by a driver-side read come from files its scan never opened.
+    val reads = scans ++ plan.collect { case d: DriverIndexReadExec => d }
     PlanFacts(
-      filesRead = scans.flatMap(_.metrics.get("numFiles")).map(_.value).sum,
-      bytesRead = scans.flatMap(_.metrics.get("filesSize")).map(_.value).sum,
+      filesRead = reads.flatMap(_.metrics.get("numFiles")).map(_.value).sum,
+      bytesRead = reads.flatMap(_.metrics.get("filesSize")).map(_.value).sum,
       exchanges = plan.collect { case e: ShuffleExchangeExec => e }.size,
       sorts = plan.collect { case s: SortExec => s }.size,
       indexes = scans.map(_.relation).flatMap {

@@ -23,19 +23,16 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     hs.createIndex(spark.read.parquet(customers), IndexConfig("custByCid", Seq("cid"), Seq("cname")))
   }
 
-  private def numFilesRead(plan: org.apache.spark.sql.execution.SparkPlan): Long =
-    indexScans(plan).map(_.metrics("numFiles").value).sum
-
   test("an equality filter on the indexed column reads the index, one bucket file only") {
     val plan = sameResult(spark.read.parquet(orders).where("name = 'name-3'").select("name", "amount"))
     assert(indexesUsed(plan) == Seq("ordersByName"))
-    assert(numFilesRead(plan) == 1, plan.treeString)
+    assert(indexFilesRead(plan) == 1, plan.treeString)
   }
 
   test("IN prunes to the buckets of the listed keys; ranges use the index too") {
     val in = sameResult(spark.read.parquet(orders).where("name IN ('name-3', 'name-5')").select("amount"))
     assert(indexesUsed(in) == Seq("ordersByName"))
-    assert(numFilesRead(in) <= 2)
+    assert(indexFilesRead(in) <= 2)
     val range = sameResult(spark.read.parquet(orders).where("id BETWEEN 10 AND 20").select("id", "name"))
     assert(indexesUsed(range) == Seq("ordersById"))
   }

@@ -6,6 +6,7 @@ import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStag
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
 import io.hyperspace.HyperspaceSuite
+import io.hyperspace.execution.DriverIndexReadExec
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 
 /** Running queries with Hyperspace on and off, and reading their physical plans. */
@@ -29,6 +30,14 @@ trait RuleTestSupport extends HyperspaceSuite {
   protected def indexScans(plan: SparkPlan): Seq[FileSourceScanExec] = plan.collect {
     case s: FileSourceScanExec if s.relation.isInstanceOf[IndexHadoopFsRelation] => s
   }
+
+  /**
+   * Index files the executed plan read: by its index scans, or in the driver when its rows were
+   * collected there ([[DriverIndexReadExec]]).
+   */
+  protected def indexFilesRead(plan: SparkPlan): Long =
+    indexScans(plan).map(_.metrics("numFiles").value).sum +
+      plan.collect { case d: DriverIndexReadExec => d.metrics("numFiles").value }.sum
 
   protected def indexesUsed(plan: SparkPlan): Seq[String] =
     indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry.name).distinct.sorted

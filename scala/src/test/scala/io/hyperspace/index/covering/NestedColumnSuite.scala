@@ -52,9 +52,6 @@ class NestedColumnSuite extends MaintenanceTestSupport {
   private def appendNested(dir: File, from: Long, n: Int): Unit =
     nestedRows(from, from + n, 1).write.mode("append").parquet(dir.getAbsolutePath)
 
-  private def numFilesRead(plan: org.apache.spark.sql.execution.SparkPlan): Long =
-    indexScans(plan).map(_.metrics("numFiles").value).sum
-
   private def strings(row: org.apache.spark.sql.Row, field: String): Seq[String] =
     row.getSeq[String](row.fieldIndex(field)).toList
 
@@ -106,7 +103,7 @@ class NestedColumnSuite extends MaintenanceTestSupport {
     def query = read(dir).where(col("nested.leaf.id") === 7).select(col("nested.leaf.cnt"), col("id"))
     val plan = sameResult(query)
     assert(indexesUsed(plan) == Seq("nestedFilter"), plan.treeString)
-    assert(numFilesRead(plan) == 1, plan.treeString)
+    assert(indexFilesRead(plan) == 1, plan.treeString)
     withHyperspace(on = true) {
       assert(query.columns.toSeq == Seq("cnt", "id"))
       assert(query.collect().map(_.getLong(0)).toSet.nonEmpty)

@@ -27,8 +27,13 @@ object SparkInternals {
    */
   def translateFilter(predicate: org.apache.spark.sql.catalyst.expressions.Expression)
       : Option[org.apache.spark.sql.connector.expressions.filter.Predicate] =
+    sourceFilter(predicate).map(_.toV2)
+
+  /** `predicate` as a file format's push-down filter, when Spark's own push-down can express it. */
+  def sourceFilter(predicate: org.apache.spark.sql.catalyst.expressions.Expression)
+      : Option[org.apache.spark.sql.sources.Filter] =
     org.apache.spark.sql.execution.datasources.DataSourceStrategy.translateFilter(predicate,
-      supportNestedPredicatePushdown = true).map(_.toV2)
+      supportNestedPredicatePushdown = true)
 
   /** A DataFrame over `plan` (Spark's `Dataset.ofRows`). */
   def ofRows(spark: SparkSession, plan: LogicalPlan): DataFrame =
