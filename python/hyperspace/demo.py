@@ -131,25 +131,38 @@ class Lake:
     root: Path
 
 
+def lake_stamp(orders: int, files: int) -> str:
+    """What identifies a generated lake: the generator's version and its parameters."""
+    return json.dumps({"generator": GENERATOR_VERSION, "orders": orders, "files": files}, sort_keys=True)
+
+
+def lake_root(data_dir: Path, stamp: str) -> Path:
+    return data_dir / ("lake-" + hashlib.sha256(stamp.encode()).hexdigest()[:16])
+
+
+def reusable(root: Path, stamp: str) -> bool:
+    """Whether ``root`` holds a complete lake written for ``stamp``. The marker holds the stamp
+    and is written last: a lake cut short by a crash, or one whose key collided, is generated
+    again rather than trusted."""
+    ready = root / "_READY"
+    return ready.is_file() and ready.read_text() == stamp
+
+
 def lake(spark: SparkSession, data_dir: Path, orders: int, files: int) -> Lake:
     """The lake for these parameters: reused when a complete one written by this generator
     version exists, generated otherwise. Lakes of other parameters or versions are removed."""
-    params = {"generator": GENERATOR_VERSION, "orders": orders, "files": files}
-    stamp = json.dumps(params, sort_keys=True)
-    root = data_dir / ("lake-" + hashlib.sha256(stamp.encode()).hexdigest()[:16])
-    ready = root / "_READY"
+    stamp = lake_stamp(orders, files)
+    root = lake_root(data_dir, stamp)
     for stale in data_dir.glob("lake-*"):
         if stale != root:
             shutil.rmtree(stale)
     seconds: float | None = None
-    # The marker holds the parameters and is written last: a lake cut short by a crash, or one
-    # whose key collided, is generated again rather than trusted.
-    if not (ready.exists() and ready.read_text() == stamp):
+    if not reusable(root, stamp):
         shutil.rmtree(root, ignore_errors=True)
         start = time.perf_counter()
         _write_lake(spark, root, orders, files)
         seconds = time.perf_counter() - start
-        ready.write_text(stamp)
+        (root / "_READY").write_text(stamp)
     return Lake(str(root / "lineitem"), str(root / "orders"), seconds, _load(), root)
 
 
@@ -327,13 +340,16 @@ def main(argv: list[str] | None = None) -> int:
         )
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    phases: dict[str, float] = {"Spark start": time.perf_counter() - wall_start}
     try:
+        start = time.perf_counter()
         data = lake(spark, data_dir, orders_n, files)
         lineitem = spark.read.parquet(data.lineitem)
         orders = spark.read.parquet(data.orders)
         lineitem.createOrReplaceTempView("lineitem")
         orders.createOrReplaceTempView("orders")
         lineitem_rows, orders_rows = lineitem.count(), orders.count()
+        phases["lake"] = time.perf_counter() - start
 
         # The bar even when output is piped: showing what a build is doing is part of the demo.
         hs = Hyperspace(spark, progress="bar")
@@ -361,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             lineitem, IndexConfig("lineitem_by_shipdate", ["l_shipdate"], ["l_extendedprice", "l_discount"])
         )
         build_seconds, build_load = time.perf_counter() - start, _load()
+        phases["indexes"] = build_seconds
         hs.delete_index("orders_by_orderkey")  # the lifecycle: soft delete ...
         hs.restore_index("orders_by_orderkey")  # ... and back
         summary = hs.index("orders_by_orderkey").collect()[0]
@@ -386,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
                 ["lineitem_by_orderkey", "orders_by_orderkey"],
             ),
         ]
+        start = time.perf_counter()
         for r in results:
             measure(spark, r, args.runs)
             enable_hyperspace(spark)
@@ -397,8 +415,12 @@ def main(argv: list[str] | None = None) -> int:
         enable_hyperspace(spark)
         enabled_after = is_hyperspace_enabled(spark)
         disable_hyperspace(spark)
+        phases["queries"] = time.perf_counter() - start
+        start = time.perf_counter()
         delta_line, delta_ok = delta_part(spark, hs, data.orders, data_dir) if with_delta else ("", True)
 
+        if with_delta:
+            phases["delta"] = time.perf_counter() - start
         line = "-" * 78
         print(line)
         print("Hyperspace for Spark 4 — demo report")
@@ -436,7 +458,10 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
             print(delta_line)
         print(line)
-        print(f"demo wall time         {time.perf_counter() - wall_start:.1f}s (load {_load():.2f})")
+        print(
+            f"demo wall time         {time.perf_counter() - wall_start:.1f}s (load {_load():.2f}): "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in phases.items())
+        )
         print(line)
         ok = (
             all(r.same and r.used_expected for r in results)
