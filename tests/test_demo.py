@@ -74,12 +74,15 @@ def test_demo_prints_its_report(tmp_path: Path) -> None:
         assert set(used.group(1).split(", ")) == expected, section
         assert "why not:" not in section, section
         for index in expected:  # the explain diff shows the index scans that replaced the source's
-            assert re.search(rf"<----.*FileScan Hyperspace\(Type: CI, Name: {index},", section), section
+            scan = rf"FileScan Hyperspace\(Type: CI, Name: {index},"
+            # The brief diff tags the scan with its plan; the full explain (the join) marks it.
+            assert re.search(rf"^    with index: +{scan}|^    <----.*{scan}", section, flags=re.M), section
     # Only the join's explain is printed in full: both plans and the operator counts.
     join = sections["join + aggregate"]
     assert "Plan without indexes:" in join and "Physical operator stats:" in join, join
     assert re.search(r"\(Exchange 3 → 1\)", join), join
     assert "Plan without indexes:" not in sections["lookup (one order)"]
+    assert re.search(r"^    without: +FileScan parquet ", sections["lookup (one order)"], flags=re.M)
     assert re.search(
         r"^demo wall time +[\d.]+s \(load [\d.]+\): Spark start [\d.]+s, lake [\d.]+s", report, flags=re.M
     ), report

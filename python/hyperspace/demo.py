@@ -20,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import time
@@ -266,6 +267,32 @@ def delta_part(spark: SparkSession, hs: Hyperspace, orders_path: str, root: Path
     ), same
 
 
+def _brief_diff(explain: str) -> list[str]:
+    """The lines ``explain`` marks as differing, each tagged with its plan; a scan shortened to
+    what tells the two apart (what it reads, from where, which buckets) instead of its columns
+    and filters, which both plans share."""
+    out, side = [], ""
+    for ln in explain.splitlines():
+        if "Plan with indexes:" in ln:
+            side = "with index"
+        elif "Plan without indexes:" in ln:
+            side = "without"
+        elif "Indexes used:" in ln:
+            break
+        elif "<----" in ln:
+            text = ln.replace("<----", "").replace("---->", "").strip().lstrip(":+- ")
+            if text.startswith("FileScan"):
+                where = re.search(r"Location: (\w+\(\d+ paths?\)\[[^\]]*\])", text)
+                buckets = re.search(r"SelectedBucketsCount: [^,]+", text)
+                text = " ".join(
+                    [text.split(" [", 1)[0]]
+                    + ([where.group(1)] if where else [])
+                    + ([buckets.group(0)] if buckets else [])
+                )
+            out.append(f"{side + ':':<12}{text}")
+    return out
+
+
 def _query_report(r: Result, full_explain: bool) -> list[str]:
     on, off = statistics.median(r.on), statistics.median(r.off)
     out = [
@@ -285,8 +312,8 @@ def _query_report(r: Result, full_explain: bool) -> list[str]:
         out.append("  explain (full; lines that differ are marked <---- ---->):")
         out += ["    " + ln for ln in r.explain.rstrip().splitlines()]
     else:
-        out.append("  explain diff (the lines that differ):")
-        out += ["    " + ln.strip() for ln in r.explain.splitlines() if "<----" in ln]
+        out.append("  explain diff (the operators that differ, scans shortened):")
+        out += ["    " + ln for ln in _brief_diff(r.explain)]
     return out
 
 
