@@ -13,6 +13,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from hyperspace import _jvm
+
 
 @dataclass
 class Variant:
@@ -57,8 +59,7 @@ def canonical_rows(rows: Sequence[Any]) -> list[str]:
 
 def plan_facts(spark: SparkSession, df: DataFrame) -> dict[str, Any]:
     """Files/bytes read, Exchanges and indexes of ``df``'s last run (from the Hyperspace jar)."""
-    helper = spark.sparkContext._jvm.io.hyperspace.explain.PlanFacts
-    return json.loads(str(helper.json(df._jdf)))
+    return _jvm.plan_facts(df)
 
 
 def run_queries(

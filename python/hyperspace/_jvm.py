@@ -16,6 +16,7 @@ same simple name; everything else is left to pyspark.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -171,6 +172,14 @@ def java_dataframe(df: DataFrame) -> JavaObject:
     if jdf is None:
         raise exceptions.HyperspaceException(f"Expected a classic pyspark DataFrame; got {type(df).__name__}.")
     return jdf
+
+
+def plan_facts(df: DataFrame) -> dict[str, Any]:
+    """Files and bytes read, Exchanges and indexes used by ``df``'s last execution (call it after
+    an action such as ``collect``), as ``io.hyperspace.explain.PlanFacts`` reads them from the
+    executed plan's scan metrics: the one definition the demo and the benchmarks report."""
+    facts: dict[str, Any] = json.loads(str(java_class(df.sparkSession, "explain.PlanFacts").json(java_dataframe(df))))
+    return facts
 
 
 def python_dataframe(jdf: JavaObject, spark: SparkSession) -> DataFrame:
