@@ -64,6 +64,10 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     assert raw["environment"]["scaleFactor"] == 0.01
     assert "| point_lookup |" in report and "## Optimizer overhead" in report
     assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "10", "100"}
+    # A lookup of one small index file is read in the driver (no job) unless that is turned off.
+    seek = raw["suites"]["seek"]["queries"]["star_lookup"]
+    assert seek["hyperspace"]["jobs"] == 0 and seek["hyperspace_job"]["jobs"] >= 1, seek
+    assert seek["hyperspace"]["rowCount"] > 0 and "## Tiny seeks" in report
     indexed = raw["suites"]["indexed"]
     assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000
     assert indexed["memory"]["indexBlockManagerBytes"] > 0 and "## Indexed DataFrame" in report

@@ -33,6 +33,8 @@ import io.hyperspace.shims.FileListing
 case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExecNode {
 
   override def nodeName: String = "DriverIndexRead"
+  override def simpleString(maxFields: Int): String =
+    s"$nodeName (rows collected to the driver: up to $maxRows read there)"
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning = child.outputPartitioning
   override def outputOrdering = child.outputOrdering
@@ -71,17 +73,18 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       options = relation.options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
       hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options))
     // Each Filter and Project, from the scan up, as a function of the rows below it.
-    val pipeline: Iterator[InternalRow] => Iterator[InternalRow] = steps.reverse.foldLeft(identity[Iterator[InternalRow]] _) {
-      case (below, filter: FilterExec) =>
-        val predicate = Predicate.create(filter.condition, filter.child.output)
-        predicate.initialize(0)
-        rows => below(rows).filter(predicate.eval)
-      case (below, project: ProjectExec) =>
-        val projection = UnsafeProjection.create(project.projectList, project.child.output)
-        projection.initialize(0)
-        rows => below(rows).map(projection)
-      case (_, other) => throw new IllegalStateException(s"not a Filter or Project: ${other.nodeName}")
-    }
+    val pipeline: Iterator[InternalRow] => Iterator[InternalRow] =
+      steps.reverse.foldLeft(identity[Iterator[InternalRow]] _) {
+        case (below, filter: FilterExec) =>
+          val predicate = Predicate.create(filter.condition, filter.child.output)
+          predicate.initialize(0)
+          rows => below(rows).filter(predicate.eval)
+        case (below, project: ProjectExec) =>
+          val projection = UnsafeProjection.create(project.projectList, project.child.output)
+          projection.initialize(0)
+          rows => below(rows).map(projection)
+        case (_, other) => throw new IllegalStateException(s"not a Filter or Project: ${other.nodeName}")
+      }
     // Readers and projections reuse their row objects: what is kept is a copy.
     val toOutput = UnsafeProjection.create(output, output)
     val rows = ArrayBuffer.empty[InternalRow]
@@ -96,9 +99,9 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
           fits = rows.length <= maxRows
         }
       } finally raw match {
-        case c: Closeable => c.close()
-        case _ =>
-      }
+          case c: Closeable => c.close()
+          case _ =>
+        }
     }
     if (!fits) None
     else {
@@ -149,9 +152,11 @@ object ReadSmallIndexLookupsInDriver extends Rule[SparkPlan] {
     DriverIndexReadExec(plan, HyperspaceConf.driverReadMaxRows(plan.session))
 
   private def fits(plan: SparkPlan): Boolean = plan match {
-    case DriverIndexRead.Shape(steps, scan) if plan.session != null && evaluable(steps :+ scan) && readsOnlyData(scan) =>
+    case DriverIndexRead.Shape(steps, scan)
+        if plan.session != null && evaluable(steps :+ scan) && readsOnlyData(scan) =>
       val limit = HyperspaceConf.driverReadMaxBytes(plan.session)
-      limit > 0 && scan.relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus.getLen).sum <= limit
+      limit > 0 &&
+      scan.relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus.getLen).sum <= limit
     case _ => false
   }
 

@@ -104,9 +104,9 @@ class DriverIndexReadSuite extends RuleTestSupport {
   test("a lookup in a scalar subquery and under a filter on other columns returns Spark's rows") {
     spark.read.parquet(source).createOrReplaceTempView("lookups_v")
     sameResult(spark.sql(
-      "SELECT id, name FROM lookups_v WHERE id = (SELECT max(id) FROM lookups_v WHERE id IN (5, 9))"))
+        "SELECT id, name FROM lookups_v WHERE id = (SELECT max(id) FROM lookups_v WHERE id IN (5, 9))"))
     sameResult(spark.read.parquet(source).where("id IN (3, 20, 37) AND amount > 10 AND name LIKE 'name-%'")
-      .select("name", "amount"))
+        .select("name", "amount"))
     sameResult(spark.read.parquet(source).where("id = -1").select("name")) // no row
   }
 }
