@@ -96,8 +96,9 @@ object FileRanges extends Logging {
       r.getUTF8String(0).toString -> FileStats(rowCount, stats.toMap)
     }.toMap
     // A file with no rows has no group; its columns have no values at all.
-    files.map(f => f.copy(stats = Some(byName.getOrElse(f.name,
-      FileStats(0L, ranged.map(c => c -> ColumnStats(None, None, 0L)).toMap)))))
+    files.map(f =>
+      f.copy(stats = Some(byName.getOrElse(f.name,
+          FileStats(0L, ranged.map(c => c -> ColumnStats(None, None, 0L)).toMap)))))
   }
 
   private def sameValue(a: Any, b: Any, t: DataType): Boolean = t match {
@@ -118,7 +119,9 @@ object FileRanges extends Logging {
     val refs = filters.flatMap(_.references).distinct
     // One set of per-file inputs for each indexed column the filters reference.
     val targets: Seq[(String, Attribute)] = columns.flatMap { c =>
-      refs.collectFirst { case a: Attribute if a.name.equalsIgnoreCase(c) && a.dataType == schema(c).dataType => c -> a }
+      refs.collectFirst {
+        case a: Attribute if a.name.equalsIgnoreCase(c) && a.dataType == schema(c).dataType => c -> a
+      }
     }.filter { case (c, _) => supported(schema(c).dataType) }
     if (targets.isEmpty) return files
     val rowCount = AttributeReference("rows", LongType, nullable = false)()
@@ -142,7 +145,8 @@ object FileRanges extends Logging {
       case None => files
       case Some(cond) =>
         val inputAttrs = rowCount +: inputs.flatMap { case (_, lo, hi, nulls, _) => Seq(lo, hi, nulls) }
-        val bound = try Some(BindReferences.bindReference(cond, inputAttrs)) catch { case NonFatal(_) => None }
+        val bound = try Some(BindReferences.bindReference(cond, inputAttrs))
+        catch { case NonFatal(_) => None }
         bound.map(b => files.filter(f => mayMatch(f, b, inputs.map(_._1), schema))).getOrElse(files)
     }
   }

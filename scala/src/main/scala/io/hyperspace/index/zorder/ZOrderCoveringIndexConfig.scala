@@ -51,7 +51,8 @@ object ZOrderCoveringIndexConfig {
     def strings(field: String): Seq[String] = optional(field) match {
       case Some(arr) if arr.isArray =>
         (0 until arr.size()).map(i => arr.get(i)).map { v =>
-          if (!v.isTextual) throw new HyperspaceException(s"ZOrderCoveringIndexConfig.$field must hold strings; got $v.")
+          if (!v.isTextual)
+            throw new HyperspaceException(s"ZOrderCoveringIndexConfig.$field must hold strings; got $v.")
           v.asText()
         }
       case Some(other) => throw new HyperspaceException(s"ZOrderCoveringIndexConfig.$field must be a list; got $other.")

@@ -38,8 +38,9 @@ object ZOrderLayout {
     val indexedTypes = indexed.map(c => schema(c).dataType)
     val bits = bitsPerColumn(indexed.size)
     val (rows, sample) = sampleOf(data.select(indexed.map(c => col(quoted(c))): _*), (1 << bits) * SamplesPerRank)
-    val bounds = indexedTypes.indices.map(i => boundaries(sample.map(s => (s._1.get(i, indexedTypes(i)), s._2)),
-      indexedTypes(i), (1 << bits) - 2))
+    val bounds = indexedTypes.indices.map(i =>
+      boundaries(sample.map(s => (s._1.get(i, indexedTypes(i)), s._2)),
+        indexedTypes(i), (1 << bits) - 2))
     val rowBytes = math.max(1L, schema.fields.map(_.dataType.defaultSize.toLong).sum)
     val rowsPerFile = math.max(1L, targetFileBytes / rowBytes)
     val numFiles = math.max(1L, math.min(100000L, (rows + rowsPerFile - 1) / rowsPerFile)).toInt
