@@ -27,9 +27,10 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
   }
 
   test("the built-in kinds and the classpath's kind are registered") {
-    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues"))
+    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "ZOrderCoveringIndex"))
     assert(IndexKinds.find("CoveringIndex").contains(CoveringIndexKind))
     assert(IndexKinds.find("DataSkippingIndex").contains(DataSkippingIndexKind))
+    assert(IndexKinds.find("ZOrderCoveringIndex").contains(io.hyperspace.index.zorder.ZOrderCoveringIndex))
     assert(hs.indexKinds == IndexKinds.names)
   }
 
@@ -122,7 +123,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     assert(row.getAs[String]("kind") == "ZOrderIndex")
     val reason = row.getAs[String]("stateReason")
     assert(reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
-        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues"), reason)
+        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))
