@@ -19,8 +19,9 @@ import io.hyperspace.log.LogEntry
  *
  * A Z-order covering index serves a filter on any of its indexed columns: it reads only the
  * files whose recorded ranges can match. Among usable indexes the one reading the fewest bytes
- * for this filter wins: a covering index's bucket pruning for equalities against a Z-order
- * index's range pruning ([[IndexRanking.bestBy]]).
+ * for this filter wins, each file counted with Spark's `spark.sql.files.openCostInBytes`: a
+ * covering index's bucket pruning for equalities against a Z-order index's range pruning
+ * ([[IndexRanking.bestBy]]).
  *
  * When a data skipping index already pruned the scan's files, the covering index replaces the
  * scan only if it reads fewer bytes: its data files (those of the buckets an equality filter
@@ -96,7 +97,14 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       }
       if (served && fewerBytes) coverage.map(c -> _) else None
     }
-    val best = IndexRanking.bestBy(usable.map(_._1), bytesRead(_, conjuncts))
+    // Ranked as Spark sizes its own scan tasks: each file opened costs `openCostInBytes`, so many
+    // small files do not win over a few larger ones by a margin of bytes.
+    val openCost = spark.sessionState.conf.filesOpenCostInBytes
+    val best = IndexRanking.bestBy(usable.map(_._1),
+      c => {
+        val (files, bytes) = filesAndBytesRead(c, conjuncts)
+        bytes + files * openCost
+      })
     best.foreach(b =>
       usable.map(_._1).filterNot(_ eq b).foreach(c =>
         log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
@@ -108,12 +116,15 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
    * prunes before reading: the buckets an equality selects (as IndexFileIndex does it), or the
    * files whose ranges can match (a Z-order index); plus hybrid scan's appended files.
    */
-  private def bytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): Long = {
-    val indexBytes = if (ZOrderCoveringIndex.isZOrder(c.entry)) ZOrderFileIndex.bytesToRead(c.entry, conjuncts)
-    else (IndexFileIndex.bucketsToRead(c.entry, conjuncts) match {
+  private def bytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): Long = filesAndBytesRead(c, conjuncts)._2
+
+  /** The files and bytes of [[bytesRead]]. */
+  private def filesAndBytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): (Long, Long) = {
+    val indexFiles = if (ZOrderCoveringIndex.isZOrder(c.entry)) ZOrderFileIndex.filesToRead(c.entry, conjuncts)
+    else IndexFileIndex.bucketsToRead(c.entry, conjuncts) match {
       case Some(buckets) => c.entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => c.entry.content.files
-    }).map(_.size).sum
-    indexBytes + c.changes.appendedBytes
+    }
+    (indexFiles.size.toLong + c.changes.appended.size, indexFiles.map(_.size).sum + c.changes.appendedBytes)
   }
 }

@@ -63,7 +63,7 @@ object ZOrderFileIndex {
     new IndexHadoopFsRelation(entry, spark, new ZOrderFileIndex(entry, kept, stats), None)
   }
 
-  /** Bytes a filter with conjuncts `filters` reads of `entry`: its files whose ranges can match. */
-  def bytesToRead(entry: LogEntry, filters: Seq[Expression]): Long =
-    FileRanges.filesToRead(entry, ZOrderCoveringIndex.rangedColumns(entry.index), filters).map(_.size).sum
+  /** The files of `entry` a filter with conjuncts `filters` reads: those whose ranges can match. */
+  def filesToRead(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] =
+    FileRanges.filesToRead(entry, ZOrderCoveringIndex.rangedColumns(entry.index), filters)
 }

@@ -122,7 +122,8 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     val row = hs.indexes.where("name = 'alien'").collect().head
     assert(row.getAs[String]("kind") == "ZOrderIndex")
     val reason = row.getAs[String]("stateReason")
-    assert(reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
+    assert(
+      reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
         reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
