@@ -259,6 +259,15 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
     } finally drop("zBig", "cSmall")
   }
 
+  test("SQL builds one through USING KIND, and the filter rule reads it") {
+    val json = """{"name": "zSql", "indexedColumns": ["b"], "includedColumns": ["id"]}"""
+    spark.sql(s"CREATE HYPERSPACE INDEX zSql ON parquet.`$points` USING KIND 'ZOrderCoveringIndex' CONFIG '$json'")
+    try {
+      assert(latest("zSql").index.kind == "ZOrderCoveringIndex")
+      assert(indexesUsed(sameResult(df.where("b > 990").select("id"))) == Seq("zSql"))
+    } finally drop("zSql")
+  }
+
   test("joins and aggregations do not read a Z-order index") {
     create(df, ZOrderCoveringIndexConfig("zJoin", Seq("a"), Seq("id")))
     try {
