@@ -46,6 +46,7 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
         "csv_lookup",
         "date_range",
         "q6",
+        "q6_zorder",
         "q3",
         "q17",
         "join",
@@ -57,6 +58,9 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
         assert set(per) == {"spark", "hyperspace", "tuned"}
         assert per["spark"]["facts"]["indexes"] == []  # without Hyperspace no index is read
     assert queries["point_lookup"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey"]
+    # The two-column range reads the Z-order index, fewer files than the source.
+    zorder = queries["q6_zorder"]["hyperspace"]["facts"]
+    assert zorder["indexes"] == ["li_zorder_shipdate_discount"], zorder
     # At this scale Spark broadcasts orders and part: those joins are left to Spark.
     assert queries["join"]["hyperspace"]["facts"]["indexes"] == []
     assert queries["broadcast_join"]["hyperspace"]["facts"]["indexes"] == []

@@ -44,7 +44,7 @@ from hyperspace.hyperspace import (
     RelationSkippingStats,
     SketchSkips,
 )
-from hyperspace.index_config import CoveringIndexConfig, IndexConfig
+from hyperspace.index_config import CoveringIndexConfig, IndexConfig, ZOrderCoveringIndexConfig
 from hyperspace.indexed import IndexedDataFrame
 from hyperspace.progress import Progress
 from hyperspace.session import (
@@ -80,6 +80,7 @@ __all__ = [
     "HyperspaceIndexNotFoundException",
     "IndexConfig",
     "CoveringIndexConfig",
+    "ZOrderCoveringIndexConfig",
     "IndexedDataFrame",
     "DataSkippingIndexConfig",
     "Sketch",

@@ -157,6 +157,12 @@ class HyperspaceConfig:
         _from_size,
         "Index files smaller than this many bytes are merged by quick optimize (default 256m).",
     )
+    zorder_target_file_size = _Setting(
+        "spark.hyperspace.index.zorder.targetFileSize",
+        int,
+        _from_size,
+        "Largest index file a Z-order covering index build aims for, in bytes (default 128m).",
+    )
     explain_display_mode = _Setting(
         "spark.hyperspace.explain.displayMode",
         str,

@@ -9,7 +9,7 @@ from typing import ClassVar
 from hyperspace import index_kinds
 from hyperspace.exceptions import HyperspaceException
 
-__all__ = ["IndexConfig", "CoveringIndexConfig"]
+__all__ = ["IndexConfig", "CoveringIndexConfig", "ZOrderCoveringIndexConfig"]
 
 
 def _names(value: object, what: str) -> tuple[str, ...]:
@@ -136,3 +136,101 @@ class IndexConfig:
 #: The original Hyperspace's later name for :class:`IndexConfig` (the same class, so
 #: ``isinstance`` checks and ``create_index`` accept either spelling).
 CoveringIndexConfig = IndexConfig
+
+
+class ZOrderCoveringIndexConfig:
+    """A Z-order covering index: ``ZOrderCoveringIndexConfig("idx", ["a", "b"], ["c"])``.
+
+    The rows of the indexed and included columns, laid out along a Z-order curve over the indexed
+    columns (ranked by sampled quantiles, so skewed columns spread evenly) in files of about
+    ``spark.hyperspace.index.zorder.targetFileSize``. The index log keeps each file's range of every
+    indexed column, so a filter with ranges or equalities on any of them reads only the files whose
+    ranges can match. Filters only: joins and aggregations read hash-bucketed covering indexes.
+
+    Args:
+        name: the index name (a directory under ``spark.hyperspace.system.path``).
+        indexed_columns: the columns of the Z-order curve (one or more).
+        included_columns: further columns stored in the index.
+        lineage: record each row's source file (so deleted source files are handled from the index);
+            ``None`` takes ``spark.hyperspace.index.lineage.enabled`` at creation.
+
+    The original Hyperspace's keyword names (``indexName``, ``indexedColumns``, ``includedColumns``)
+    are accepted too.
+    """
+
+    __slots__ = ("name", "indexed_columns", "included_columns", "lineage")
+
+    kind_name: ClassVar[str] = index_kinds.ZORDER_COVERING
+
+    _CAMEL = {"indexName": "name", "indexedColumns": "indexed_columns", "includedColumns": "included_columns"}
+
+    def __init__(
+        self,
+        name: str | None = None,
+        indexed_columns: Sequence[str] | None = None,
+        included_columns: Sequence[str] = (),
+        lineage: bool | None = None,
+        **camel_case: object,
+    ) -> None:
+        given: dict[str, object] = {
+            "name": name,
+            "indexed_columns": indexed_columns,
+            "included_columns": included_columns,
+        }
+        for key, value in camel_case.items():
+            if key not in self._CAMEL:
+                raise TypeError(f"ZOrderCoveringIndexConfig() got an unexpected keyword argument {key!r}")
+            given[self._CAMEL[key]] = value
+        index_name, indexed = given["name"], given["indexed_columns"]
+        if not isinstance(index_name, str):
+            raise HyperspaceException(f"ZOrderCoveringIndexConfig name must be a string; got {index_name!r}.")
+        if indexed is None:
+            raise HyperspaceException(f"ZOrderCoveringIndexConfig '{index_name}' needs indexed columns.")
+        if lineage is not None and not isinstance(lineage, bool):
+            raise HyperspaceException(f"ZOrderCoveringIndexConfig lineage must be a bool; got {lineage!r}.")
+        self.name: str = index_name
+        self.indexed_columns: tuple[str, ...] = _names(indexed, "indexed columns")
+        self.included_columns: tuple[str, ...] = _names(given["included_columns"], "included columns")
+        self.lineage: bool | None = lineage
+
+    @property
+    def indexName(self) -> str:  # noqa: N802
+        """Alias of ``name``."""
+        return self.name
+
+    @property
+    def indexedColumns(self) -> tuple[str, ...]:  # noqa: N802
+        """Alias of ``indexed_columns``."""
+        return self.indexed_columns
+
+    @property
+    def includedColumns(self) -> tuple[str, ...]:  # noqa: N802
+        """Alias of ``included_columns``."""
+        return self.included_columns
+
+    def to_json(self) -> str:
+        """The JSON form the JVM's ``ZOrderCoveringIndexConfig.fromJson`` reads."""
+        return json.dumps(
+            {
+                "name": self.name,
+                "indexedColumns": list(self.indexed_columns),
+                "includedColumns": list(self.included_columns),
+                "lineage": self.lineage,
+            }
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ZOrderCoveringIndexConfig) and all(
+            getattr(self, s) == getattr(other, s) for s in self.__slots__
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, s) for s in self.__slots__))
+
+    def __repr__(self) -> str:
+        parts = [repr(self.name), repr(list(self.indexed_columns))]
+        if self.included_columns:
+            parts.append(repr(list(self.included_columns)))
+        if self.lineage is not None:
+            parts.append(f"lineage={self.lineage}")
+        return f"ZOrderCoveringIndexConfig({', '.join(parts)})"

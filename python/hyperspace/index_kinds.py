@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["COVERING", "DATA_SKIPPING", "KindConfig"]
+__all__ = ["COVERING", "DATA_SKIPPING", "ZORDER_COVERING", "KindConfig"]
 
 COVERING = "CoveringIndex"
 """The covering index kind's name in the index log."""
 
 DATA_SKIPPING = "DataSkippingIndex"
 """The data skipping index kind's name in the index log."""
+
+ZORDER_COVERING = "ZOrderCoveringIndex"
+"""The Z-order covering index kind's name in the index log."""
 
 
 @runtime_checkable

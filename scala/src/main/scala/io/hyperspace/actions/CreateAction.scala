@@ -56,7 +56,7 @@ class CreateAction(
     val files = begin.source.files
     val scan = SparkInternals.ofRows(spark, source.restrictedTo(files.map(_.path).toSet))
     step("writing index data")(IndexData.write(scan, definition, indexName, files, dataPath))
-    begin.copy(content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)))
+    begin.copy(content = begin.content.copy(files = IndexData.listDataFiles(spark, definition, indexName, dataPath)))
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

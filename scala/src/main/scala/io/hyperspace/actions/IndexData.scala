@@ -46,14 +46,18 @@ private[actions] object IndexData {
 
   /**
    * The data files of a written version directory (relative to the index root), whatever the
-   * kind: every file but hidden ones (`_SUCCESS`, `.crc`).
+   * kind: every file but hidden ones (`_SUCCESS`, `.crc`), as the kind of `definition` (of
+   * index `indexName`) describes them for the log.
    */
-  def listDataFiles(spark: SparkSession, dataPath: Path): Seq[ContentFile] = {
+  def listDataFiles(spark: SparkSession, definition: IndexDefinition, indexName: String, dataPath: Path)
+      : Seq[ContentFile] = {
     val fs = dataPath.getFileSystem(spark.sessionState.newHadoopConf())
-    if (!fs.exists(dataPath)) Nil
+    val files = if (!fs.exists(dataPath)) Nil
     else fs.listStatus(dataPath).toSeq
       .filter(s => s.isFile && !s.getPath.getName.startsWith("_") && !s.getPath.getName.startsWith("."))
       .map(s => ContentFile(s"${dataPath.getName}/${s.getPath.getName}", s.getLen, s.getModificationTime))
       .sortBy(_.path)
+    if (files.isEmpty) files
+    else IndexKinds.of(definition, indexName).describeFiles(spark, definition, dataPath, files)
   }
 }

@@ -47,7 +47,7 @@ class OptimizeAction(
     val replaced = selected.map(_.path).toSet
     begin.copy(content = begin.content.copy(files =
       (begin.content.files.filterNot(f => replaced.contains(f.path)) ++
-        IndexData.listDataFiles(spark, dataPath)).sortBy(_.path)))
+        IndexData.listDataFiles(spark, begin.index, begin.name, dataPath)).sortBy(_.path)))
   }
 
   override protected def cleanup(begin: LogEntry): Unit =

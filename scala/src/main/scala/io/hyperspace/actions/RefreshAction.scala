@@ -106,7 +106,7 @@ class RefreshAction(
         val files = SourceChanges(listing, Nil).appendedAsSourceFiles(0L)
         step("writing index data")(IndexData.write(scanOf(files), definition, indexName, files, dataPath))
         begin.copy(
-          content = begin.content.copy(files = IndexData.listDataFiles(spark, dataPath)),
+          content = begin.content.copy(files = IndexData.listDataFiles(spark, definition, indexName, dataPath)),
           source = begin.source.copy(files = files, appendedFiles = Nil, deletedFiles = Nil,
             // A table's schema is the one read now (a file source keeps the schema it was created with).
             schema = if (source.versioned.isDefined) source.fsRelation.dataSchema.json else begin.source.schema))
@@ -127,7 +127,8 @@ class RefreshAction(
         }
         val untouched = if (deletedIds.isEmpty) begin.content.files else Nil
         begin.copy(
-          content = begin.content.copy(files = untouched ++ IndexData.listDataFiles(spark, dataPath)),
+          content = begin.content.copy(files = untouched ++ IndexData.listDataFiles(spark, definition, indexName,
+            dataPath)),
           source = begin.source.copy(
             files = indexed.filterNot(f => deletedIds.contains(f.id)) ++ appended,
             appendedFiles = Nil, deletedFiles = Nil))

@@ -64,6 +64,15 @@ object HyperspaceConf {
       .checkValue(_ > 0, "must be a positive size")
       .createWithDefault(256L * 1024 * 1024)
 
+  val ZORDER_TARGET_FILE_SIZE: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.index.zorder.targetFileSize")
+      .doc("Largest index file a Z-order covering index build aims for (estimated from the row " +
+        "count and the columns' sizes before compression, so files come out smaller); smaller " +
+        "files let a range filter skip more, larger ones cost fewer file opens.")
+      .bytesConf
+      .checkValue(b => b >= 1024 && b <= (16L << 30), "must be between 1k and 16g")
+      .createWithDefault(128L * 1024 * 1024)
+
   val EXPLAIN_DISPLAY_MODE: ConfigEntry[String] =
     buildConf("spark.hyperspace.explain.displayMode")
       .doc("How explain output marks differences: plaintext, console (colours) or html.")
@@ -161,7 +170,7 @@ object HyperspaceConf {
   val allEntries: Seq[ConfigEntry[_]] = Seq(
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
     HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
-    OPTIMIZE_FILE_SIZE_THRESHOLD, EXPLAIN_DISPLAY_MODE, EXPLAIN_HIGHLIGHT_BEGIN_TAG,
+    OPTIMIZE_FILE_SIZE_THRESHOLD, ZORDER_TARGET_FILE_SIZE, EXPLAIN_DISPLAY_MODE, EXPLAIN_HIGHLIGHT_BEGIN_TAG,
     EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE)
@@ -234,6 +243,8 @@ object HyperspaceConf {
   /** Size below which quick optimize merges index files. */
   def optimizeFileSizeThreshold(spark: SparkSession): Long =
     OPTIMIZE_FILE_SIZE_THRESHOLD.readFrom(spark)
+  /** The file size a Z-order covering index build aims for. */
+  def zorderTargetFileSize(spark: SparkSession): Long = ZORDER_TARGET_FILE_SIZE.readFrom(spark)
   /** How explain output is rendered. */
   def explainDisplayMode(spark: SparkSession): String = EXPLAIN_DISPLAY_MODE.readFrom(spark)
   /**

@@ -1,5 +1,7 @@
 package io.hyperspace.index
 
+import scala.annotation.nowarn
+
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
 import org.apache.spark.sql.functions.col
@@ -28,6 +30,11 @@ object RewriteFamily {
   case object CoveringScan extends RewriteFamily
   /** The index prunes the file list of a filtered scan of the source (the data skipping rule). */
   case object FileSkipping extends RewriteFamily
+  /**
+   * The index data replaces a scan of the source under a filter only (the filter rule): the data
+   * is not bucketed, so joins and aggregations do not read it.
+   */
+  case object FilterScan extends RewriteFamily
   /** No rule reads the index; it exists for its data or statistics. */
   case object NoRewrite extends RewriteFamily
 }
@@ -93,6 +100,14 @@ trait IndexKind {
       files: Seq[SourceFile],
       dataPath: Path,
       mode: SaveMode): Unit
+
+  /**
+   * `files`, just written into `dataPath` by [[write]], [[dropRows]] or [[merge]], with what the
+   * kind records of each beside its path and size (`ContentFile.stats`); unchanged by default.
+   */
+  @nowarn("cat=unused-params") // a kind that records nothing per file has no use for them
+  def describeFiles(spark: SparkSession, definition: IndexDefinition, dataPath: Path, files: Seq[ContentFile])
+      : Seq[ContentFile] = files
 
   /** Whether [[dropRows]] can remove the rows of deleted source files without reading the source. */
   def canDropDeletedFiles(definition: IndexDefinition): Boolean

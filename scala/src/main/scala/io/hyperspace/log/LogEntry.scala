@@ -75,7 +75,11 @@ case class IndexDefinition(
  * directory (`v__=2/part-...parquet`), because incremental refresh and optimize keep using the
  * untouched files of earlier versions.
  */
-case class ContentFile(path: String, size: Long, modificationTime: Long) {
+case class ContentFile(
+    path: String,
+    size: Long,
+    modificationTime: Long,
+    @(JsonInclude @field @getter)(JsonInclude.Include.NON_ABSENT) stats: Option[FileStats] = None) {
   /** The data version directory the file lies in. */
   @JsonIgnore
   def dataVersion: Option[Int] = Content.versionOf(path.takeWhile(_ != '/'))
@@ -83,6 +87,22 @@ case class ContentFile(path: String, size: Long, modificationTime: Long) {
   @JsonIgnore
   def name: String = path.substring(path.lastIndexOf('/') + 1)
 }
+
+/**
+ * What a kind recorded of the rows of one data file (the Z-order covering index: its indexed
+ * columns), so a query can tell from the log alone that a file holds no matching row.
+ *
+ * @param rowCount the file's number of rows
+ * @param columns  per stored column name (as in `index.schema`): its range in this file
+ */
+case class FileStats(rowCount: Long, columns: Map[String, ColumnStats])
+
+/**
+ * The smallest and largest non-null value of a column in one file, in Spark's ordering, written
+ * as text in the column's type (docs/log-format.md, "content"); both absent when every value is
+ * NULL. A column whose values cannot be written exactly has no entry in [[FileStats.columns]].
+ */
+case class ColumnStats(min: Option[String], max: Option[String], nullCount: Long)
 
 /**
  * The index data: the files under `root`, and `dataVersion`, the version directory the operation

@@ -241,7 +241,8 @@ object CandidateIndexes extends Logging {
       entry.index.indexedColumns.forall(c => keys.exists(k => resolver(k.name, c)))
 
   /**
-   * The usable covering indexes for `relation`: ACTIVE, covering `needed`, built from its data
+   * The usable indexes for `relation` among those whose kind offers one of `families` (by
+   * default the covering indexes that joins and aggregations can read): ACTIVE, covering `needed`, built from its data
    * read the same way, and either up to date or servable with hybrid scan. A relation whose
    * file list data skipping pruned is compared by its full listing. Why each index of the
    * relation's data is turned down goes to `log`.
@@ -251,46 +252,48 @@ object CandidateIndexes extends Logging {
       indexes: Seq[LogEntry],
       relation: LogicalRelation,
       needed: Seq[Attribute],
-      log: DecisionLog = DecisionLog.Discard): Seq[IndexCandidate] = sourceScan(relation) match {
-    case None => Nil
-    case Some(fs) =>
-      val resolver = spark.sessionState.conf.resolver
-      val source = FileSource(relation, fs)
-      lazy val listed = source.listedFiles.toSet
-      // Only indexes of this relation's data have a reason to give about it.
-      def reject(e: LogEntry, reason: => Reason): Unit =
-        if (log.recording && SourceSubset.overlaps(e, source)) log.reject(e, reason)
-      def candidate(e: LogEntry): Option[IndexCandidate] =
-        if (!coversColumns(e, needed, resolver)) {
-          reject(e, Reason.ColumnsNotCovered(uncovered(e, needed, resolver).map(_.name)))
-          None
-        } else if (!sameReader(e, source)) {
-          reject(e, Reason.OtherReader(source.format, source.readOptions, e.source.format, e.source.options))
-          None
-        } else serve(spark, e, source, listed) match {
-          case Left(why) => reject(e, why); None
-          case Right(c) => Some(c)
-        }
-      // Whether a table's rows are what its files give is asked only when an index is of that table.
-      lazy val unservable = source.versioned.flatMap(_.unservable)
-      def ofThisTable(e: LogEntry) = source.versioned.exists(t => e.source.rootPaths == Seq(t.root))
-      indexes.filter(IndexKinds.offers(_, RewriteFamily.CoveringScan)).flatMap { latest =>
-        if (ofThisTable(latest) && unservable.isDefined) {
-          reject(latest, Reason.TableNotServable(unservable.get))
-          None
-        } else {
-          // A scan of an older table version is served by the index version built from it.
-          TableVersions.entryFor(spark, latest, source.versioned) match {
-            case Left(why) => reject(latest, why); None
-            case Right(e) =>
-              // An index whose columns are other columns of the table now (Iceberg field ids).
-              source.versioned.filter(_ => ofThisTable(e))
-                .flatMap(_.schemaChange(e.source.schema, TableFormats.columnsHeld(e))) match {
-                case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
-                case None => candidate(e)
-              }
+      log: DecisionLog = DecisionLog.Discard,
+      families: Set[RewriteFamily] = Set(RewriteFamily.CoveringScan)): Seq[IndexCandidate] =
+    sourceScan(relation) match {
+      case None => Nil
+      case Some(fs) =>
+        val resolver = spark.sessionState.conf.resolver
+        val source = FileSource(relation, fs)
+        lazy val listed = source.listedFiles.toSet
+        // Only indexes of this relation's data have a reason to give about it.
+        def reject(e: LogEntry, reason: => Reason): Unit =
+          if (log.recording && SourceSubset.overlaps(e, source)) log.reject(e, reason)
+        def candidate(e: LogEntry): Option[IndexCandidate] =
+          if (!coversColumns(e, needed, resolver)) {
+            reject(e, Reason.ColumnsNotCovered(uncovered(e, needed, resolver).map(_.name)))
+            None
+          } else if (!sameReader(e, source)) {
+            reject(e, Reason.OtherReader(source.format, source.readOptions, e.source.format, e.source.options))
+            None
+          } else serve(spark, e, source, listed) match {
+            case Left(why) => reject(e, why); None
+            case Right(c) => Some(c)
+          }
+        // Whether a table's rows are what its files give is asked only when an index is of that table.
+        lazy val unservable = source.versioned.flatMap(_.unservable)
+        def ofThisTable(e: LogEntry) = source.versioned.exists(t => e.source.rootPaths == Seq(t.root))
+        indexes.filter(e => families.exists(IndexKinds.offers(e, _))).flatMap { latest =>
+          if (ofThisTable(latest) && unservable.isDefined) {
+            reject(latest, Reason.TableNotServable(unservable.get))
+            None
+          } else {
+            // A scan of an older table version is served by the index version built from it.
+            TableVersions.entryFor(spark, latest, source.versioned) match {
+              case Left(why) => reject(latest, why); None
+              case Right(e) =>
+                // An index whose columns are other columns of the table now (Iceberg field ids).
+                source.versioned.filter(_ => ofThisTable(e))
+                  .flatMap(_.schemaChange(e.source.schema, TableFormats.columnsHeld(e))) match {
+                  case Some(change) => reject(e, Reason.TableSchemaChanged(change)); None
+                  case None => candidate(e)
+                }
+            }
           }
         }
-      }
-  }
+    }
 }

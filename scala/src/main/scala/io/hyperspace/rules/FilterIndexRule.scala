@@ -6,8 +6,9 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn, IndexFileIndex}
+import io.hyperspace.index.RewriteFamily
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
-
+import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderFileIndex}
 import io.hyperspace.log.LogEntry
 
 /**
@@ -15,6 +16,12 @@ import io.hyperspace.log.LogEntry
  * indexed column is referenced by the filter and the index covers every column the query needs.
  * The index is a bucketed relation, so Spark prunes buckets for `=` / `IN` on a single indexed
  * column, and its sorted files let Parquet row-group statistics skip data for ranges.
+ *
+ * A Z-order covering index serves a filter on any of its indexed columns: it reads only the
+ * files whose recorded ranges can match. Among usable indexes the one reading the fewest bytes
+ * for this filter wins, each file counted with Spark's `spark.sql.files.openCostInBytes`: a
+ * covering index's bucket pruning for equalities against a Z-order index's range pruning
+ * ([[IndexRanking.bestBy]]).
  *
  * When a data skipping index already pruned the scan's files, the covering index replaces the
  * scan only if it reads fewer bytes: its data files (those of the buckets an equality filter
@@ -64,33 +71,60 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
         }
       case _ => None
     }
-    val candidates = CandidateIndexes.forRelation(spark, indexes, relation, reads.whole, log)
-    val usable = candidates.flatMap { c =>
-      val leading = CoveringIndex.columnsOf(c.entry.index)._1.head
+    val candidates = CandidateIndexes.forRelation(spark, indexes, relation, reads.whole, log,
+      Set(RewriteFamily.CoveringScan, RewriteFamily.FilterScan))
+    val conjuncts = splitConjunctivePredicates(condition)
+    val usable = candidates.flatMap { found =>
+      // A Z-order index reads the files its ranges cannot rule out for this filter.
+      val zorder = ZOrderCoveringIndex.isZOrder(found.entry)
+      val c = if (zorder) found.copy(filters = conjuncts) else found
+      val indexed = CoveringIndex.columnsOf(c.entry.index)._1
       val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
       if (coverage.isEmpty)
         log.reject(c.entry, Reason.ColumnsNotCovered(StructFields.uncovered(c.entry, reads, resolver)))
-      if (!filtersOn(leading)) log.reject(c.entry, Reason.NoFilterOnLeadingColumn(leading.name))
+      // A hash-bucketed index is sorted within buckets by its leading column only; a Z-order
+      // index clusters every indexed column alike.
+      val served = if (zorder) indexed.exists(filtersOn) else filtersOn(indexed.head)
+      if (!served) {
+        log.reject(c.entry,
+          if (zorder) Reason.NoFilterOnZOrderColumns(indexed.map(_.name))
+          else Reason.NoFilterOnLeadingColumn(indexed.head.name))
+      }
       val fewerBytes = prunedBytes.forall { pruned =>
-        val read = bytesRead(c, condition)
+        val read = bytesRead(c, conjuncts)
         if (read >= pruned) log.reject(c.entry, Reason.SkippingReadsLess(read, pruned))
         read < pruned
       }
-      if (filtersOn(leading) && fewerBytes) coverage.map(c -> _) else None
+      if (served && fewerBytes) coverage.map(c -> _) else None
     }
-    val best = IndexRanking.best(usable.map(_._1))
+    // Ranked as Spark sizes its own scan tasks: each file opened costs `openCostInBytes`, so many
+    // small files do not win over a few larger ones by a margin of bytes.
+    val openCost = spark.sessionState.conf.filesOpenCostInBytes
+    val best = IndexRanking.bestBy(usable.map(_._1),
+      c => {
+        val (files, bytes) = filesAndBytesRead(c, conjuncts)
+        bytes + files * openCost
+      })
     best.foreach(b =>
       usable.map(_._1).filterNot(_ eq b).foreach(c =>
         log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
     best.flatMap(b => usable.find(_._1 eq b))
   }
 
-  /** Bytes a filter query reads through `c`: bucket pruning counted, as IndexFileIndex does it. */
-  private def bytesRead(c: IndexCandidate, condition: Expression): Long = {
-    val files = IndexFileIndex.bucketsToRead(c.entry, splitConjunctivePredicates(condition)) match {
+  /**
+   * Bytes a filter query with conjuncts `conjuncts` reads through `c`, counting what each kind
+   * prunes before reading: the buckets an equality selects (as IndexFileIndex does it), or the
+   * files whose ranges can match (a Z-order index); plus hybrid scan's appended files.
+   */
+  private def bytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): Long = filesAndBytesRead(c, conjuncts)._2
+
+  /** The files and bytes of [[bytesRead]]. */
+  private def filesAndBytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): (Long, Long) = {
+    val indexFiles = if (ZOrderCoveringIndex.isZOrder(c.entry)) ZOrderFileIndex.filesToRead(c.entry, conjuncts)
+    else IndexFileIndex.bucketsToRead(c.entry, conjuncts) match {
       case Some(buckets) => c.entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => c.entry.content.files
     }
-    files.map(_.size).sum + c.changes.appendedBytes
+    (indexFiles.size.toLong + c.changes.appended.size, indexFiles.map(_.size).sum + c.changes.appendedBytes)
   }
 }

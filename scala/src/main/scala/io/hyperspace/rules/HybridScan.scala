@@ -32,9 +32,9 @@ object HybridScan {
       keepBuckets: Boolean,
       fields: Seq[IndexColumn] = Nil): LogicalPlan = {
     val entry = candidate.entry
-    if (candidate.isExact) return IndexScan.replace(spark, entry, source, fields.map(_.storedName))
+    if (candidate.isExact) return IndexScan.replace(spark, entry, source, fields.map(_.storedName), candidate.filters)
 
-    val scan = IndexScan.scanFor(spark, entry, source)
+    val scan = IndexScan.scanFor(spark, entry, source, candidate.filters)
     val columns = IndexScan.sourceColumns(scan, source) ++ IndexScan.fieldColumns(scan, fields.map(_.storedName))
     // A scope by lineage lists the ids kept, so it leaves the deleted files' rows out already.
     val deletedIds = candidate.changes.deleted.map(_.id)

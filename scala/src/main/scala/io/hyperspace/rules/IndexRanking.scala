@@ -12,6 +12,13 @@ object IndexRanking {
   def byBytesRead(candidates: Seq[IndexCandidate]): Seq[IndexCandidate] =
     candidates.sortBy(c => (c.bytesRead, c.name))
 
+  /**
+   * The candidate reading the fewest bytes by `bytes` (a rule's estimate for its query: what the
+   * index's own pruning leaves to read), then by name.
+   */
+  def bestBy(candidates: Seq[IndexCandidate], bytes: IndexCandidate => Long): Option[IndexCandidate] =
+    candidates.map(c => (bytes(c), c)).sortBy { case (b, c) => (b, c.name) }.headOption.map(_._2)
+
   /** The best candidate, if any. */
   def best(candidates: Seq[IndexCandidate]): Option[IndexCandidate] = byBytesRead(candidates).headOption
 }

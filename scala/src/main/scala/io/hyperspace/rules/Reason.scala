@@ -153,6 +153,11 @@ object Reason {
     def describe: String = s"no filter on the leading indexed column '$column'"
   }
 
+  /** A Z-order index: the filter constrains none of the columns its files have ranges of. */
+  final case class NoFilterOnZOrderColumns(columns: Seq[String]) extends Reason {
+    def describe: String = s"no filter on any of the Z-order columns ${columns.map(c => s"'$c'").mkString(", ")}"
+  }
+
   /** No filter, join or aggregation over the scan that an index could serve. */
   final case class NothingToServe(leadingColumn: String) extends Reason {
     def describe: String = s"no filter on the leading indexed column '$leadingColumn' and no join"

@@ -31,7 +31,7 @@ sealed trait RewriteScope {
 
   /** Whether indexes whose kind offers `family` may rewrite here (a kind offering none is not limited). */
   def allows(family: RewriteFamily): Boolean = family match {
-    case RewriteFamily.CoveringScan => coveringAllowed
+    case RewriteFamily.CoveringScan | RewriteFamily.FilterScan => coveringAllowed
     case RewriteFamily.FileSkipping => skippingAllowed
     case RewriteFamily.NoRewrite => true
   }

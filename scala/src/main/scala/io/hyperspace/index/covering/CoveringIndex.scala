@@ -129,15 +129,25 @@ object CoveringIndex {
       files: Seq[SourceFile],
       dataPath: Path,
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
+    val data = indexRows(df, definition, files)
+    val bucketColumns = storedIndexedColumns(definition)
+    val bucketed = data.repartition(definition.numBuckets, bucketColumns.map(c => col(quote(c))): _*)
+    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets,
+      bucketColumns, bucketColumns, mode)
+  }
+
+  /**
+   * The rows of the index data of `definition` over `df` (a scan of the source files `files`):
+   * the stored columns in the stored schema's order, nested fields read out of their structs,
+   * and with lineage each row's source file id (see [[write]]). Kinds laying the same rows out
+   * otherwise start from here.
+   */
+  def indexRows(df: DataFrame, definition: IndexDefinition, files: Seq[SourceFile]): DataFrame = {
     val (indexed, included) = columnsOf(definition)
     val flat = df.select((indexed ++ included).map(_.fromSource) ++
         (if (definition.lineage) Seq(col("_metadata.file_path").as("__hs_file_path")) else Nil): _*)
     val stored = (indexed ++ included).map(c => quote(c.storedName))
-    val data = if (definition.lineage) withLineage(flat, files, stored) else flat
-    val bucketColumns = indexed.map(_.storedName)
-    val bucketed = data.repartition(definition.numBuckets, bucketColumns.map(c => col(quote(c))): _*)
-    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets,
-      bucketColumns, bucketColumns, mode)
+    if (definition.lineage) withLineage(flat, files, stored) else flat
   }
 
   /**

@@ -137,5 +137,5 @@ object IndexColumn {
       }
     }
 
-  private[covering] def quote(name: String): String = s"`${name.replace("`", "``")}`"
+  private[index] def quote(name: String): String = s"`${name.replace("`", "``")}`"
 }

@@ -10,6 +10,8 @@ import org.apache.spark.sql.execution.datasources.{BucketingUtils, FileIndex, Lo
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
+import io.hyperspace.index.IndexKinds
+import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderFileIndex}
 import io.hyperspace.log.{Content, LogEntry}
 import io.hyperspace.shims.{FileListing, FileRelation, FileRelationBase}
 
@@ -84,15 +86,23 @@ object IndexFileIndex {
  * rows from the user's own files, but an index file skipped would silently drop rows the source
  * has. Spark reads the two settings per relation (FileSourceOptions) before the session's.
  */
-class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
+class IndexHadoopFsRelation(
+    val entry: LogEntry,
+    spark: SparkSession,
+    location: FileIndex,
+    bucketSpec: Option[BucketSpec])
   extends FileRelationBase(
-    new IndexFileIndex(entry),
+    location,
     new StructType(),
     DataType.fromJson(entry.index.schema).asInstanceOf[StructType],
-    Some(IndexHadoopFsRelation.bucketSpec(entry)),
+    bucketSpec,
     new ParquetFileFormat,
     IndexHadoopFsRelation.options,
     spark) {
+
+  /** A covering index: all its files, bucketed. */
+  def this(entry: LogEntry, spark: SparkSession) =
+    this(entry, spark, new IndexFileIndex(entry), Some(IndexHadoopFsRelation.bucketSpec(entry)))
 
   /**
    * Whether every bucket of this version is one file. Every index data file is written sorted on
@@ -104,7 +114,8 @@ class IndexHadoopFsRelation(val entry: LogEntry, spark: SparkSession)
   }
 
   override def toString: String =
-    s"Hyperspace(Type: ${CoveringIndexKind.abbreviation}, Name: ${entry.name}, LogVersion: ${entry.id})"
+    s"Hyperspace(Type: ${IndexKinds.find(entry.index.kind).map(_.abbreviation).getOrElse(entry.index.kind)}, " +
+      s"Name: ${entry.name}, LogVersion: ${entry.id})"
 }
 
 object IndexHadoopFsRelation {
@@ -135,8 +146,9 @@ object IndexScan {
    * except the flat columns of nested fields named in `fields` ([[IndexColumn.storedName]]s),
    * which follow the source's columns for the plan above to read in place of struct fields.
    */
-  def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation, fields: Seq[String] = Nil): LogicalPlan = {
-    val scan = scanFor(spark, entry, source)
+  def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation, fields: Seq[String] = Nil,
+      filters: Seq[Expression] = Nil): LogicalPlan = {
+    val scan = scanFor(spark, entry, source, filters)
     val output = sourceColumns(scan, source) ++ fieldColumns(scan, fields)
     if (scan.output.map(_.exprId) == output.map(_.exprId)) scan else Project(output, scan)
   }
@@ -149,10 +161,15 @@ object IndexScan {
 
   /**
    * The index relation of `entry` standing in for `source`: its columns that the source has
-   * carry the source's attributes; the others (the lineage column) get new ones.
+   * carry the source's attributes; the others (the lineage column) get new ones. A Z-order
+   * index lists only its files whose ranges can satisfy `filters` (the conjuncts of the filter
+   * over the scan, on the source's attributes).
    */
-  def scanFor(spark: SparkSession, entry: LogEntry, source: LogicalRelation): LogicalRelation = {
-    val relation = new IndexHadoopFsRelation(entry, spark)
+  def scanFor(spark: SparkSession, entry: LogEntry, source: LogicalRelation, filters: Seq[Expression] = Nil)
+      : LogicalRelation = {
+    val relation =
+      if (ZOrderCoveringIndex.isZOrder(entry)) ZOrderFileIndex.relation(spark, entry, filters)
+      else new IndexHadoopFsRelation(entry, spark)
     val byName = source.output.map(a => a.name.toLowerCase -> a).toMap
     val output = relation.schema.fields.toSeq.map { f =>
       byName.get(f.name.toLowerCase) match {

@@ -27,9 +27,10 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
   }
 
   test("the built-in kinds and the classpath's kind are registered") {
-    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues"))
+    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "ZOrderCoveringIndex"))
     assert(IndexKinds.find("CoveringIndex").contains(CoveringIndexKind))
     assert(IndexKinds.find("DataSkippingIndex").contains(DataSkippingIndexKind))
+    assert(IndexKinds.find("ZOrderCoveringIndex").contains(io.hyperspace.index.zorder.ZOrderCoveringIndex))
     assert(hs.indexKinds == IndexKinds.names)
   }
 
@@ -121,8 +122,9 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     val row = hs.indexes.where("name = 'alien'").collect().head
     assert(row.getAs[String]("kind") == "ZOrderIndex")
     val reason = row.getAs[String]("stateReason")
-    assert(reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
-        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues"), reason)
+    assert(
+      reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
+        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))
