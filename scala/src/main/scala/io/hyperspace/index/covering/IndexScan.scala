@@ -105,12 +105,13 @@ class IndexHadoopFsRelation(
     this(entry, spark, new IndexFileIndex(entry), Some(IndexHadoopFsRelation.bucketSpec(entry)))
 
   /**
-   * Whether every bucket of this version is one file. Every index data file is written sorted on
-   * the indexed columns, so each bucket then reads sorted ([[io.hyperspace.execution.IndexBucketOrder]]).
+   * Whether every bucket of this covering index version is one file. The covering kind writes
+   * every data file sorted on the indexed columns, so each bucket then reads sorted
+   * ([[io.hyperspace.execution.IndexBucketOrder]]).
    */
   lazy val oneSortedFilePerBucket: Boolean = {
     val buckets = entry.content.files.map(CoveringIndex.bucketOf)
-    buckets.forall(_.isDefined) && buckets.distinct.size == buckets.size
+    entry.index.kind == CoveringIndexKind.name && buckets.forall(_.isDefined) && buckets.distinct.size == buckets.size
   }
 
   override def toString: String =
