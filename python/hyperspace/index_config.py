@@ -21,67 +21,45 @@ def _names(value: object, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-class IndexConfig:
-    """A covering index: ``IndexConfig("idx", ["a"], ["b"])`` indexes ``a`` and includes ``b``.
+class _CoveredColumnsConfig:
+    """What the covering and Z-order covering configs share: a name, indexed and included
+    columns, lineage, the original Hyperspace's camelCase keyword and attribute names, and
+    equality by value. Each config class adds its own fields and JSON form."""
 
-    Args:
-        name: the index name (a directory under ``spark.hyperspace.system.path``).
-        indexed_columns: the columns the data is bucketed and sorted by, in order.
-        included_columns: further columns stored in the index.
-        num_buckets: bucket count; ``None`` takes ``spark.hyperspace.index.numBuckets`` at creation.
-        lineage: record each row's source file; ``None`` takes
-            ``spark.hyperspace.index.lineage.enabled`` at creation.
+    __slots__ = ("name", "indexed_columns", "included_columns", "lineage")
 
-    Both defaults are resolved when the index is created and stored in it: later operations use
-    the index's own values. The original Hyperspace's keyword names (``indexName``,
-    ``indexedColumns``, ``includedColumns``, ``numBuckets``) are accepted too.
-    """
-
-    __slots__ = ("name", "indexed_columns", "included_columns", "num_buckets", "lineage")
-
-    kind_name: ClassVar[str] = index_kinds.COVERING
-
-    _CAMEL = {
+    kind_name: ClassVar[str]
+    _CAMEL: ClassVar[dict[str, str]] = {
         "indexName": "name",
         "indexedColumns": "indexed_columns",
         "includedColumns": "included_columns",
-        "numBuckets": "num_buckets",
     }
+    #: The fields equality, hashing and ``repr`` go by, in order.
+    _FIELDS: ClassVar[tuple[str, ...]] = ("name", "indexed_columns", "included_columns", "lineage")
 
-    def __init__(
-        self,
-        name: str | None = None,
-        indexed_columns: Sequence[str] | None = None,
-        included_columns: Sequence[str] = (),
-        num_buckets: int | None = None,
-        lineage: bool | None = None,
-        **camel_case: object,
-    ) -> None:
-        # Checked at run time: callers pass anything, and the camelCase names arrive untyped.
-        given: dict[str, object] = {
-            "name": name,
-            "indexed_columns": indexed_columns,
-            "included_columns": included_columns,
-            "num_buckets": num_buckets,
-        }
+    def _take(self, given: dict[str, object], lineage: bool | None, camel_case: dict[str, object]) -> None:
+        """Checks and sets the shared fields from ``given`` and the camelCase keywords (checked
+        at run time: callers pass anything, and the camelCase names arrive untyped)."""
+        kind = type(self).__name__
         for key, value in camel_case.items():
             if key not in self._CAMEL:
-                raise TypeError(f"IndexConfig() got an unexpected keyword argument {key!r}")
+                raise TypeError(f"{kind}() got an unexpected keyword argument {key!r}")
             given[self._CAMEL[key]] = value
-        index_name, indexed, buckets = given["name"], given["indexed_columns"], given["num_buckets"]
+        index_name, indexed = given["name"], given["indexed_columns"]
         if not isinstance(index_name, str):
-            raise HyperspaceException(f"IndexConfig name must be a string; got {index_name!r}.")
+            raise HyperspaceException(f"{kind} name must be a string; got {index_name!r}.")
         if indexed is None:
-            raise HyperspaceException(f"IndexConfig '{index_name}' needs indexed columns.")
-        if buckets is not None and (isinstance(buckets, bool) or not isinstance(buckets, int)):
-            raise HyperspaceException(f"IndexConfig num_buckets must be an int; got {buckets!r}.")
+            raise HyperspaceException(f"{kind} '{index_name}' needs indexed columns.")
+        self._check(given)
         if lineage is not None and not isinstance(lineage, bool):
-            raise HyperspaceException(f"IndexConfig lineage must be a bool; got {lineage!r}.")
+            raise HyperspaceException(f"{kind} lineage must be a bool; got {lineage!r}.")
         self.name: str = index_name
         self.indexed_columns: tuple[str, ...] = _names(indexed, "indexed columns")
         self.included_columns: tuple[str, ...] = _names(given["included_columns"], "included columns")
-        self.num_buckets: int | None = buckets if isinstance(buckets, int) else None
         self.lineage: bool | None = lineage
+
+    def _check(self, given: dict[str, object]) -> None:
+        """Checks a config class's own fields in ``given`` (before ``lineage``)."""
 
     # The original Hyperspace's attribute names.
     @property
@@ -98,6 +76,73 @@ class IndexConfig:
     def includedColumns(self) -> tuple[str, ...]:  # noqa: N802
         """Alias of ``included_columns``."""
         return self.included_columns
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, type(self)) and all(getattr(self, f) == getattr(other, f) for f in self._FIELDS)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, f) for f in self._FIELDS))
+
+    def _repr_extra(self) -> list[str]:
+        """A config class's own fields in ``repr``, between the columns and ``lineage``."""
+        return []
+
+    def __repr__(self) -> str:
+        parts = [repr(self.name), repr(list(self.indexed_columns))]
+        if self.included_columns:
+            parts.append(repr(list(self.included_columns)))
+        parts += self._repr_extra()
+        if self.lineage is not None:
+            parts.append(f"lineage={self.lineage}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+
+class IndexConfig(_CoveredColumnsConfig):
+    """A covering index: ``IndexConfig("idx", ["a"], ["b"])`` indexes ``a`` and includes ``b``.
+
+    Args:
+        name: the index name (a directory under ``spark.hyperspace.system.path``).
+        indexed_columns: the columns the data is bucketed and sorted by, in order.
+        included_columns: further columns stored in the index.
+        num_buckets: bucket count; ``None`` takes ``spark.hyperspace.index.numBuckets`` at creation.
+        lineage: record each row's source file; ``None`` takes
+            ``spark.hyperspace.index.lineage.enabled`` at creation.
+
+    Both defaults are resolved when the index is created and stored in it: later operations use
+    the index's own values. The original Hyperspace's keyword names (``indexName``,
+    ``indexedColumns``, ``includedColumns``, ``numBuckets``) are accepted too.
+    """
+
+    __slots__ = ("num_buckets",)
+
+    kind_name: ClassVar[str] = index_kinds.COVERING
+
+    _CAMEL = {**_CoveredColumnsConfig._CAMEL, "numBuckets": "num_buckets"}
+    _FIELDS = ("name", "indexed_columns", "included_columns", "num_buckets", "lineage")
+
+    def __init__(
+        self,
+        name: str | None = None,
+        indexed_columns: Sequence[str] | None = None,
+        included_columns: Sequence[str] = (),
+        num_buckets: int | None = None,
+        lineage: bool | None = None,
+        **camel_case: object,
+    ) -> None:
+        given: dict[str, object] = {
+            "name": name,
+            "indexed_columns": indexed_columns,
+            "included_columns": included_columns,
+            "num_buckets": num_buckets,
+        }
+        self._take(given, lineage, camel_case)
+        buckets = given["num_buckets"]
+        self.num_buckets: int | None = buckets if isinstance(buckets, int) else None
+
+    def _check(self, given: dict[str, object]) -> None:
+        buckets = given["num_buckets"]
+        if buckets is not None and (isinstance(buckets, bool) or not isinstance(buckets, int)):
+            raise HyperspaceException(f"IndexConfig num_buckets must be an int; got {buckets!r}.")
 
     @property
     def numBuckets(self) -> int | None:  # noqa: N802
@@ -116,21 +161,8 @@ class IndexConfig:
             }
         )
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, IndexConfig) and all(getattr(self, s) == getattr(other, s) for s in self.__slots__)
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, s) for s in self.__slots__))
-
-    def __repr__(self) -> str:
-        parts = [repr(self.name), repr(list(self.indexed_columns))]
-        if self.included_columns:
-            parts.append(repr(list(self.included_columns)))
-        if self.num_buckets is not None:
-            parts.append(f"num_buckets={self.num_buckets}")
-        if self.lineage is not None:
-            parts.append(f"lineage={self.lineage}")
-        return f"IndexConfig({', '.join(parts)})"
+    def _repr_extra(self) -> list[str]:
+        return [] if self.num_buckets is None else [f"num_buckets={self.num_buckets}"]
 
 
 #: The original Hyperspace's later name for :class:`IndexConfig` (the same class, so
@@ -138,7 +170,7 @@ class IndexConfig:
 CoveringIndexConfig = IndexConfig
 
 
-class ZOrderCoveringIndexConfig:
+class ZOrderCoveringIndexConfig(_CoveredColumnsConfig):
     """A Z-order covering index: ``ZOrderCoveringIndexConfig("idx", ["a", "b"], ["c"])``.
 
     The rows of the indexed and included columns, laid out along a Z-order curve over the indexed
@@ -158,11 +190,9 @@ class ZOrderCoveringIndexConfig:
     are accepted too.
     """
 
-    __slots__ = ("name", "indexed_columns", "included_columns", "lineage")
+    __slots__ = ()
 
     kind_name: ClassVar[str] = index_kinds.ZORDER_COVERING
-
-    _CAMEL = {"indexName": "name", "indexedColumns": "indexed_columns", "includedColumns": "included_columns"}
 
     def __init__(
         self,
@@ -177,36 +207,7 @@ class ZOrderCoveringIndexConfig:
             "indexed_columns": indexed_columns,
             "included_columns": included_columns,
         }
-        for key, value in camel_case.items():
-            if key not in self._CAMEL:
-                raise TypeError(f"ZOrderCoveringIndexConfig() got an unexpected keyword argument {key!r}")
-            given[self._CAMEL[key]] = value
-        index_name, indexed = given["name"], given["indexed_columns"]
-        if not isinstance(index_name, str):
-            raise HyperspaceException(f"ZOrderCoveringIndexConfig name must be a string; got {index_name!r}.")
-        if indexed is None:
-            raise HyperspaceException(f"ZOrderCoveringIndexConfig '{index_name}' needs indexed columns.")
-        if lineage is not None and not isinstance(lineage, bool):
-            raise HyperspaceException(f"ZOrderCoveringIndexConfig lineage must be a bool; got {lineage!r}.")
-        self.name: str = index_name
-        self.indexed_columns: tuple[str, ...] = _names(indexed, "indexed columns")
-        self.included_columns: tuple[str, ...] = _names(given["included_columns"], "included columns")
-        self.lineage: bool | None = lineage
-
-    @property
-    def indexName(self) -> str:  # noqa: N802
-        """Alias of ``name``."""
-        return self.name
-
-    @property
-    def indexedColumns(self) -> tuple[str, ...]:  # noqa: N802
-        """Alias of ``indexed_columns``."""
-        return self.indexed_columns
-
-    @property
-    def includedColumns(self) -> tuple[str, ...]:  # noqa: N802
-        """Alias of ``included_columns``."""
-        return self.included_columns
+        self._take(given, lineage, camel_case)
 
     def to_json(self) -> str:
         """The JSON form the JVM's ``ZOrderCoveringIndexConfig.fromJson`` reads."""
@@ -218,19 +219,3 @@ class ZOrderCoveringIndexConfig:
                 "lineage": self.lineage,
             }
         )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ZOrderCoveringIndexConfig) and all(
-            getattr(self, s) == getattr(other, s) for s in self.__slots__
-        )
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, s) for s in self.__slots__))
-
-    def __repr__(self) -> str:
-        parts = [repr(self.name), repr(list(self.indexed_columns))]
-        if self.included_columns:
-            parts.append(repr(list(self.included_columns)))
-        if self.lineage is not None:
-            parts.append(f"lineage={self.lineage}")
-        return f"ZOrderCoveringIndexConfig({', '.join(parts)})"
