@@ -196,6 +196,9 @@ def test_log_reader_round_trip_against_a_jvm_written_log(spark: SparkSession, hs
     assert stable.index.lineage is True and stable.index.num_buckets == 4
     assert stable.content.size_in_bytes == jvm["sizeInBytes"]
     assert len(stable.content.files) == jvm["numIndexFiles"]
+    # Each file's row count and range of the indexed column are in the log.
+    assert all(f.stats is not None and "id" in f.stats.columns for f in stable.content.files)
+    assert sum(f.stats.row_count for f in stable.content.files if f.stats) == spark.read.parquet(source).count()
     assert len(stable.source.files) == jvm["numSourceFiles"] == 3
     assert stable.signature.value == jvm["signature"] == hslog.signature_of(stable.source.files)
     for f in stable.content.files:
@@ -229,7 +232,8 @@ def test_the_log_format_doc_matches_what_the_code_writes(spark: SparkSession, hs
         assert documented, f"no fields documented under {section}"
         assert set(documented) == set(obj), f"{section}: documented {sorted(documented)} vs written {sorted(obj)}"
     assert set(entry["owner"]) == {"host", "pid", "startedAt"}
-    assert set(entry["content"]["files"][0]) == {"path", "size", "modificationTime"}
+    assert set(entry["content"]["files"][0]) == {"path", "size", "modificationTime", "stats"}
+    assert set(entry["content"]["files"][0]["stats"]) == {"rowCount", "columns"}
     assert set(entry["source"]["files"][0]) == {"path", "size", "modificationTime", "id"}
     assert re.search(r"_\d{5}\.c\d+", entry["content"]["files"][0]["path"]), "bucket id in file names"
     assert list(log_dir.parent.glob("v__=0/*.parquet"))

@@ -24,6 +24,7 @@ from hyperspace.log import (
     HISTORY_COLUMNS,
     STABLE_STATES,
     TRANSIENT_STATES,
+    ColumnStats,
     Content,
     ContentFile,
     IndexDefinition,
@@ -692,3 +693,35 @@ def test_public_api_documented() -> None:
         if callable(obj):
             assert obj.__doc__ and obj.__doc__.strip(), name
     assert copy.deepcopy(log.STABLE_STATES) == STABLE_STATES
+
+
+def test_per_file_stats_are_read() -> None:
+    doc = entry_json(0)
+    files = doc["content"]["files"]
+    files[0]["stats"] = {
+        "rowCount": 12,
+        "columns": {
+            "customer_id": {"min": "3", "max": "97", "nullCount": 1},
+            "note": {"min": None, "max": None, "nullCount": 12},
+        },
+    }
+    e = parse_entry(json.dumps(doc), "0")
+    first = e.content.files[0].stats
+    assert first is not None and first.row_count == 12
+    assert first.columns["customer_id"] == ColumnStats("3", "97", 1)
+    assert first.columns["note"] == ColumnStats(None, None, 12)
+    # Files without stats (older logs, kinds that record none) may hold any value.
+    assert all(f.stats is None for f in e.content.files[1:])
+    hash(e)  # still hashable: the stats do not take part
+
+
+@pytest.mark.parametrize(
+    "stats",
+    [{"columns": {}}, {"rowCount": -1, "columns": {}}, {"rowCount": 1, "columns": {"c": {"min": "1"}}}, []],
+    ids=["no-row-count", "negative", "no-null-count", "not-an-object"],
+)
+def test_bad_per_file_stats_name_the_field(stats: Any) -> None:
+    doc = entry_json(0)
+    doc["content"]["files"][0]["stats"] = stats
+    msg = error_of(parse_entry, json.dumps(doc), "x/0")
+    assert "content.files[0].stats" in msg

@@ -211,7 +211,7 @@ class HyperspaceConfig:
         "spark.hyperspace.index.driverRead.maxBytes",
         int,
         _from_size,
-        "Index bytes (after bucket pruning) up to which a query collected to the driver is read "
+        "Index bytes (after bucket and range pruning) up to which a query collected to the driver is read "
         "there, without a Spark job; 0 turns it off (default 16m).",
     )
     driver_read_max_rows = _Setting(

@@ -67,6 +67,37 @@ class IndexDefinition:
 
 
 @dataclass(frozen=True)
+class ColumnStats:
+    """A column's values in one index data file.
+
+    Attributes:
+        min: the smallest non-null value, as text in the column's type (``docs/log-format.md``,
+            "content"); None when every value is NULL.
+        max: the largest non-null value, likewise.
+        null_count: the number of NULLs.
+    """
+
+    min: str | None
+    max: str | None
+    null_count: int
+
+
+@dataclass(frozen=True)
+class FileStats:
+    """What the index's kind recorded of one data file (covering and Z-order covering indexes:
+    their indexed columns).
+
+    Attributes:
+        row_count: the file's number of rows.
+        columns: per stored column name (as in the index's schema), its range in the file; a
+            column missing here has no range recorded for the file.
+    """
+
+    row_count: int
+    columns: dict[str, ColumnStats] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True)
 class ContentFile:
     """One index data file.
 
@@ -75,11 +106,14 @@ class ContentFile:
             (``v__=2/part-...parquet``): refresh and optimize keep using earlier versions' files.
         size: size in bytes.
         modification_time: last modification, milliseconds since the epoch (UTC).
+        stats: the file's row count and ranges of its indexed columns, when its kind recorded
+            them (absent in older logs: then the file may hold any value).
     """
 
     path: str
     size: int
     modification_time: int
+    stats: FileStats | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True)

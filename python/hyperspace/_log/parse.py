@@ -11,8 +11,10 @@ from hyperspace._log.model import (
     SPEC_VERSION,
     STABLE_STATES,
     TRANSIENT_STATES,
+    ColumnStats,
     Content,
     ContentFile,
+    FileStats,
     IndexDefinition,
     LogEntry,
     Owner,
@@ -118,6 +120,22 @@ class _Obj:
     def obj(self, key: str) -> _Obj:
         return _Obj(self._typed(key, self._get(key, optional=False), dict, "an object"), self._loc(key))
 
+    def opt_obj(self, key: str) -> _Obj | None:
+        v = self._get(key, optional=True)
+        if v is _MISSING or v is None:
+            return None
+        return _Obj(self._typed(key, v, dict, "an object or null"), self._loc(key))
+
+    def obj_map(self, key: str, build: Callable[[_Obj], T]) -> dict[str, T]:
+        v = self._typed(key, self._get(key, optional=False), dict, "an object")
+        out: dict[str, T] = {}
+        for k, item in v.items():
+            loc = f"{self._loc(key)}.{k}"
+            if not isinstance(item, dict):
+                raise _Invalid(f"field '{loc}' must be an object, got {_type_name(item)}")
+            out[str(k)] = build(_Obj(item, loc))
+        return out
+
     def objs(self, key: str, build: Callable[[_Obj], T]) -> tuple[T, ...]:
         v = self._typed(key, self._get(key, optional=False), list, "an array of objects")
         out = []
@@ -131,6 +149,20 @@ class _Obj:
 
 def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _file_stats(s: _Obj | None) -> FileStats | None:
+    if s is None:
+        return None
+    return FileStats(
+        row_count=s.integer("rowCount", minimum=0),
+        columns=s.obj_map(
+            "columns",
+            lambda c: ColumnStats(
+                min=c.opt_str("min"), max=c.opt_str("max"), null_count=c.integer("nullCount", minimum=0)
+            ),
+        ),
+    )
 
 
 def _source_file(f: _Obj) -> SourceFile:
@@ -180,6 +212,7 @@ def _build_entry(root: _Obj) -> LogEntry:
                     path=f.string("path"),
                     size=f.integer("size", minimum=0),
                     modification_time=f.integer("modificationTime"),
+                    stats=_file_stats(f.opt_obj("stats")),
                 ),
             ),
         ),

@@ -127,7 +127,7 @@ object HyperspaceConf {
   val DRIVER_READ_MAX_BYTES: ConfigEntry[Long] =
     buildConf("spark.hyperspace.index.driverRead.maxBytes")
       .doc("A query whose result goes to the driver and that reads index files of at most " +
-        "this many bytes in all (after bucket pruning) is answered in the driver, without a " +
+        "this many bytes in all (after bucket and range pruning) is answered in the driver, without a " +
         "Spark job; 0 turns this off.")
       .bytesConf
       .checkValue(b => b >= 0 && b <= (1L << 30), "must be between 0 and 1g")

@@ -113,18 +113,16 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
 
   /**
    * Bytes a filter query with conjuncts `conjuncts` reads through `c`, counting what each kind
-   * prunes before reading: the buckets an equality selects (as IndexFileIndex does it), or the
-   * files whose ranges can match (a Z-order index); plus hybrid scan's appended files.
+   * prunes before reading: the buckets an equality selects and the files whose logged ranges can
+   * match (as IndexFileIndex does it), or the files whose ranges can match (a Z-order index); plus
+   * hybrid scan's appended files.
    */
   private def bytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): Long = filesAndBytesRead(c, conjuncts)._2
 
   /** The files and bytes of [[bytesRead]]. */
   private def filesAndBytesRead(c: IndexCandidate, conjuncts: Seq[Expression]): (Long, Long) = {
     val indexFiles = if (ZOrderCoveringIndex.isZOrder(c.entry)) ZOrderFileIndex.filesToRead(c.entry, conjuncts)
-    else IndexFileIndex.bucketsToRead(c.entry, conjuncts) match {
-      case Some(buckets) => c.entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
-      case None => c.entry.content.files
-    }
+    else IndexFileIndex.filesToRead(c.entry, conjuncts)
     (indexFiles.size.toLong + c.changes.appended.size, indexFiles.map(_.size).sum + c.changes.appendedBytes)
   }
 }

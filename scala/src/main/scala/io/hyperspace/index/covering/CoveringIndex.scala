@@ -98,6 +98,10 @@ object CoveringIndex {
 
   private val columnsCache = new BoundedCache[(String, Int, Int), (Seq[IndexColumn], Seq[IndexColumn])](1024)
 
+  /** The schema of the index data files. */
+  def storedSchema(definition: IndexDefinition): StructType =
+    DataType.fromJson(definition.schema).asInstanceOf[StructType]
+
   /** The index data's names of the indexed columns: what it is bucketed and sorted by. */
   def storedIndexedColumns(definition: IndexDefinition): Seq[String] = columnsOf(definition)._1.map(_.storedName)
 
@@ -166,8 +170,7 @@ object CoveringIndex {
       oneFilePerBucket: Boolean,
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val definition = entry.index
-    val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
-    val all = spark.read.schema(schema).parquet(files.map(entry.content.pathOf): _*)
+    val all = spark.read.schema(storedSchema(definition)).parquet(files.map(entry.content.pathOf): _*)
     val kept = IndexKind.withoutSourceFiles(all, LineageColumn, dropIds)
     val bucketColumns = storedIndexedColumns(definition)
     val data = if (!oneFilePerBucket) kept

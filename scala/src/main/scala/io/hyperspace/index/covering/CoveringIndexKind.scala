@@ -4,7 +4,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{IndexConfig, IndexKind, IndexKindConfig, KindSummary, RewriteFamily}
+import io.hyperspace.index.{FileRanges, IndexConfig, IndexKind, IndexKindConfig, KindSummary, RewriteFamily}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.FileSource
 
@@ -27,6 +27,17 @@ object CoveringIndexKind extends IndexKind {
 
   override def write(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
       dataPath: Path, mode: SaveMode): Unit = CoveringIndex.write(df, definition, files, dataPath, mode)
+
+  /**
+   * Each file's range of the indexed columns. Hash buckets spread a key's values over all files,
+   * so a fresh build's files all span about the whole range; the ranges pay where files were
+   * written at different times: an incremental refresh of appended, time-ordered data writes
+   * files that hold only the new values, and a filter on them skips the older files.
+   */
+  override def describeFiles(spark: SparkSession, definition: IndexDefinition, dataPath: Path,
+      files: Seq[ContentFile]): Seq[ContentFile] =
+    FileRanges.describe(spark, CoveringIndex.storedSchema(definition), CoveringIndex.storedIndexedColumns(definition),
+      dataPath, files)
 
   /** Only with lineage can a row be traced to the source file it came from. */
   override def canDropDeletedFiles(definition: IndexDefinition): Boolean = definition.lineage

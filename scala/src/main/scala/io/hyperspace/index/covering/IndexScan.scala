@@ -6,13 +6,13 @@ import org.apache.spark.sql.catalyst.FileSourceOptions
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, Pmod}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
-import org.apache.spark.sql.execution.datasources.{BucketingUtils, FileIndex, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.IndexKinds
+import io.hyperspace.index.{FileRanges, IndexKinds}
 import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderFileIndex}
-import io.hyperspace.log.{Content, LogEntry}
+import io.hyperspace.log.{Content, ContentFile, LogEntry}
 import io.hyperspace.shims.{FileListing, FileRelation, FileRelationBase}
 
 /**
@@ -20,24 +20,19 @@ import io.hyperspace.shims.{FileListing, FileRelation, FileRelationBase}
  * query is planned. Equality, `IN` and `<=>` filters on the indexed column select the bucket
  * files that can hold the wanted keys, so the others are never opened — also when Spark decides
  * not to read the index as a bucketed relation (filter-only queries), where its own bucket
- * pruning does not apply.
+ * pruning does not apply. Files whose logged ranges of the indexed columns rule a filter out
+ * are not opened either.
  */
 class IndexFileIndex(val entry: LogEntry) extends FileIndex {
-  private lazy val statuses: Seq[FileStatus] = entry.content.files.map { f =>
+  private def status(f: ContentFile): FileStatus =
     new FileStatus(f.size, false, 1, 128L * 1024 * 1024, f.modificationTime, new Path(entry.content.pathOf(f)))
-  }
 
   override def rootPaths: Seq[Path] =
     entry.content.versionsUsed.toSeq.sorted.map(v => new Path(entry.content.root, Content.versionDirName(v)))
-  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
-    val files = IndexFileIndex.bucketsToRead(entry, dataFilters) match {
-      case Some(buckets) => statuses.filter(s =>
-          BucketingUtils.getBucketId(s.getPath.getName).forall(buckets.contains))
-      case None => statuses
-    }
-    Seq(FileListing.directory(org.apache.spark.sql.catalyst.InternalRow.empty, files))
-  }
-  override def inputFiles: Array[String] = statuses.map(_.getPath.toString).toArray
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
+    Seq(FileListing.directory(org.apache.spark.sql.catalyst.InternalRow.empty,
+      IndexFileIndex.filesToRead(entry, dataFilters).map(status)))
+  override def inputFiles: Array[String] = entry.content.files.map(entry.content.pathOf).toArray
   override def refresh(): Unit = ()
   override def sizeInBytes: Long = entry.content.sizeInBytes
   override def partitionSchema: StructType = new StructType()
@@ -45,6 +40,19 @@ class IndexFileIndex(val entry: LogEntry) extends FileIndex {
 }
 
 object IndexFileIndex {
+  /**
+   * The files of covering index `entry` that can hold rows satisfying all of `filters` (a
+   * conjunction, on a scan of the index or of its source: columns are matched by name): those of
+   * the buckets [[bucketsToRead]] selects, less those whose logged ranges rule the filters out.
+   */
+  def filesToRead(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] = {
+    val inBuckets = bucketsToRead(entry, filters) match {
+      case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
+      case None => entry.content.files
+    }
+    FileRanges.filesToRead(entry.name, inBuckets, entry.index, CoveringIndex.storedIndexedColumns(entry.index), filters)
+  }
+
   /**
    * The buckets that can hold rows satisfying all of `filters` (a conjunction), when some filter
    * pins the single indexed column to known values; None when every bucket may match.

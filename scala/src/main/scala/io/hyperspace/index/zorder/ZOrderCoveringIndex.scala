@@ -2,11 +2,10 @@ package io.hyperspace.index.zorder
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
-import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily}
+import io.hyperspace.index.{FileRanges, IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily}
 import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.FileSource
@@ -37,7 +36,7 @@ object ZOrderCoveringIndex extends IndexKind {
     val c = configAs[ZOrderCoveringIndexConfig](config)
     val definition = CoveringIndex.define(spark, c.name, source, c.indexedColumns, c.includedColumns,
       numBuckets = 0, lineage = c.lineage.getOrElse(HyperspaceConf.lineageEnabled(spark)))
-    val schema = storedSchema(definition)
+    val schema = CoveringIndex.storedSchema(definition)
     CoveringIndex.columnsOf(definition)._1.foreach { column =>
       val t = schema(column.storedName).dataType
       if (!FileRanges.supported(t)) {
@@ -51,9 +50,6 @@ object ZOrderCoveringIndex extends IndexKind {
     definition.copy(kind = Kind, kindVersion = KindVersion)
   }
 
-  private def storedSchema(definition: IndexDefinition): StructType =
-    DataType.fromJson(definition.schema).asInstanceOf[StructType]
-
   private def indexedStored(definition: IndexDefinition): Seq[String] = CoveringIndex.storedIndexedColumns(definition)
 
   override def write(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
@@ -65,7 +61,7 @@ object ZOrderCoveringIndex extends IndexKind {
 
   override def describeFiles(spark: SparkSession, definition: IndexDefinition, dataPath: Path,
       files: Seq[ContentFile]): Seq[ContentFile] =
-    FileRanges.describe(spark, storedSchema(definition), indexedStored(definition), dataPath, files)
+    FileRanges.describe(spark, CoveringIndex.storedSchema(definition), indexedStored(definition), dataPath, files)
 
   override def canDropDeletedFiles(definition: IndexDefinition): Boolean = definition.lineage
 
@@ -86,7 +82,7 @@ object ZOrderCoveringIndex extends IndexKind {
 
   private def relayout(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path,
       dropIds: Set[Long]): Unit = {
-    val all = spark.read.schema(storedSchema(entry.index)).parquet(files.map(entry.content.pathOf): _*)
+    val all = spark.read.schema(CoveringIndex.storedSchema(entry.index)).parquet(files.map(entry.content.pathOf): _*)
     val kept = IndexKind.withoutSourceFiles(all, CoveringIndex.LineageColumn, dropIds)
     ZOrderLayout.write(kept, indexedStored(entry.index), HyperspaceConf.zorderTargetFileSize(spark), dataPath,
       SaveMode.ErrorIfExists)

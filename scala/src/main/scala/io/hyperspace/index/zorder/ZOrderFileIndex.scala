@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory}
 import org.apache.spark.sql.types.StructType
 
+import io.hyperspace.index.FileRanges
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.{IndexSkips, RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.log.{Content, ContentFile, LogEntry}

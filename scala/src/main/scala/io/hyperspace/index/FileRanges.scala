@@ -1,4 +1,4 @@
-package io.hyperspace.index.zorder
+package io.hyperspace.index
 
 import scala.util.control.NonFatal
 
@@ -13,14 +13,14 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import io.hyperspace.index.dataskipping.{FilterTranslator, MinMaxSketch, NullCountSketch, SketchInput}
 import io.hyperspace.index.covering.IndexColumn
-import io.hyperspace.log.{ColumnStats, ContentFile, FileStats, LogEntry}
+import io.hyperspace.log.{ColumnStats, ContentFile, FileStats, IndexDefinition, LogEntry}
 
 /**
- * Per-file ranges of the indexed columns, kept in the log ([[FileStats]]): computed from the
- * files just written, and used at query time to keep only the files whose ranges can satisfy a
- * filter. Skipping reuses the data skipping index's min/max and null count translations
- * ([[FilterTranslator]]), so both kinds skip for the same predicate shapes and keep a file
- * whenever they cannot tell.
+ * Per-file ranges of an index's indexed columns, kept in the log ([[FileStats]]) by the covering
+ * and Z-order covering kinds: computed from the files just written, and used at query time to
+ * keep only the files whose ranges can satisfy a filter. Skipping reuses the data skipping
+ * index's min/max and null count translations ([[FilterTranslator]]), so every kind skips for the
+ * same predicate shapes and keeps a file whenever it cannot tell.
  */
 object FileRanges extends Logging {
 
@@ -112,10 +112,14 @@ object FileRanges extends Logging {
    * [[io.hyperspace.index.covering.IndexScan.scanFor]] matches them). A file is left out only when
    * its ranges prove that no row matches; a file without ranges is always kept.
    */
-  def filesToRead(entry: LogEntry, columns: Seq[String], filters: Seq[Expression]): Seq[ContentFile] = {
-    val files = entry.content.files
-    if (filters.isEmpty || files.isEmpty) return files
-    val schema = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+  def filesToRead(entry: LogEntry, columns: Seq[String], filters: Seq[Expression]): Seq[ContentFile] =
+    filesToRead(entry.name, entry.content.files, entry.index, columns, filters)
+
+  /** Of `files` of index `indexName` (defined as `definition`), those [[filesToRead]] keeps. */
+  def filesToRead(indexName: String, files: Seq[ContentFile], definition: IndexDefinition, columns: Seq[String],
+      filters: Seq[Expression]): Seq[ContentFile] = {
+    if (filters.isEmpty || files.isEmpty || files.forall(_.stats.isEmpty)) return files
+    val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
     val refs = filters.flatMap(_.references).distinct
     // One set of per-file inputs for each indexed column the filters reference.
     val targets: Seq[(String, Attribute)] = columns.flatMap { c =>
@@ -138,7 +142,7 @@ object FileRanges extends Logging {
     val condition = try FilterTranslator.translate(filters.reduce(And), bounds)
     catch {
       case NonFatal(e) =>
-        logWarning(s"Hyperspace keeps every file of index '${entry.name}': its filter could not be translated.", e)
+        logWarning(s"Hyperspace keeps every file of index '$indexName': its filter could not be translated.", e)
         None
     }
     condition match {
