@@ -100,7 +100,10 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
         }
       } finally raw match {
           case c: Closeable => c.close()
-          case _ =>
+          // The row-based Parquet reader hands out a plain iterator that closes its file at its
+          // end or when its task completes, and the driver runs no task: a read stopped early
+          // (past maxRows) runs it to its end, so the file is not left open until GC.
+          case rest => if (!fits) rest.foreach(_ => ())
         }
     }
     if (!fits) None

@@ -31,7 +31,7 @@ class IndexFileIndex(val entry: LogEntry) extends FileIndex {
     entry.content.versionsUsed.toSeq.sorted.map(v => new Path(entry.content.root, Content.versionDirName(v)))
   override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] =
     Seq(FileListing.directory(org.apache.spark.sql.catalyst.InternalRow.empty,
-      IndexFileIndex.filesToRead(entry, dataFilters).map(status)))
+        IndexFileIndex.filesToRead(entry, dataFilters).map(status)))
   override def inputFiles: Array[String] = entry.content.files.map(entry.content.pathOf).toArray
   override def refresh(): Unit = ()
   override def sizeInBytes: Long = entry.content.sizeInBytes

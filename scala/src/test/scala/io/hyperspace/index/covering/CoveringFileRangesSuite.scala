@@ -106,7 +106,7 @@ class CoveringFileRangesSuite extends RuleTestSupport {
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     try {
       val plan = sameResult(spark.read.parquet(path).where("d >= DATE'2024-03-01'").select("id", "d")
-        .join(spark.read.parquet(dims), "d"))
+          .join(spark.read.parquet(dims), "d"))
       assert(indexesUsed(plan) == Seq("dims", "joined"), plan)
       assert(shuffles(plan) == 0, plan)
     } finally {
