@@ -6,7 +6,7 @@ import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.{FileRanges, IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily}
-import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.index.covering.{CoveringIndex, CoveringIndexKind}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.FileSource
 
@@ -88,16 +88,14 @@ object ZOrderCoveringIndex extends IndexKind {
       SaveMode.ErrorIfExists)
   }
 
-  override def coveredColumns(definition: IndexDefinition): Seq[String] =
-    definition.indexedColumns ++ definition.includedColumns
+  override def coveredColumns(definition: IndexDefinition): Seq[String] = CoveringIndexKind.coveredColumns(definition)
 
-  override def summary(definition: IndexDefinition): KindSummary =
-    KindSummary(definition.indexedColumns, definition.includedColumns, definition.numBuckets,
-      Map(
-        "includedColumns" -> definition.includedColumns.mkString(", "),
-        "layout" -> s"Z-order over ${definition.indexedColumns.mkString(", ")}",
-        "schema" -> definition.schema,
-        "hasLineage" -> definition.lineage.toString))
+  /** A covering index's summary, with the layout in place of a bucket count. */
+  override def summary(definition: IndexDefinition): KindSummary = {
+    val covering = CoveringIndexKind.summary(definition)
+    covering.copy(additionalStats = covering.additionalStats - "numBuckets" +
+      ("layout" -> s"Z-order over ${definition.indexedColumns.mkString(", ")}"))
+  }
 
   override def rewrites: RewriteFamily = RewriteFamily.FilterScan
 
