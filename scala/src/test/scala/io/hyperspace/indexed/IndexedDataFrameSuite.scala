@@ -16,6 +16,14 @@ import io.hyperspace._
  */
 class IndexedDataFrameSuite extends SparkSessionSuite {
 
+  // These tests check that the indexed operators return Spark's rows for every join type and
+  // side; on their small tables the cost-based selection would often (rightly) pick Spark's join
+  // instead, so they force the index. IndexedJoinSelectionSuite tests the selection itself.
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.hyperspace.indexed.joinSelection", "index")
+  }
+
   /** The source table: duplicate keys, null keys, nulls in other columns. */
   private def source(n: Int = 3000): DataFrame = spark.range(n).selectExpr(
     "CASE WHEN id % 97 = 0 THEN NULL ELSE id % 500 END AS k",
