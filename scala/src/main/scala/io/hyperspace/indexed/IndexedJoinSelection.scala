@@ -87,19 +87,23 @@ object IndexedJoinSelection {
       Decision(useIndex = false, broadcastProbe = false,
         s"index side hinted BROADCAST: Spark broadcasts it; $sizes")
     } else if (indexSmall && sparkCanBuildIndex && indexBytes < probeBytes) {
-      Decision(useIndex = false, broadcastProbe = false, "the index side is below " +
-        s"autoBroadcastJoinThreshold ($broadcastThreshold B) and smaller than the probe side: " +
-        s"Spark broadcasts it and scans the probe side once; $sizes")
+      Decision(useIndex = false, broadcastProbe = false,
+        "the index side is below " +
+          s"autoBroadcastJoinThreshold ($broadcastThreshold B) and smaller than the probe side: " +
+          s"Spark broadcasts it and scans the probe side once; $sizes")
     } else if (probeSmall && sparkCanBuildProbe && probeRows * partitions > indexRows) {
-      Decision(useIndex = false, broadcastProbe = false, s"filtering the broadcast probe side " +
-        s"in every partition ($partitions × $probeRows rows) costs more than Spark's broadcast " +
-        s"hash join streaming the $indexRows index rows; $sizes")
+      Decision(useIndex = false, broadcastProbe = false,
+        s"filtering the broadcast probe side " +
+          s"in every partition ($partitions × $probeRows rows) costs more than Spark's broadcast " +
+          s"hash join streaming the $indexRows index rows; $sizes")
     } else if (probeSmall) {
-      Decision(useIndex = true, broadcastProbe = true, s"probe side broadcast to the index " +
-        s"partitions ($partitions × $probeRows ≤ $indexRows index rows); $sizes")
+      Decision(useIndex = true, broadcastProbe = true,
+        s"probe side broadcast to the index " +
+          s"partitions ($partitions × $probeRows ≤ $indexRows index rows); $sizes")
     } else {
-      Decision(useIndex = true, broadcastProbe = false, "probe side shuffled to the index " +
-        s"partitions (neither side is small enough for Spark to broadcast it cheaper); $sizes")
+      Decision(useIndex = true, broadcastProbe = false,
+        "probe side shuffled to the index " +
+          s"partitions (neither side is small enough for Spark to broadcast it cheaper); $sizes")
     }
   }
 

@@ -23,8 +23,9 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
   private def assertSameRows(actual: DataFrame, expected: DataFrame, clue: String): Unit = {
     val (a, e) = (rows(actual), rows(expected))
     assert(a.nonEmpty || e.isEmpty, clue)
-    assert(a == e, s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, " +
-      s"extra ${a.diff(e).take(3)}")
+    assert(a == e,
+      s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, " +
+        s"extra ${a.diff(e).take(3)}")
   }
 
   private def executedNodes(df: DataFrame): Seq[SparkPlan] = {
@@ -41,9 +42,9 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     pairs.foreach { case (k, v) => spark.conf.set(k, v) }
     try body
     finally previous.foreach {
-      case (k, Some(v)) => spark.conf.set(k, v)
-      case (k, None) => spark.conf.unset(k)
-    }
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
   }
 
   /** A dimension of 200 keys (one row each, a few null keys) and its plain twin. */
@@ -88,7 +89,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
           assert(broadcastOf(joined)(isIndexScan), s"$joinType:\n${joined.queryExecution.executedPlan}")
           val why = IndexedDataFrame.joinDecisions(joined)
           assert(why.size == 1 && why.head.startsWith("spark: ") &&
-            why.head.contains("Spark broadcasts it"), why)
+              why.head.contains("Spark broadcasts it"), why)
         }
         // The indexed dimension on the left of a right outer join: Spark builds on the left.
         val right = dim.join(fact, dim("dk") === fact("fk"), "right_outer")
@@ -214,9 +215,10 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
             (p.join(indexed, p("pk") === indexed(key), joinType),
               p.join(plain, p("pk") === plain(key), joinType))
           }
-        assertSameRows(got, want, s"round $round: $n probe rows, $joinType, threshold " +
-          s"$threshold, index on ${if (onLeft) "left" else "right"}: " +
-          IndexedDataFrame.joinDecisions(got).mkString("; "))
+        assertSameRows(got, want,
+          s"round $round: $n probe rows, $joinType, threshold " +
+            s"$threshold, index on ${if (onLeft) "left" else "right"}: " +
+            IndexedDataFrame.joinDecisions(got).mkString("; "))
       }
     }
   }
