@@ -29,8 +29,14 @@ object IndexedStrategy extends SparkStrategy {
 
     case ProjectsAndFilters(projects, filters, rel: IndexedRelation) =>
       lookupKeys(filters, rel.keyAttribute) match {
-        case Some((keys, rest)) =>
+        case Some((keys, conjuncts)) =>
           val lookup = IndexedLookupExec(rel.output, rel, keys)
+          // The optimizer adds `key IS NOT NULL` next to `key = v`; a lookup only returns rows
+          // whose key equals a non-null value, so that filter would only cost a codegen stage.
+          val rest = conjuncts.filterNot {
+            case IsNotNull(k) => k.semanticEquals(rel.keyAttribute)
+            case _ => false
+          }
           val filtered = rest.reduceOption(And).map(FilterExec(_, lookup)).getOrElse(lookup)
           if (projects.map(_.toAttribute) == filtered.output) filtered :: Nil
           else ProjectExec(projects, filtered) :: Nil

@@ -90,6 +90,8 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
           val found = idf.getRows(key)
           assertSameRows(found, plain.filter(col("k") === key), s"key $key")
           assert(executedNodes(found).exists(_.isInstanceOf[IndexedLookupExec]))
+          // Nothing but the lookup runs for a plain getRows (no filter re-checking the key).
+          assert(!executedNodes(found).exists(_.isInstanceOf[org.apache.spark.sql.execution.FilterExec]))
         }
         val in = idf.toDF.filter(col("k").isin(3L, 4L, 4L, 777L) && col("i") > 100)
           .select("s", "k")
