@@ -80,7 +80,8 @@ object IndexedTables {
 
   private def indexedView(plan: LogicalPlan): Option[IndexedData] = plan match {
     case SubqueryAlias(_, inner) => indexedView(inner)
-    case v: View if v.isTempView => v.child match {
+    case v: View if v.isTempView =>
+      v.child match {
         case r: IndexedRelation => Some(r.data)
         case _ => None
       }

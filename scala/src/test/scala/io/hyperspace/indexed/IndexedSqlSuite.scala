@@ -43,7 +43,7 @@ class IndexedSqlSuite extends SparkSessionSuite {
     assert(check("SELECT * FROM %s WHERE k = 42").exists(_.isInstanceOf[IndexedLookupExec]))
     assert(check("SELECT * FROM %s WHERE k IN (1, 2, 499)").exists(_.isInstanceOf[IndexedLookupExec]))
     assert(check("SELECT e.s, p.pk FROM probe p JOIN %s e ON e.k = p.pk")
-      .exists(_.isInstanceOf[IndexedJoinExec]))
+        .exists(_.isInstanceOf[IndexedJoinExec]))
     assert(executedNodes(spark.table("edges").filter("k = 7")).exists(_.isInstanceOf[IndexedLookupExec]))
 
     val appended = spark.sql("INSERT INTO INDEXED TABLE edges SELECT 42L AS k, 'new' AS s").collect()
