@@ -158,13 +158,35 @@ def indexed_markdown(result: dict[str, Any]) -> list[str]:
         f"| {ms(look['cached_filter']['median'])} ({ms(look['cached_filter']['min'])}–{ms(look['cached_filter']['max'])}) "
         f"| {look['cached_filter']['median'] / look['indexed']['median']:.1f}× |",
     ]
+
+    def forced(j: dict[str, Any]) -> str:
+        f = j.get("indexed_forced")
+        return f"; always the index: {ms(f['median'])}" if f else ""
+
     for size, j in result["joins"].items():
         best = min(j["spark_broadcast"]["median"], j["spark_default"]["median"])
         lines.append(
-            f"| join, probe {int(size):,} rows | {ms(j['indexed']['median'])} ({ms(j['indexed']['min'])}–{ms(j['indexed']['max'])}) "
+            f"| join, probe {int(size):,} rows | {ms(j['indexed']['median'])} ({ms(j['indexed']['min'])}–{ms(j['indexed']['max'])}){forced(j)} "
             f"| broadcast {ms(j['spark_broadcast']['median'])}, default ({j['sparkDefaultPlan']}) {ms(j['spark_default']['median'])} "
             f"| {best / j['indexed']['median']:.2f}× vs Spark's best |"
         )
+    d = result.get("dimensionJoin")
+    if d:
+        best = min(d["spark_broadcast"]["median"], d["spark_default"]["median"])
+        lines.append(
+            f"| join, indexed dimension of {d['rows']:,} rows probed by the table | {ms(d['indexed']['median'])} "
+            f"({ms(d['indexed']['min'])}–{ms(d['indexed']['max'])}){forced(d)} "
+            f"| broadcast {ms(d['spark_broadcast']['median'])}, default {ms(d['spark_default']['median'])} "
+            f"| {best / d['indexed']['median']:.2f}× vs Spark's best |"
+        )
+    decisions = [(f"probe {int(k):,}", j.get("decision")) for k, j in result["joins"].items()]
+    if d:
+        decisions.append(("indexed dimension", d.get("decision")))
+    if any(why for _, why in decisions):
+        lines += ["", "Join selection (`join_decisions`):", ""]
+        lines += [f"- {shape}: {why}" for shape, why in decisions if why]
+    if result.get("loadAverage"):
+        lines += ["", f"Load average at the end of the suite: {' '.join(result['loadAverage'])}."]
     b = result["build"]
     lines += [
         "",

@@ -294,3 +294,37 @@ def test_a_connect_dataframe_reaches_the_server_as_a_view_that_is_dropped(
     )
     assert {t.name for t in connect_spark.catalog.listTables()} == before
     assert isinstance(Hyperspace(connect_spark)._backend, SqlBackend)
+
+
+def test_an_indexed_table_from_sql_over_connect(connect_spark: SparkSession) -> None:
+    """CACHE / INSERT INTO / UNCACHE INDEXED TABLE from a Connect client: the table is queried by
+    name through spark.table and spark.sql, and lookups and joins use the index."""
+    spark = connect_spark
+    source = "SELECT id % 300 AS k, concat('v', id) AS v FROM range(2000)"
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW connect_plain AS {source}")
+    created = spark.sql(f"CACHE INDEXED TABLE connect_idx ON (k) PARTITIONS 4 AS {source}").collect()
+    assert [tuple(r) for r in created] == [("connect_idx", "k", 0, 4, 2000, 4)]
+    try:
+
+        def same(query: str) -> None:
+            got = sorted(tuple(r) for r in spark.sql(query.format("connect_idx")).collect())
+            assert got == sorted(tuple(r) for r in spark.sql(query.format("connect_plain")).collect())
+
+        same("SELECT * FROM {} WHERE k = 42")
+        table = spark.table("connect_idx").filter("k IN (1, 2)")
+        assert sorted(tuple(r) for r in table.collect()) == sorted(
+            tuple(r) for r in spark.table("connect_plain").filter("k IN (1, 2)").collect()
+        )
+        plan = spark.sql("EXPLAIN SELECT * FROM connect_idx WHERE k = 42").collect()[0][0]
+        assert "IndexedLookup" in plan
+        spark.sql("CREATE OR REPLACE TEMPORARY VIEW connect_probe AS SELECT id * 7 AS pk FROM range(50)")
+        same("SELECT t.v, p.pk FROM connect_probe p JOIN {} t ON t.k = p.pk")
+        plan = spark.sql("EXPLAIN SELECT t.v FROM connect_probe p JOIN connect_idx t ON t.k = p.pk").collect()[0][0]
+        assert "IndexedJoin" in plan
+        appended = spark.sql("INSERT INTO INDEXED TABLE connect_idx SELECT 42 AS k, 'new' AS v").collect()
+        assert [tuple(r) for r in appended] == [("connect_idx", "k", 1, 4, 2001, 4)]
+        assert ("42", "new") in {(str(r[0]), r[1]) for r in spark.table("connect_idx").filter("k = 42").collect()}
+        assert [r[0] for r in spark.sql("SHOW INDEXED TABLES").collect()] == ["connect_idx"]
+    finally:
+        spark.sql("UNCACHE INDEXED TABLE IF EXISTS connect_idx")
+    assert spark.sql("SHOW INDEXED TABLES").collect() == []

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hyperspace import HyperspaceConfig, HyperspaceException
-from hyperspace.indexed import IndexedDataFrame, create_index, createIndex
+from hyperspace.indexed import IndexedDataFrame, create_index, createIndex, join_decisions
 
 
 def rows(df: DataFrame) -> list[str]:
@@ -180,3 +180,22 @@ def test_settings_are_typed(spark: SparkSession) -> None:
     assert conf.indexed_num_partitions == 4  # spark.sql.shuffle.partitions of the test session
     with conf.override(indexed_num_partitions=3):
         assert create_index(spark.range(10), "id").num_partitions == 3
+
+
+def test_join_selection_steps_aside_for_a_small_index_side(spark: SparkSession) -> None:
+    """An index on a small dimension probed by a bigger table: Spark broadcasts the index side
+    (its default plan) instead of the indexed join moving the big side; same rows either way."""
+    dim_src = spark.range(100).selectExpr("id AS dk", "concat('d', id) AS dname").cache()
+    dim = create_index(dim_src, "dk", num_partitions=4).cache()
+    fact = spark.range(30000).selectExpr("id % 150 AS fk", "id AS fid").cache()
+    joined = fact.join(dim.to_df(), fact["fk"] == dim["dk"])
+    assert rows(joined) == rows(fact.join(dim_src, fact["fk"] == dim_src["dk"]))
+    plan = executed_plan(joined)
+    assert "IndexedJoin" not in plan and "BroadcastHashJoin" in plan and "IndexedScan" in plan
+    (why,) = join_decisions(joined)
+    assert why.startswith("spark: ") and "Spark broadcasts it" in why
+    with HyperspaceConfig(spark).override(indexed_join_selection="index"):
+        forced = fact.join(dim.to_df(), fact["fk"] == dim["dk"])
+        assert rows(forced) == rows(joined)
+        assert "IndexedJoin" in executed_plan(forced)
+        assert join_decisions(forced)[0].startswith("index: ")

@@ -17,10 +17,12 @@ from pyspark.sql import functions as F
 
 from benchmarks.context import BenchContext
 from benchmarks.harness import Measurement, canonical_rows
-from hyperspace.indexed import IndexedDataFrame, create_index
+from hyperspace import HyperspaceConfig
+from hyperspace.indexed import IndexedDataFrame, create_index, join_decisions
 
+# HYPERSPACE_BENCH_INDEXED_ROWS sets the table size of full and quick runs alike.
 FULL_ROWS = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 10_000_000))
-QUICK_ROWS = 20_000
+QUICK_ROWS = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 20_000))
 KEYS_PER_ROW = 4  # every key has about four rows, like an edge table's source vertex
 
 
@@ -80,6 +82,13 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     probe_sizes = [100, 1_000, 5_000] if ctx.quick else [10_000, 100_000, 1_000_000]
     append_sizes = [10, 100, 1_000] if ctx.quick else [1_000, 10_000, 100_000]
     rng = random.Random(42)
+    conf = HyperspaceConfig(spark)
+
+    def forced(fn: Callable[[], list[Any]]) -> list[Any]:
+        """The indexed join as it was planned before sizes counted (always the index)."""
+        with conf.override(indexed_join_selection="index"):
+            return fn()
+
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
 
     def table(count: int, offset: int = 0) -> DataFrame:
@@ -147,12 +156,16 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
         variants = {
             "indexed": lambda p=probe: agg(idf.join(p, idf["src"] == p["pk"])),
+            "indexed_forced": lambda p=probe: forced(lambda: agg(idf.join(p, idf["src"] == p["pk"]))),
             "spark_broadcast": lambda p=probe: agg(cached.join(F.broadcast(p), cached["src"] == p["pk"])),
             "spark_default": lambda p=probe: agg(cached.join(p, cached["src"] == p["pk"])),
         }
         per = _interleaved(ctx, f"join probe {size:,}", variants, runs)
+        decision = join_decisions(idf.join(probe, idf["src"] == probe["pk"]))
         plan = str(cached.join(probe, cached["src"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
         joins[str(size)] = {v: _summary(m) for v, m in per.items()}
+        joins[str(size)]["decision"] = decision[0] if decision else ""
+        ctx.log(f"    decision: {joins[str(size)]['decision']}")
         joins[str(size)]["sparkDefaultPlan"] = (
             "BroadcastHashJoin"
             if "BroadcastHashJoin" in plan
@@ -163,6 +176,33 @@ def run(ctx: BenchContext) -> dict[str, Any]:
             else "other"
         )
         probe.unpersist()
+
+    # The other shape: the index on a small dimension (one row per key for 1% of the keys),
+    # probed from the big cached table. Spark's default plan broadcasts the dimension and scans
+    # the big table once; the indexed join would move the big table to the dimension instead.
+    dim_rows = max(100, keys // 100)
+    dim_plain = spark.range(dim_rows).selectExpr("id AS dk", "concat('dim-', id) AS dname").cache()
+    dim_plain.count()
+    dim_idf = create_index(dim_plain, "dk", num_partitions=partitions).cache()
+
+    def dim_agg(df: DataFrame) -> list[Any]:
+        return df.agg(F.count("*"), F.sum("weight"), F.max("dname")).collect()
+
+    dim_df = dim_idf.to_df()
+    dim_variants = {
+        "indexed": lambda: dim_agg(cached.join(dim_df, cached["src"] == dim_df["dk"])),
+        "indexed_forced": lambda: forced(lambda: dim_agg(cached.join(dim_df, cached["src"] == dim_df["dk"]))),
+        "spark_broadcast": lambda: dim_agg(cached.join(F.broadcast(dim_plain), cached["src"] == dim_plain["dk"])),
+        "spark_default": lambda: dim_agg(cached.join(dim_plain, cached["src"] == dim_plain["dk"])),
+    }
+    per = _interleaved(ctx, f"join indexed dimension {dim_rows:,} rows, probed by {n:,}", dim_variants, runs)
+    dim_decision = join_decisions(cached.join(dim_df, cached["src"] == dim_df["dk"]))
+    dimension = {v: _summary(m) for v, m in per.items()}
+    dimension["rows"] = dim_rows
+    dimension["decision"] = dim_decision[0] if dim_decision else ""
+    ctx.log(f"    decision: {dimension['decision']}")
+    dim_idf.unpersist()
+    dim_plain.unpersist()
 
     # Append throughput: a batch appended to the base version and materialized (cache()).
     appends: dict[str, Any] = {}
@@ -241,6 +281,8 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         "memory": memory,
         "lookups": {v: _summary(m) for v, m in lookups.items()},
         "joins": joins,
+        "dimensionJoin": dimension,
+        "loadAverage": open("/proc/loadavg").read().split()[:3],
         "appends": appends,
         "interleaved": interleaved,
     }

@@ -233,6 +233,13 @@ class HyperspaceConfig:
         _from_size,
         "Largest row batch of an Indexed DataFrame partition in bytes (default 4m).",
     )
+    indexed_join_selection = _Setting(
+        "spark.hyperspace.indexed.joinSelection",
+        str,
+        _from_str,
+        "How equi-joins on an Indexed DataFrame's key are planned: 'cost' (the index only when "
+        "Spark's own join is not cheaper by size, the default) or 'index' (always the index).",
+    )
 
     # No instance dictionary: a misspelt setting (conf.num_bucket = 8) must fail, not quietly
     # become a Python attribute that changes nothing.

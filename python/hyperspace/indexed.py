@@ -33,7 +33,7 @@ from hyperspace._jvm import (
     translate_errors,
 )
 
-__all__ = ["IndexedDataFrame", "create_index", "createIndex"]
+__all__ = ["IndexedDataFrame", "create_index", "createIndex", "join_decisions"]
 
 _LEVELS = {
     "MEMORY_ONLY",
@@ -73,6 +73,15 @@ def create_index(df: DataFrame, column: str, num_partitions: int | None = None) 
 
 
 createIndex = create_index
+
+
+@translate_errors
+def join_decisions(df: DataFrame) -> list[str]:
+    """For each equi-join on an Indexed DataFrame's key in ``df``, whether the planner probes the
+    index (``"index: ..."``) or leaves the join to Spark (``"spark: ..."``), and why, with the
+    sizes it decided on (``spark.hyperspace.indexed.joinSelection``)."""
+    found = java_class(df.sparkSession, "indexed.IndexedDataFrame").joinDecisionsAsJava(java_dataframe(df))
+    return [str(d) for d in found]
 
 
 class IndexedDataFrame:

@@ -157,6 +157,16 @@ object HyperspaceConf {
       .checkValue(b => b >= 4096 && b <= (1L << 30), "must be between 4k and 1g")
       .createWithDefault(4L * 1024 * 1024)
 
+  val INDEXED_JOIN_SELECTION: ConfigEntry[String] =
+    buildConf("spark.hyperspace.indexed.joinSelection")
+      .doc("How an equi-join on an Indexed DataFrame's key is planned: 'cost' probes the index " +
+        "only when Spark's own join would not be cheaper by size (a small index side Spark " +
+        "broadcasts, a broadcast probe side every partition would filter); 'index' always " +
+        "probes the index.")
+      .stringConf
+      .checkValues(Set("cost", "index"))
+      .createWithDefault("cost")
+
   /**
    * Not a session setting but a DataFrameReader option, under the original Hyperspace's name:
    * the glob pattern(s), comma-separated, a source is read with, e.g.
@@ -173,7 +183,8 @@ object HyperspaceConf {
     OPTIMIZE_FILE_SIZE_THRESHOLD, ZORDER_TARGET_FILE_SIZE, EXPLAIN_DISPLAY_MODE, EXPLAIN_HIGHLIGHT_BEGIN_TAG,
     EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
-    DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE)
+    DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
+    INDEXED_JOIN_SELECTION)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -273,4 +284,6 @@ object HyperspaceConf {
   def indexedNumPartitions(spark: SparkSession): Int = INDEXED_NUM_PARTITIONS.readFrom(spark)
   /** Largest row batch of an Indexed DataFrame partition, in bytes. */
   def indexedBatchSize(spark: SparkSession): Long = INDEXED_BATCH_SIZE.readFrom(spark)
+  /** How equi-joins on an Indexed DataFrame's key are planned: "cost" or "index". */
+  def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)
 }

@@ -282,6 +282,19 @@ object IndexedDataFrame {
     new IndexedDataFrame(spark, IndexedData.build(df, schema, keyOrdinal, numPartitions, batchSize))
   }
 
+  /**
+   * Why each equi-join on an Indexed DataFrame's key in `df` probes the index or is left to
+   * Spark's own join (the planner's [[IndexedJoinSelection]] decisions, with the sizes used).
+   */
+  def joinDecisions(df: DataFrame): Seq[String] =
+    IndexedStrategy.decisions(df.queryExecution.optimizedPlan).map { d =>
+      (if (d.useIndex) "index: " else "spark: ") + d.reason
+    }
+
+  /** [[joinDecisions]] for Python. */
+  def joinDecisionsAsJava(df: DataFrame): java.util.List[String] =
+    java.util.Arrays.asList(joinDecisions(df): _*)
+
   private def normalize(spark: SparkSession, name: String): String =
     if (spark.conf.get("spark.sql.caseSensitive").toBoolean) name else name.toLowerCase
 

@@ -108,6 +108,8 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
  * are broadcast instead of shuffled, and each index partition takes the probe rows whose key
  * hashes to it: no shuffle stage at all, and every probe row is still owned by one partition
  * (which outer, semi and anti joins need).
+ *
+ * `reason` is why the planner chose this over Spark's own join ([[IndexedJoinSelection]]).
  */
 case class IndexedJoinExec(
     probe: SparkPlan,
@@ -118,7 +120,8 @@ case class IndexedJoinExec(
     joinType: JoinType,
     indexOnLeft: Boolean,
     extraCondition: Option[Expression],
-    broadcastProbe: Boolean) extends BinaryExecNode {
+    broadcastProbe: Boolean,
+    reason: String = "") extends BinaryExecNode {
 
   override def left: SparkPlan = probe
   override def right: SparkPlan = index
@@ -224,5 +227,6 @@ case class IndexedJoinExec(
     s"IndexedJoin $joinType, key=${data.keyColumn}, probe key=${probeKey.sql}, " +
       s"index on ${if (indexOnLeft) "left" else "right"}" +
       (if (broadcastProbe) ", probe broadcast" else "") +
-      extraCondition.map(c => s", condition=${c.sql}").getOrElse("")
+      extraCondition.map(c => s", condition=${c.sql}").getOrElse("") +
+      (if (reason.isEmpty) "" else s" ($reason)")
 }

@@ -1,19 +1,24 @@
 package io.hyperspace.indexed
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.plans.logical.{BROADCAST, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{JoinHint, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, IdentityBroadcastMode}
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
+import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
 
 /**
  * Plans [[IndexedRelation]]s: key lookups (`key = literal`, `key IN (literals)`) become
  * [[IndexedLookupExec]], equi-joins with the key among the join keys become
- * [[IndexedJoinExec]] (the probe side broadcast when it is hinted or below
- * `spark.sql.autoBroadcastJoinThreshold`, else shuffled to the index's partitioning), and
+ * [[IndexedJoinExec]] when [[IndexedJoinSelection]] finds that cheaper than Spark's own join
+ * (the probe side broadcast when it is hinted or below `spark.sql.autoBroadcastJoinThreshold`,
+ * else shuffled to the index's partitioning; otherwise Spark plans the join), and
  * anything else scans the rows ([[IndexedScanExec]]). Spark's adaptive
  * execution re-plans with the session's planner, so these strategies fire there too.
  */
@@ -24,8 +29,14 @@ object IndexedStrategy extends SparkStrategy {
 
     case ProjectsAndFilters(projects, filters, rel: IndexedRelation) =>
       lookupKeys(filters, rel.keyAttribute) match {
-        case Some((keys, rest)) =>
+        case Some((keys, conjuncts)) =>
           val lookup = IndexedLookupExec(rel.output, rel, keys)
+          // The optimizer adds `key IS NOT NULL` next to `key = v`; a lookup only returns rows
+          // whose key equals a non-null value, so that filter would only cost a codegen stage.
+          val rest = conjuncts.filterNot {
+            case IsNotNull(k) => k.semanticEquals(rel.keyAttribute)
+            case _ => false
+          }
           val filtered = rest.reduceOption(And).map(FilterExec(_, lookup)).getOrElse(lookup)
           if (projects.map(_.toAttribute) == filtered.output) filtered :: Nil
           else ProjectExec(projects, filtered) :: Nil
@@ -34,42 +45,85 @@ object IndexedStrategy extends SparkStrategy {
 
     case EquiJoin(joinType, leftKeys, rightKeys, otherCondition, left, right, hint)
         if supported(joinType) =>
-      val onRight = indexSide(right, rightKeys, leftKeys)
-      val onLeft = indexSide(left, leftKeys, rightKeys)
-      val choice = (onLeft, onRight) match {
-        // Both sides indexed: the larger one stays in place, the smaller one moves.
-        case (Some(l), Some(r)) =>
-          if (l.relation.stats.sizeInBytes > r.relation.stats.sizeInBytes) Some(l -> true)
-          else Some(r -> false)
-        case (Some(l), None) => Some(l -> true)
-        case (None, Some(r)) => Some(r -> false)
-        case _ => None
-      }
-      choice.map { case (side, indexOnLeft) =>
-        val (indexKeys, probeKeys, probePlan) =
-          if (indexOnLeft) (leftKeys, rightKeys, right) else (rightKeys, leftKeys, left)
-        val probeHint = if (indexOnLeft) hint.rightHint else hint.leftHint
-        val threshold = SQLConf.get.autoBroadcastJoinThreshold
-        // As Spark's own join selection: broadcast a side that is hinted or small enough.
-        val broadcastProbe = probeHint.exists(_.strategy.contains(BROADCAST)) ||
-          (threshold >= 0 && probePlan.stats.sizeInBytes <= threshold)
-        val otherEqualities = indexKeys.indices.filter(_ != side.keyIndex)
-          .map(i => EqualTo(leftKeys(i), rightKeys(i)))
-        val extra = (otherEqualities ++ otherCondition).reduceOption(And)
-        IndexedJoinExec(
-          planLater(probePlan),
-          IndexedScanExec(side.relation.output, side.relation),
-          normalized(probeKeys(side.keyIndex)),
-          side.filters,
-          side.projects,
-          joinType,
-          indexOnLeft,
-          extra,
-          broadcastProbe)
-      }.toList
+      choose(joinType, leftKeys, rightKeys, left, right, hint).filter(_.decision.useIndex)
+        .map { c =>
+          val side = c.side
+          val (indexKeys, probeKeys, probePlan) =
+            if (c.indexOnLeft) (leftKeys, rightKeys, right) else (rightKeys, leftKeys, left)
+          val otherEqualities = indexKeys.indices.filter(_ != side.keyIndex)
+            .map(i => EqualTo(leftKeys(i), rightKeys(i)))
+          val extra = (otherEqualities ++ otherCondition).reduceOption(And)
+          IndexedJoinExec(
+            planLater(probePlan),
+            IndexedScanExec(side.relation.output, side.relation),
+            normalized(probeKeys(side.keyIndex)),
+            side.filters,
+            side.projects,
+            joinType,
+            c.indexOnLeft,
+            extra,
+            c.decision.broadcastProbe,
+            c.decision.reason)
+        }.toList
 
     case _ => Nil
   }
+
+  /** The index side an equi-join would probe, and whether it should (see [[IndexedJoinSelection]]). */
+  private case class Choice(side: IndexSide, indexOnLeft: Boolean,
+      decision: IndexedJoinSelection.Decision)
+
+  private def choose(
+      joinType: JoinType,
+      leftKeys: Seq[Expression],
+      rightKeys: Seq[Expression],
+      left: LogicalPlan,
+      right: LogicalPlan,
+      hint: JoinHint): Option[Choice] = {
+    val onRight = indexSide(right, rightKeys, leftKeys)
+    val onLeft = indexSide(left, leftKeys, rightKeys)
+    val picked = (onLeft, onRight) match {
+      // Both sides indexed: the larger one stays in place, the smaller one moves.
+      case (Some(l), Some(r)) =>
+        if (l.relation.stats.sizeInBytes > r.relation.stats.sizeInBytes) Some(l -> true)
+        else Some(r -> false)
+      case (Some(l), None) => Some(l -> true)
+      case (None, Some(r)) => Some(r -> false)
+      case _ => None
+    }
+    picked.map { case (side, indexOnLeft) =>
+      val (indexPlan, probePlan) = if (indexOnLeft) (left, right) else (right, left)
+      val (indexHint, probeHint) =
+        if (indexOnLeft) (hint.leftHint, hint.rightHint) else (hint.rightHint, hint.leftHint)
+      val decision = IndexedJoinSelection.decide(
+        HyperspaceConf.indexedJoinSelection(SparkSession.active),
+        joinType, indexOnLeft, indexPlan, IndexedJoinSelection.rows(side.relation),
+        side.relation.data.numPartitions, probePlan, indexHint, probeHint,
+        SQLConf.get.autoBroadcastJoinThreshold, probeBroadcast(probePlan))
+      Choice(side, indexOnLeft, decision)
+    }
+  }
+
+  /** Whether the probe side is a broadcast adaptive execution has already run, and its form. */
+  private def probeBroadcast(probePlan: LogicalPlan): IndexedJoinSelection.ProbeBroadcast =
+    probePlan match {
+      case stage: LogicalQueryStage => stage.physicalPlan.outputPartitioning match {
+          case BroadcastPartitioning(IdentityBroadcastMode) => IndexedJoinSelection.BroadcastForIndex
+          case BroadcastPartitioning(_) => IndexedJoinSelection.BroadcastForSpark
+          case _ => IndexedJoinSelection.NotBroadcastYet
+        }
+      case _ => IndexedJoinSelection.NotBroadcastYet
+    }
+
+  /**
+   * For every equi-join on an Indexed DataFrame's key in `plan` (an optimized logical plan), the
+   * planner's decision: whether it probes the index, and why (with the sizes it decided on).
+   * With adaptive execution, re-planning decides again with the sizes of finished stages.
+   */
+  def decisions(plan: LogicalPlan): Seq[IndexedJoinSelection.Decision] = plan.collect {
+    case EquiJoin(joinType, leftKeys, rightKeys, _, left, right, hint) if supported(joinType) =>
+      choose(joinType, leftKeys, rightKeys, left, right, hint).map(_.decision)
+  }.flatten
 
   private def supported(joinType: JoinType): Boolean = joinType match {
     case _: InnerLike | LeftOuter | RightOuter | FullOuter | LeftSemi | LeftAnti => true

@@ -12,6 +12,7 @@ import io.hyperspace.{BuildInfo, Hyperspace, HyperspaceException}
 import io.hyperspace.actions.MaintenanceResult
 import io.hyperspace.index.{IndexCatalog, IndexConfig, IndexKindConfig}
 import io.hyperspace.index.dataskipping.RelationSkippingStats
+import io.hyperspace.indexed.{IndexedDataFrame, IndexedTables}
 import io.hyperspace.sources.FileSource
 
 /**
@@ -71,6 +72,19 @@ object HyperspaceCommand {
   val listSchema: StructType = schemaOf(IndexCatalog.listColumns)
   val describeSchema: StructType = schemaOf(IndexCatalog.allColumns)
   val summarySchema: StructType = schemaOf(IndexCatalog.readableColumns)
+
+  val indexedTableSchema: StructType = StructType(Seq(
+      StructField("name", StringType, nullable = false),
+      StructField("keyColumn", StringType, nullable = false),
+      StructField("version", IntegerType, nullable = false),
+      StructField("partitions", IntegerType, nullable = false),
+      StructField("rows", LongType, nullable = false),
+      StructField("cachedPartitions", LongType, nullable = false)))
+
+  def indexedTableRow(name: String, idf: IndexedDataFrame): Row = {
+    val stats = idf.memoryStats
+    Row(name, idf.keyColumn, idf.version, idf.numPartitions, stats("rows"), stats("cachedPartitions"))
+  }
 }
 
 import HyperspaceCommand._
@@ -224,4 +238,37 @@ case class WhatIfCommand(query: LogicalPlan, configs: Seq[IndexConfig])
   extends HyperspaceCommand(textSchema("report")) {
   override def run(spark: SparkSession): Seq[Row] =
     Seq(Row(hyperspace(spark).whatIf(HyperspaceCommand.query(spark, query), configs: _*)))
+}
+
+/**
+ * `CACHE INDEXED TABLE name ON (key) [PARTITIONS n] [AS query]`: an Indexed DataFrame over the
+ * query (or over the table or view `name` itself), cached and named `name` ([[IndexedTables]]).
+ */
+case class CacheIndexedTableCommand(name: String, key: String, partitions: Option[Int],
+    query: Option[LogicalPlan]) extends HyperspaceCommand(indexedTableSchema) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val source = query.fold(spark.table(name))(HyperspaceCommand.query(spark, _))
+    Seq(indexedTableRow(name, IndexedTables.cache(spark, name, key, partitions, source)))
+  }
+}
+
+/** `INSERT INTO INDEXED TABLE name query`: the query's rows appended ([[IndexedTables.append]]). */
+case class InsertIntoIndexedTableCommand(name: String, query: LogicalPlan)
+  extends HyperspaceCommand(indexedTableSchema) {
+  override def run(spark: SparkSession): Seq[Row] =
+    Seq(indexedTableRow(name, IndexedTables.append(spark, name, HyperspaceCommand.query(spark, query))))
+}
+
+/** `UNCACHE INDEXED TABLE [IF EXISTS] name`. */
+case class UncacheIndexedTableCommand(name: String, ifExists: Boolean) extends HyperspaceCommand(noColumns) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    IndexedTables.uncache(spark, name, ifExists)
+    Nil
+  }
+}
+
+/** `SHOW INDEXED TABLES`: the session's indexed tables. */
+case class ShowIndexedTablesCommand() extends HyperspaceCommand(indexedTableSchema) {
+  override def run(spark: SparkSession): Seq[Row] =
+    IndexedTables.list(spark).map { case (name, idf) => indexedTableRow(name, idf) }
 }

@@ -31,9 +31,18 @@ object HyperspaceStatements {
    * so `EXPLAIN HYPERSPACE DROP TABLE t` cannot run a command).
    */
   def parse(sql: String, parseQuery: String => LogicalPlan): Option[LogicalPlan] = {
-    if (!prefix.pattern.matcher(sql).matches()) None
-    else new StatementParser(sql, Tokenizer(sql), parseQuery).statement()
+    if (prefix.pattern.matcher(sql).matches()) new StatementParser(sql, Tokenizer(sql), parseQuery).statement()
+    else if (indexedPrefix.pattern.matcher(sql).matches()) {
+      new StatementParser(sql, Tokenizer(sql), parseQuery).indexedTableStatement()
+    } else None
   }
+
+  // The Indexed DataFrame's statements: CACHE / UNCACHE INDEXED TABLE, INSERT INTO INDEXED TABLE,
+  // SHOW INDEXED TABLES. `INDEXED` is no word of Spark's grammar there, so nothing of Spark's is
+  // taken.
+  private val indexedPrefix: Regex =
+    ("(?is)^(?:\\s|--[^\\n]*(?:\\n|$)|/\\*.*?\\*/)*" +
+      "(?:(?:un)?cache\\s+indexed\\s+table|insert\\s+into\\s+indexed\\s+table|show\\s+indexed\\s+tables)\\b.*").r
 }
 
 private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token], parseQuery: String => LogicalPlan) {
@@ -173,6 +182,45 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     }
     if (plan.isDefined) end()
     plan
+  }
+
+  /**
+   * `CACHE INDEXED TABLE name ON (key) [PARTITIONS n] [AS query]`,
+   * `INSERT INTO INDEXED TABLE name query`, `UNCACHE INDEXED TABLE [IF EXISTS] name`,
+   * `SHOW INDEXED TABLES`.
+   */
+  def indexedTableStatement(): Option[LogicalPlan] = {
+    val verb = next().text.toLowerCase
+    val plan = verb match {
+      case "show" =>
+        expect("indexed"); expect("tables")
+        ShowIndexedTablesCommand()
+      case "uncache" =>
+        expect("indexed"); expect("table")
+        val ifExists = accept("if") && { expect("exists"); true }
+        UncacheIndexedTableCommand(identifier("an indexed table name"), ifExists)
+      case "insert" =>
+        expect("into"); expect("indexed"); expect("table")
+        val name = identifier("an indexed table name")
+        InsertIntoIndexedTableCommand(name, query())
+      case _ => // cache
+        expect("indexed"); expect("table")
+        val name = identifier("an indexed table name")
+        expect("on")
+        val key = columnList() match {
+          case Seq(k) => k
+          case more => throw new HyperspaceException(s"Cannot cache indexed table '$name' on " +
+              s"${more.mkString("(", ", ", ")")}: an Indexed DataFrame has one key column.")
+        }
+        val partitions = if (accept("partitions")) {
+          val text = literal("a number of partitions")
+          Some(number(text, s"PARTITIONS of indexed table '$name'")(_.toInt))
+        } else None
+        val source = if (accept("as")) Some(query()) else None
+        CacheIndexedTableCommand(name, key, partitions, source)
+    }
+    end()
+    Some(plan)
   }
 
   private def number[T](text: String, what: String)(convert: String => T): T =

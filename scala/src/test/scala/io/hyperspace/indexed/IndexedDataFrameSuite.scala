@@ -16,6 +16,14 @@ import io.hyperspace._
  */
 class IndexedDataFrameSuite extends SparkSessionSuite {
 
+  // These tests check that the indexed operators return Spark's rows for every join type and
+  // side; on their small tables the cost-based selection would often (rightly) pick Spark's join
+  // instead, so they force the index. IndexedJoinSelectionSuite tests the selection itself.
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set("spark.hyperspace.indexed.joinSelection", "index")
+  }
+
   /** The source table: duplicate keys, null keys, nulls in other columns. */
   private def source(n: Int = 3000): DataFrame = spark.range(n).selectExpr(
     "CASE WHEN id % 97 = 0 THEN NULL ELSE id % 500 END AS k",
@@ -82,6 +90,8 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
           val found = idf.getRows(key)
           assertSameRows(found, plain.filter(col("k") === key), s"key $key")
           assert(executedNodes(found).exists(_.isInstanceOf[IndexedLookupExec]))
+          // Nothing but the lookup runs for a plain getRows (no filter re-checking the key).
+          assert(!executedNodes(found).exists(_.isInstanceOf[org.apache.spark.sql.execution.FilterExec]))
         }
         val in = idf.toDF.filter(col("k").isin(3L, 4L, 4L, 777L) && col("i") > 100)
           .select("s", "k")

@@ -1,0 +1,225 @@
+package io.hyperspace.indexed
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec}
+import org.apache.spark.sql.functions._
+
+import io.hyperspace._
+
+/**
+ * The cost-based choice between the indexed join and Spark's own join: for both shapes (the index
+ * on a small dimension probed by a big table, the index on a big table probed by a small one),
+ * the plan that runs is the one the sizes call for, with hints honoured, and every variant
+ * returns the rows of the same join over plain DataFrames.
+ */
+class IndexedJoinSelectionSuite extends SparkSessionSuite {
+
+  private def rows(df: DataFrame): Seq[String] =
+    df.collect().map((r: Row) => r.toSeq.map(String.valueOf).mkString("|")).toSeq.sorted
+
+  private def assertSameRows(actual: DataFrame, expected: DataFrame, clue: String): Unit = {
+    val (a, e) = (rows(actual), rows(expected))
+    assert(a.nonEmpty || e.isEmpty, clue)
+    assert(a == e,
+      s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, " +
+        s"extra ${a.diff(e).take(3)}")
+  }
+
+  private def executedNodes(df: DataFrame): Seq[SparkPlan] = {
+    def flatten(p: SparkPlan): Seq[SparkPlan] = p match {
+      case a: AdaptiveSparkPlanExec => flatten(a.executedPlan)
+      case q: QueryStageExec => flatten(q.plan)
+      case other => other +: other.children.flatMap(flatten)
+    }
+    flatten(df.queryExecution.executedPlan)
+  }
+
+  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
+    val previous = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
+    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body
+    finally previous.foreach {
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
+  }
+
+  /** A dimension of 200 keys (one row each, a few null keys) and its plain twin. */
+  private lazy val dimPlain = spark.range(200).selectExpr(
+    "CASE WHEN id % 61 = 0 THEN NULL ELSE id END AS dk", "concat('name-', id) AS dname").cache()
+  private lazy val dimIndexed = dimPlain.createIndex("dk", 4).cache()
+
+  /** A fact table of 40,000 rows over 300 keys (so some miss the dimension), and its index. */
+  private def factSource: DataFrame = spark.range(40000).selectExpr(
+    "CASE WHEN id % 997 = 0 THEN NULL ELSE id % 300 END AS fk", "id AS fid",
+    "CAST(id % 13 AS DOUBLE) AS amount")
+  private lazy val factPlain = factSource.cache()
+  private lazy val factIndexed = factSource.createIndex("fk", 4).cache()
+
+  /** A probe of `n` rows over `keys` keys (with 600, about half miss the fact table's 300). */
+  private def probe(n: Int, keys: Int = 600): DataFrame =
+    spark.range(n).selectExpr(s"(id * 7) % $keys AS pk", "id AS pv")
+
+  private def indexedJoins(df: DataFrame): Seq[IndexedJoinExec] =
+    executedNodes(df).collect { case j: IndexedJoinExec => j }
+
+  /** Spark's broadcast hash join whose broadcast side reads `scan`. */
+  private def broadcastOf(df: DataFrame)(scan: SparkPlan => Boolean): Boolean =
+    executedNodes(df).exists {
+      case b: BroadcastExchangeExec => b.exists(scan)
+      case _ => false
+    } && executedNodes(df).exists(_.isInstanceOf[BroadcastHashJoinExec])
+
+  private def isIndexScan(p: SparkPlan): Boolean = p.isInstanceOf[IndexedScanExec]
+
+  for (aqe <- Seq(true, false)) {
+    test(s"index on a small dimension probed by a big table: Spark broadcasts the index (AQE $aqe)") {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+        val dim = dimIndexed.toDF
+        val fact = factPlain
+        // The big table on the left, the indexed dimension on the right: Spark can build on it.
+        for (joinType <- Seq("inner", "left_outer", "left_semi", "left_anti")) {
+          val joined = fact.join(dim, fact("fk") === dim("dk"), joinType)
+          assertSameRows(joined, fact.join(dimPlain, fact("fk") === dimPlain("dk"), joinType),
+            s"$joinType")
+          assert(indexedJoins(joined).isEmpty, s"$joinType:\n${joined.queryExecution.executedPlan}")
+          assert(broadcastOf(joined)(isIndexScan), s"$joinType:\n${joined.queryExecution.executedPlan}")
+          val why = IndexedDataFrame.joinDecisions(joined)
+          assert(why.size == 1 && why.head.startsWith("spark: ") &&
+              why.head.contains("Spark broadcasts it"), why)
+        }
+        // The indexed dimension on the left of a right outer join: Spark builds on the left.
+        val right = dim.join(fact, dim("dk") === fact("fk"), "right_outer")
+        assertSameRows(right, dimPlain.join(fact, dimPlain("dk") === fact("fk"), "right_outer"),
+          "right_outer")
+        assert(indexedJoins(right).isEmpty && broadcastOf(right)(isIndexScan))
+        // A full outer join cannot be broadcast by Spark: the indexed join stays.
+        val full = fact.join(dim, fact("fk") === dim("dk"), "full_outer")
+        assertSameRows(full, fact.join(dimPlain, fact("fk") === dimPlain("dk"), "full_outer"),
+          "full_outer")
+        assert(indexedJoins(full).nonEmpty)
+      }
+    }
+
+    test(s"index on a big table probed by a small one: the index is probed (AQE $aqe)") {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+        val fact = factIndexed.toDF
+        val small = probe(300)
+        for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi",
+            "left_anti")) {
+          val joined = small.join(fact, small("pk") === fact("fk"), joinType)
+          assertSameRows(joined, small.join(factPlain, small("pk") === factPlain("fk"), joinType),
+            joinType)
+          val join = indexedJoins(joined)
+          assert(join.size == 1 && join.head.broadcastProbe, joinType)
+          assert(join.head.reason.contains("probe side broadcast"), join.head.reason)
+          assert(!join.head.simpleString(100).isEmpty &&
+            join.head.simpleString(100).contains(join.head.reason))
+        }
+      }
+    }
+  }
+
+  test("a broadcast probe side every partition would filter is left to Spark's broadcast join") {
+    // 4 partitions × 40,000 probe rows (20,000 estimated after the inferred IS NOT NULL filter)
+    // > 40,000 index rows: streaming the index once is cheaper.
+    val fact = factIndexed.toDF
+    val medium = probe(40000, keys = 40000) // few matches: a small result to compare
+    val joined = medium.join(fact, medium("pk") === fact("fk"), "inner")
+    assertSameRows(joined, medium.join(factPlain, medium("pk") === factPlain("fk"), "inner"),
+      "medium probe")
+    assert(indexedJoins(joined).isEmpty, joined.queryExecution.executedPlan)
+    assert(broadcastOf(joined)(p => !p.exists(isIndexScan)), joined.queryExecution.executedPlan)
+    assert(IndexedDataFrame.joinDecisions(joined).head.contains("costs more than"))
+    // 20,000 rows are estimated at 10,000 (the filter), so the index is planned; adaptive
+    // execution then sees 20,000 broadcast rows, but keeps the join the broadcast was made for
+    // (switching now would leave Spark a nested loop join over rows it cannot hash).
+    withConf("spark.sql.adaptive.enabled" -> "true") {
+      val underestimated = probe(20000, keys = 20000)
+      val kept = underestimated.join(fact, underestimated("pk") === fact("fk"), "inner")
+      assertSameRows(kept,
+        underestimated.join(factPlain, underestimated("pk") === factPlain("fk"), "inner"), "AQE")
+      assert(!executedNodes(kept).exists(_.isInstanceOf[BroadcastNestedLoopJoinExec]),
+        kept.queryExecution.executedPlan)
+      assert(indexedJoins(kept).map(_.broadcastProbe) == Seq(true))
+    }
+    // Hinted: the indexed join with the probe broadcast, as asked.
+    val hinted = broadcast(medium).join(fact, medium("pk") === fact("fk"), "inner")
+    assertSameRows(hinted, joined, "hinted probe")
+    assert(indexedJoins(hinted).map(_.broadcastProbe) == Seq(true))
+  }
+
+  test("neither side broadcastable: the probe side is shuffled into the index") {
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+      val fact = factIndexed.toDF
+      val p = probe(5000)
+      val joined = fact.join(p, fact("fk") === p("pk"), "left_outer")
+      assertSameRows(joined, factPlain.join(p, factPlain("fk") === p("pk"), "left_outer"),
+        "shuffled")
+      assert(indexedJoins(joined).map(_.broadcastProbe) == Seq(false))
+      assert(IndexedDataFrame.joinDecisions(joined).head.startsWith("index: probe side shuffled"))
+    }
+  }
+
+  test("a BROADCAST hint on the index side gives Spark's broadcast of it, even when big") {
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+      val fact = factPlain
+      val dim = dimIndexed.toDF
+      val joined = fact.join(broadcast(dim), fact("fk") === dim("dk"), "inner")
+      assertSameRows(joined, fact.join(dimPlain, fact("fk") === dimPlain("dk"), "inner"), "hint")
+      assert(indexedJoins(joined).isEmpty && broadcastOf(joined)(isIndexScan))
+      assert(IndexedDataFrame.joinDecisions(joined).head.contains("hinted BROADCAST"))
+    }
+  }
+
+  test("joinSelection=index always probes the index; bad values are rejected naming the key") {
+    withConf("spark.hyperspace.indexed.joinSelection" -> "index") {
+      val dim = dimIndexed.toDF
+      val joined = factPlain.join(dim, factPlain("fk") === dim("dk"), "inner")
+      assertSameRows(joined, factPlain.join(dimPlain, factPlain("fk") === dimPlain("dk"), "inner"),
+        "forced")
+      assert(indexedJoins(joined).nonEmpty)
+    }
+    withConf("spark.hyperspace.indexed.joinSelection" -> "sometimes") {
+      val dim = dimIndexed.toDF
+      val e = intercept[Exception](factPlain.join(dim, factPlain("fk") === dim("dk")).collect())
+      val all = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage)
+      assert(all.exists(m => m != null && m.contains("spark.hyperspace.indexed.joinSelection")),
+        e.getMessage)
+    }
+  }
+
+  test("generated joins agree with plain Spark under every selection outcome") {
+    val rng = new scala.util.Random(7)
+    for (round <- 1 to 6) {
+      val n = Seq(50, 500, 5000, 30000)(rng.nextInt(4))
+      val keys = 1 + rng.nextInt(800)
+      val p = spark.range(n).selectExpr(s"CASE WHEN id % 37 = 0 THEN NULL ELSE (id * 13) % $keys END AS pk",
+        "id AS pv")
+      val joinType = Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi",
+        "left_anti")(rng.nextInt(6))
+      val threshold = Seq("-1", "10m", "100k")(rng.nextInt(3))
+      val (indexed, plain) =
+        if (rng.nextBoolean()) (factIndexed.toDF, factPlain) else (dimIndexed.toDF, dimPlain)
+      val key = if (indexed.columns.contains("fk")) "fk" else "dk"
+      withConf("spark.sql.autoBroadcastJoinThreshold" -> threshold) {
+        val onLeft = rng.nextBoolean()
+        val (got, want) =
+          if (onLeft) {
+            (indexed.join(p, indexed(key) === p("pk"), joinType),
+              plain.join(p, plain(key) === p("pk"), joinType))
+          } else {
+            (p.join(indexed, p("pk") === indexed(key), joinType),
+              p.join(plain, p("pk") === plain(key), joinType))
+          }
+        assertSameRows(got, want,
+          s"round $round: $n probe rows, $joinType, threshold " +
+            s"$threshold, index on ${if (onLeft) "left" else "right"}: " +
+            IndexedDataFrame.joinDecisions(got).mkString("; "))
+      }
+    }
+  }
+}
