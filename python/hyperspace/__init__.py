@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 
 from hyperspace._jvm import install_error_translation, jar_path
+from hyperspace.advisor import QueryEvidence, Recommendations, RecommendedIndex
 from hyperspace.config import HyperspaceConfig
 from hyperspace.dataskipping import (
     BloomFilterSketch,
@@ -82,6 +83,9 @@ __all__ = [
     "CoveringIndexConfig",
     "ZOrderCoveringIndexConfig",
     "IndexedDataFrame",
+    "Recommendations",
+    "RecommendedIndex",
+    "QueryEvidence",
     "DataSkippingIndexConfig",
     "Sketch",
     "MinMaxSketch",

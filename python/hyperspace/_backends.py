@@ -14,14 +14,17 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from hyperspace import exceptions
 from hyperspace._jvm import EXTENSION_CLASS, JavaObject, java_dataframe, java_hyperspace, python_dataframe
 from hyperspace.dataskipping import CustomSketch, DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
+
+if TYPE_CHECKING:
+    from hyperspace.advisor import WorkloadQuery
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -58,6 +61,9 @@ class Backend(Protocol):
     def explain(self, df: DataFrame, verbose: bool) -> str: ...
     def why_not(self, df: DataFrame, index_name: str | None) -> str: ...
     def what_if(self, df: DataFrame, configs: Sequence[IndexConfig]) -> str: ...
+    def recommend(
+        self, workload: Sequence[WorkloadQuery], budget_bytes: int | None, max_indexes: int | None
+    ) -> tuple[str, Callable[[], None], dict[str, str]]: ...
 
 
 def is_connect_session(spark: object) -> bool:
@@ -146,6 +152,24 @@ class Py4jBackend:
     def what_if(self, df: DataFrame, configs: Sequence[IndexConfig]) -> str:
         payload = "[" + ",".join(c.to_json() for c in configs) + "]"
         return str(self._jhs.whatIfFromJson(java_dataframe(df), payload))
+
+    def recommend(
+        self, workload: Sequence[WorkloadQuery], budget_bytes: int | None, max_indexes: int | None
+    ) -> tuple[str, Callable[[], None], dict[str, str]]:
+        jworkload = self._jhs.newWorkload()
+        for q in workload:
+            if isinstance(q.query, str):
+                jworkload.addSql(q.query, q.weight)
+            else:
+                jworkload.add(java_dataframe(q.query), q.label, q.weight)
+        budget = -1 if budget_bytes is None else budget_bytes
+        most = -1 if max_indexes is None else max_indexes
+        jrecs = self._jhs.recommendWorkload(jworkload, budget, most)
+
+        def create_all() -> None:
+            jrecs.createAll()
+
+        return str(jrecs.toJson()), create_all, {}
 
 
 # ---- SQL (Spark Connect) -----------------------------------------------------------------------
@@ -361,6 +385,50 @@ class SqlBackend:
     def what_if(self, df: DataFrame, configs: Sequence[IndexConfig]) -> str:
         specs = ", ".join(f"INDEX {quote_identifier(c.name)} {_covering_spec(c)}" for c in configs)
         return self._with_view(df, lambda view: str(self._one(f"EXPLAIN HYPERSPACE WHAT IF {specs} TABLE {view}")))
+
+    def recommend(
+        self, workload: Sequence[WorkloadQuery], budget_bytes: int | None, max_indexes: int | None
+    ) -> tuple[str, Callable[[], None], dict[str, str]]:
+        with ExitStack() as views:
+            # A DataFrame reaches the server as a temporary view, its query `TABLE <view>`.
+            texts = [
+                q.query if isinstance(q.query, str) else f"TABLE {views.enter_context(self._view(q.query))}"
+                for q in workload
+            ]
+            labels = {t: q.label for t, q in zip(texts, workload, strict=True) if not isinstance(q.query, str)}
+            clauses = "".join(
+                ([f" BUDGET {budget_bytes}"] if budget_bytes is not None else [])
+                + ([f" LIMIT {max_indexes}"] if max_indexes is not None else [])
+            )
+            queries = ", ".join(f"{quote_string(t)} WEIGHT {q.weight!r}" for t, q in zip(texts, workload, strict=True))
+            rows = self._rows(f"SHOW HYPERSPACE RECOMMENDATIONS{clauses} FOR {queries}")
+        indexes = [
+            {
+                "rank": r["rank"],
+                "name": r["name"],
+                "indexedColumns": list(r["indexedColumns"]),
+                "includedColumns": list(r["includedColumns"]),
+                "source": r["source"],
+                "sourceSql": r["sourceSql"],
+                "estimatedSizeBytes": r["estimatedSizeBytes"],
+                "estimatedBuildBytes": r["estimatedBuildBytes"],
+                "benefit": r["benefit"],
+                "queries": json.loads(r["evidence"]),
+            }
+            for r in rows
+        ]
+        payload = json.dumps({"indexes": indexes, "budgetBytes": budget_bytes, "maxIndexes": max_indexes})
+
+        def create_all() -> None:
+            for i in indexes:
+                if i["sourceSql"] is None:
+                    raise exceptions.HyperspaceException(
+                        f"Cannot create recommended index '{i['name']}': its source ({i['source']}) has no SQL name."
+                    )
+                config = IndexConfig(str(i["name"]), list(i["indexedColumns"]), list(i["includedColumns"]))
+                self._rows(create_statement(cast(KindConfig, config), str(i["sourceSql"])))
+
+        return payload, create_all, labels
 
 
 def _mode(mode: object) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -13,6 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from hyperspace import exceptions
 from hyperspace._backends import Backend, backend_for
 from hyperspace._jvm import spark_line, translate_errors
+from hyperspace.advisor import Recommendations, WorkloadItem, normalize_workload
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
@@ -550,6 +551,24 @@ class Hyperspace:
         if not configs or not all(isinstance(c, IndexConfig) for c in configs):
             raise exceptions.HyperspaceException("what_if expects one or more IndexConfig objects.")
         return self._show(self._backend.what_if(df, configs), display)
+
+    @translate_errors
+    def recommend(
+        self, workload: Sequence[WorkloadItem], budget_bytes: int | None = None, max_indexes: int | None = None
+    ) -> Recommendations:
+        """The covering indexes worth building for ``workload`` (DataFrames, SQL strings, or
+        ``(query, weight)`` tuples): candidates from each query's filters and join keys, their benefit
+        from what-if plans (bytes read, shuffles and sorts removed, weighted), chosen greedily by benefit
+        per estimated byte within ``budget_bytes`` and ``max_indexes``. Nothing is built until
+        ``create_all()``. See docs/advisor.md."""
+        for value, what in ((budget_bytes, "budget_bytes"), (max_indexes, "max_indexes")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise exceptions.HyperspaceException(
+                    f"recommend: {what} must be a whole number of at least 0; got {value!r}."
+                )
+        queries = normalize_workload(workload)
+        payload, create_all, labels = self._backend.recommend(queries, budget_bytes, max_indexes)
+        return Recommendations._from_json(payload, translate_errors(create_all), labels)
 
     @staticmethod
     def _show(text: str, display: bool) -> str:

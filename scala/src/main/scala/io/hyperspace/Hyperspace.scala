@@ -263,6 +263,29 @@ class Hyperspace(val spark: SparkSession) {
     whatIf(df, (0 until node.size()).map(i => IndexConfig.fromJson(node.get(i).toString)): _*)
   }
 
+  /**
+   * The covering indexes worth building for `workload` ([[advisor.IndexAdvisor]]): candidates
+   * from each query's filters and join keys, their benefit from what-if plans (bytes read,
+   * shuffles and sorts removed, weighted), chosen greedily by benefit per estimated byte within
+   * `budgetBytes` and `maxIndexes`; nothing is built until `createAll()`.
+   */
+  def recommend(
+      workload: Seq[advisor.WorkloadQuery],
+      budgetBytes: Option[Long] = None,
+      maxIndexes: Option[Int] = None): advisor.Recommendations =
+    failingAs("recommend", "*")(advisor.IndexAdvisor.recommend(spark, workload, budgetBytes, maxIndexes))
+
+  /** [[recommend]] for SQL queries, each of weight 1. */
+  def recommendSql(queries: String*): advisor.Recommendations =
+    recommend(failingAs("recommend", "*")(queries.map(advisor.WorkloadQuery.sql(spark, _))))
+
+  /** An empty workload to add queries to one at a time, for Python. */
+  def newWorkload(): advisor.Workload = new advisor.Workload(spark)
+
+  /** [[recommend]] of a [[newWorkload]]; a negative budget or count means none, for Python. */
+  def recommendWorkload(workload: advisor.Workload, budgetBytes: Long, maxIndexes: Int): advisor.Recommendations =
+    recommend(workload.result, Option(budgetBytes).filter(_ >= 0), Option(maxIndexes).filter(_ >= 0))
+
   /** [[createIndex]] with the config as JSON (see `IndexConfig.fromJson`), for the Python bindings. */
   def createIndexFromJson(df: DataFrame, configJson: String): Unit =
     createIndex(df, failingAs("create", "(from JSON)")(IndexConfig.fromJson(configJson)))

@@ -58,7 +58,7 @@ object WhatIf {
    * A log entry for an index that is not built: the real source files, and one estimated data
    * file per bucket sized by the share of the row width the index keeps (files never read).
    */
-  private def entryFor(df: DataFrame, relation: LogicalRelation, config: IndexConfig): LogEntry = {
+  private[hyperspace] def entryFor(df: DataFrame, relation: LogicalRelation, config: IndexConfig): LogEntry = {
     val spark = df.sparkSession
     val source = FileSource(relation, CandidateIndexes.sourceScan(relation).get)
     val numBuckets = config.numBuckets.getOrElse(HyperspaceConf.numBuckets(spark))

@@ -272,3 +272,31 @@ case class ShowIndexedTablesCommand() extends HyperspaceCommand(indexedTableSche
   override def run(spark: SparkSession): Seq[Row] =
     IndexedTables.list(spark).map { case (name, idf) => indexedTableRow(name, idf) }
 }
+
+/**
+ * `SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR 'query' [WEIGHT w], ...`:
+ * [[Hyperspace.recommend]], one row per recommended index in rank order; `sourceSql` is the
+ * `ON` part of the `CREATE HYPERSPACE INDEX` statement that builds it, `evidence` the queries
+ * it serves as JSON.
+ */
+case class RecommendCommand(queries: Seq[(String, Double)], budgetBytes: Option[Long], maxIndexes: Option[Int])
+  extends HyperspaceCommand(StructType(Seq(
+        StructField("rank", IntegerType, nullable = false),
+        StructField("name", StringType, nullable = false),
+        StructField("source", StringType, nullable = false),
+        StructField("sourceSql", StringType, nullable = true),
+        StructField("indexedColumns", ArrayType(StringType, containsNull = false), nullable = false),
+        StructField("includedColumns", ArrayType(StringType, containsNull = false), nullable = false),
+        StructField("estimatedSizeBytes", LongType, nullable = false),
+        StructField("estimatedBuildBytes", LongType, nullable = false),
+        StructField("benefit", LongType, nullable = false),
+        StructField("evidence", StringType, nullable = false)))) {
+  override def run(spark: SparkSession): Seq[Row] = {
+    val hs = hyperspace(spark)
+    val workload = queries.map { case (q, w) => io.hyperspace.advisor.WorkloadQuery.sql(spark, q, w) }
+    hs.recommend(workload, budgetBytes, maxIndexes).indexes.map { r =>
+      Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.config.indexedColumns, r.config.includedColumns,
+        r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries))
+    }
+  }
+}

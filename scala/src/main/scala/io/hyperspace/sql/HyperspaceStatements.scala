@@ -346,10 +346,40 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
       Some(ShowIndexSummaryCommand())
     } else if (accept("status")) {
       Some(ShowStatusCommand())
+    } else if (accept("recommendations")) {
+      Some(recommendations())
     } else if (accept("skipping")) {
       expect("stats")
       Some(ShowSkippingStatsCommand(if (accept("for")) Some(query()) else None))
     } else None
+  }
+
+  // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR 'query' [WEIGHT w] [, 'query' [WEIGHT w]]...
+  private def recommendations(): LogicalPlan = {
+    def number(what: String): String = peek() match {
+      case Some(t) if t.kind == Token.Number => pos += 1; t.text
+      case _ => fail(what)
+    }
+    def whole(what: String): Long = {
+      val text = number(what)
+      scala.util.Try(BigDecimal(text).toLongExact).getOrElse(throw new HyperspaceException(
+          s"Cannot parse Hyperspace statement: $what must be a whole number; got $text in: $sql"))
+    }
+    val budget = if (accept("budget")) Some(whole("a budget in bytes")) else None
+    val limit = if (accept("limit")) Some(whole("a maximum index count")) else None
+    expect("for")
+    val queries = Seq.newBuilder[(String, Double)]
+    do {
+      val text = peek() match {
+        case Some(t) if t.kind == Token.Str => pos += 1; t.text
+        case _ => fail("a query as a string literal")
+      }
+      val weight = if (accept("weight")) number("a weight").toDouble else 1.0
+      queries += text -> weight
+    } while (acceptSymbol(","))
+    end()
+    if (limit.exists(_ > Int.MaxValue)) fail("a smaller LIMIT")
+    RecommendCommand(queries.result(), budget, limit.map(_.toInt))
   }
 
   // EXPLAIN HYPERSPACE [VERBOSE] query

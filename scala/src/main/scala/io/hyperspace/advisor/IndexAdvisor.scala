@@ -1,0 +1,188 @@
+package io.hyperspace.advisor
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.hyperspace.SparkInternals
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.explain.{QueryPlanning, WhatIf}
+import io.hyperspace.index.IndexConfig
+import io.hyperspace.log.LogEntry
+
+/**
+ * A candidate index: covering, over the relation `key` names, bucketed on `indexed`, including
+ * the columns every query it came from needs besides (merged across queries).
+ */
+private[advisor] final case class Candidate(key: String, relation: LogicalRelation, config: IndexConfig) {
+  def name: String = config.name
+}
+
+/**
+ * The index advisor (the paper's index tuning): from a workload to the covering indexes worth
+ * building, within a size budget and a maximum count.
+ *
+ *  1. Enumerate: per query and scanned relation ([[QueryShape]]), one covering candidate per
+ *     column a filter pins to a value or a range and per equi-join key set of that relation,
+ *     including the other columns the query needs from it; candidates on the same relation and
+ *     indexed columns are merged (the union of their included columns).
+ *  2. Estimate: each candidate is a hypothetical index ([[WhatIf.entryFor]]: the relation's real
+ *     files, the size its columns' share of the row width gives); a query's cost with a set of
+ *     indexes is [[PlanCost]] of the plan Hyperspace's own rules make with exactly that set.
+ *  3. Select greedily: each round, every remaining candidate that fits the budget and count is
+ *     planned together with those already chosen (so interactions count: the second side of a
+ *     join gains the shuffles the first side alone could not remove), its benefit is the
+ *     weighted cost it removes from the queries whose plans use it, and the best benefit per
+ *     estimated byte is taken; none with a positive benefit ends the search.
+ *  4. Check: the workload is planned with the chosen set, and an index no plan uses is dropped
+ *     (repeated until every index left is used) — the advisor never recommends an index the
+ *     optimizer would not use.
+ */
+object IndexAdvisor {
+
+  def recommend(
+      spark: SparkSession,
+      workload: Seq[WorkloadQuery],
+      budgetBytes: Option[Long],
+      maxIndexes: Option[Int]): Recommendations = {
+    if (workload.isEmpty) {
+      throw new HyperspaceException("Cannot recommend indexes: the workload is empty (give one or more queries).")
+    }
+    budgetBytes.filter(_ < 0).foreach(b =>
+      throw new HyperspaceException(s"Cannot recommend indexes: the budget must be at least 0 bytes; got $b."))
+    maxIndexes.filter(_ < 0).foreach(k =>
+      throw new HyperspaceException(s"Cannot recommend indexes: the maximum count must be at least 0; got $k."))
+    workload.filter(_.df.isStreaming).foreach(q =>
+      throw new HyperspaceException(s"Cannot recommend indexes for workload query '${q.label}': it is a streaming query."))
+    val started = System.nanoTime()
+
+    val evaluated = workload.map(new EvaluatedQuery(_))
+    val candidates = enumerate(evaluated)
+    val entries = mutable.Map[String, LogEntry]()
+    def entryOf(c: Candidate, df: DataFrame): LogEntry = entries.getOrElseUpdate(c.name, WhatIf.entryFor(df, c.relation, c.config))
+    def sizeOf(c: Candidate): Long = entryOf(c, evaluated.head.query.df).content.sizeInBytes
+
+    def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entryOf(_, q.query.df)))
+
+    val chosen = mutable.ArrayBuffer[(Candidate, Long)]() // with the benefit it had when chosen
+    var current = evaluated.map(_.baseline)
+    var remaining = candidates
+    var searching = true
+    while (searching && maxIndexes.forall(chosen.size < _)) {
+      val used = chosen.map(c => sizeOf(c._1)).sum
+      val options = remaining.filter(c => budgetBytes.forall(used + sizeOf(c) <= _)).flatMap { c =>
+        val set = chosen.map(_._1).toSeq :+ c
+        val after = costs(set)
+        val benefit = evaluated.indices.collect {
+          case i if after(i).used.contains(c.name) => evaluated(i).query.weight * (current(i).work - after(i).work)
+        }.sum
+        if (benefit > 0) Some((c, benefit, after)) else None
+      }
+      if (options.isEmpty) searching = false
+      else {
+        val (best, benefit, after) = options.maxBy { case (c, b, _) => (b / math.max(1L, sizeOf(c)), b, c.name) }
+        chosen += best -> math.round(benefit)
+        current = after
+        remaining = remaining.filterNot(_.name == best.name)
+      }
+    }
+
+    // Drop what no plan uses once all are in place (a later choice can take over an earlier one's queries).
+    var kept = chosen.toSeq
+    var finalCosts = costs(kept.map(_._1))
+    var unused = kept.filterNot(c => finalCosts.exists(_.used.contains(c._1.name)))
+    while (unused.nonEmpty) {
+      kept = kept.filterNot(unused.contains)
+      finalCosts = costs(kept.map(_._1))
+      unused = kept.filterNot(c => finalCosts.exists(_.used.contains(c._1.name)))
+    }
+
+    val recommended = kept.zipWithIndex.map { case ((c, benefit), i) =>
+      val size = sizeOf(c)
+      val sourceBytes = entryOf(c, evaluated.head.query.df).source.sizeInBytes
+      val served = evaluated.indices.filter(q => finalCosts(q).used.contains(c.name)).map { q =>
+        val (before, after) = (evaluated(q).baseline, finalCosts(q))
+        QueryEvidence(evaluated(q).query.label, evaluated(q).query.weight, before.bytesRead, after.bytesRead,
+          before.exchanges, after.exchanges, before.sorts, after.sorts)
+      }
+      RecommendedIndex(i + 1, c.config, describe(c.relation), sqlName(c.relation), size, sourceBytes + size, benefit, served)(
+        SparkInternals.ofRows(spark, c.relation))
+    }
+    Recommendations(spark, recommended, candidates.size, budgetBytes, maxIndexes,
+      evaluated.map(_.baseline.work).zip(workload.map(_.weight)).map { case (w, f) => w * f }.sum.round,
+      finalCosts.map(_.work).zip(workload.map(_.weight)).map { case (w, f) => w * f }.sum.round,
+      (System.nanoTime() - started) / 1000000)
+  }
+
+  /** One covering candidate per filtered column and join key set, merged per relation and indexed columns. */
+  private def enumerate(queries: Seq[EvaluatedQuery]): Seq[Candidate] = {
+    val merged = mutable.LinkedHashMap[(String, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
+    for (q <- queries; use <- q.uses) {
+      val keySets = (use.equality ++ use.range).map(Seq(_)) ++ use.joinKeys
+      keySets.distinct.foreach { indexed =>
+        val slot = merged.getOrElseUpdate((use.key, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
+          (use.relation, mutable.LinkedHashSet[String]()))
+        slot._2 ++= use.needed.filterNot(n => indexed.exists(_.equalsIgnoreCase(n)))
+      }
+    }
+    val names = mutable.Map[String, Int]()
+    merged.toSeq.map { case ((key, indexedLower), (relation, included)) =>
+      val indexed = indexedLower.map(l => relation.output.find(_.name.equalsIgnoreCase(l)).map(_.name).getOrElse(l))
+      // In the relation's column order, so the same columns always make the same config.
+      val includedInOrder = relation.output.map(_.name).filter(included.contains)
+      val base = nameOf(relation, indexed)
+      val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
+      Candidate(key, relation, IndexConfig(if (n == 1) base else s"${base}_$n", indexed, includedInOrder))
+    }
+  }
+
+  private def nameOf(relation: LogicalRelation, indexed: Seq[String]): String = {
+    val table = relation.catalogTable.map(_.identifier.table).getOrElse(
+      relation.relation match {
+        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
+          fs.location.rootPaths.headOption.map(_.getName).getOrElse("source")
+        case _ => "source"
+      })
+    def clean(s: String): String = s.replaceAll("[^A-Za-z0-9]+", "_").stripPrefix("_").stripSuffix("_")
+    (s"${clean(table)}_by_${indexed.map(clean).mkString("_")}").take(120)
+  }
+
+  private def sqlName(relation: LogicalRelation): Option[String] = {
+    def quote(s: String) = "`" + s.replace("`", "``") + "`"
+    relation.catalogTable.map(t => (t.identifier.database.toSeq :+ t.identifier.table).map(quote).mkString("."))
+      .orElse(relation.relation match {
+        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation if fs.location.rootPaths.size == 1 =>
+          fs.fileFormat match {
+            case d: org.apache.spark.sql.sources.DataSourceRegister =>
+              Some(s"${d.shortName()}.${quote(fs.location.rootPaths.head.toString)}")
+            case _ => None
+          }
+        case _ => None
+      })
+  }
+
+  private def describe(relation: LogicalRelation): String =
+    relation.catalogTable.map(_.identifier.unquotedString).getOrElse(
+      relation.relation match {
+        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
+          s"${fs.fileFormat.toString.toLowerCase(java.util.Locale.ROOT)} ${fs.location.rootPaths.mkString(", ")}"
+        case other => other.toString
+      })
+
+  /** One workload query planned once without indexes, then with candidate sets (cached by set). */
+  private final class EvaluatedQuery(val query: WorkloadQuery) {
+    private val planning = new QueryPlanning(query.df)
+    val uses: Seq[RelationUse] = QueryShape.uses(planning.optimizedWithout)
+    private val keys = uses.map(_.key).toSet
+    lazy val baseline: PlanCost = PlanCost.of(planning.physicalWithout)
+    private val cache = mutable.Map[Set[String], PlanCost]()
+
+    def costWith(set: Seq[Candidate], entryOf: Candidate => LogEntry): PlanCost = {
+      val relevant = set.filter(c => keys.contains(c.key))
+      if (relevant.isEmpty) baseline
+      else cache.getOrElseUpdate(relevant.map(_.name).toSet,
+        PlanCost.of(planning.physicalWithOnly(relevant.map(entryOf))))
+    }
+  }
+}

@@ -1,0 +1,138 @@
+package io.hyperspace.advisor
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.node.ObjectNode
+import org.apache.spark.sql.{DataFrame, SparkSession}
+
+import io.hyperspace.{Hyperspace, HyperspaceException}
+import io.hyperspace.index.IndexConfig
+
+/** What a recommended index does for one query: planned without indexes vs with all recommended ones. */
+final case class QueryEvidence(
+    query: String,
+    weight: Double,
+    bytesBefore: Long,
+    bytesAfter: Long,
+    exchangesBefore: Int,
+    exchangesAfter: Int,
+    sortsBefore: Int,
+    sortsAfter: Int) {
+  override def toString: String =
+    s"'$query' (weight $weight): bytes read $bytesBefore → $bytesAfter, Exchange $exchangesBefore → " +
+      s"$exchangesAfter, Sort $sortsBefore → $sortsAfter"
+}
+
+object QueryEvidence {
+
+  private[advisor] def write(array: com.fasterxml.jackson.databind.node.ArrayNode, queries: Seq[QueryEvidence]): Unit =
+    queries.foreach { q =>
+      val o = array.addObject()
+      o.put("query", q.query)
+      o.put("weight", q.weight)
+      o.put("bytesBefore", q.bytesBefore)
+      o.put("bytesAfter", q.bytesAfter)
+      o.put("exchangesBefore", q.exchangesBefore)
+      o.put("exchangesAfter", q.exchangesAfter)
+      o.put("sortsBefore", q.sortsBefore)
+      o.put("sortsAfter", q.sortsAfter)
+    }
+
+  /** `queries` as a JSON array. */
+  def toJson(queries: Seq[QueryEvidence]): String = {
+    val mapper = new ObjectMapper()
+    val array = mapper.createArrayNode()
+    write(array, queries)
+    mapper.writeValueAsString(array)
+  }
+}
+
+/**
+ * One recommended covering index: its config, the source it indexes, its estimated size and
+ * build cost (bytes read from the source plus bytes written), the benefit it had when the
+ * advisor chose it (weighted bytes of reads, shuffles and sorts removed, see [[PlanCost]]) and
+ * the queries whose plans use it. `sourceSql` names the source in SQL (a table, or
+ * `format`.`path` for a single directory) when it can be named so.
+ */
+final case class RecommendedIndex(
+    rank: Int,
+    config: IndexConfig,
+    source: String,
+    sourceSql: Option[String],
+    estimatedSizeBytes: Long,
+    estimatedBuildBytes: Long,
+    benefit: Long,
+    queries: Seq[QueryEvidence])(val sourceDf: DataFrame) {
+  override def toString: String =
+    s"$rank. ${config.name}: covering on (${config.indexedColumns.mkString(", ")}) incl. " +
+      s"(${config.includedColumns.mkString(", ")}) over $source; ~$estimatedSizeBytes bytes, build reads+writes " +
+      s"~$estimatedBuildBytes bytes, benefit $benefit\n" + queries.map("   serves " + _).mkString("\n")
+}
+
+/**
+ * The advisor's answer: the indexes ranked in the order chosen, with the workload's cost
+ * (weighted bytes read, shuffled and sorted) without indexes and with all of them.
+ */
+final case class Recommendations(
+    spark: SparkSession,
+    indexes: Seq[RecommendedIndex],
+    candidatesConsidered: Int,
+    budgetBytes: Option[Long],
+    maxIndexes: Option[Int],
+    workloadCostBefore: Long,
+    workloadCostAfter: Long,
+    elapsedMs: Long) {
+
+  def totalSizeBytes: Long = indexes.map(_.estimatedSizeBytes).sum
+
+  /**
+   * Builds every recommended index, in rank order; returns their names. An index whose name is
+   * taken, or whose build fails, stops here with an error naming it; the ones built before stay.
+   */
+  def createAll(): Seq[String] = indexes.map { r =>
+    try Hyperspace(spark).createIndex(r.sourceDf, r.config)
+    catch {
+      case e: HyperspaceException =>
+        throw new HyperspaceException(s"Creating recommended index '${r.config.name}' (rank ${r.rank}) failed" +
+          s"${if (r.rank > 1) s" after building ${indexes.take(r.rank - 1).map(_.config.name).mkString(", ")}" else ""}: " +
+          e.getMessage, e)
+    }
+    r.config.name
+  }
+
+  override def toString: String = {
+    val limits = s"budget ${budgetBytes.fold("none")(b => s"$b bytes")}, at most ${maxIndexes.fold("any number")(_.toString)}"
+    val head = s"${indexes.size} index(es) recommended of $candidatesConsidered candidate(s) ($limits; " +
+      s"~$totalSizeBytes bytes in total; workload cost $workloadCostBefore → $workloadCostAfter bytes; $elapsedMs ms)"
+    (head +: indexes.map(_.toString)).mkString("\n")
+  }
+
+  /** The recommendations as JSON, for Python. */
+  def toJson: String = {
+    val mapper = new ObjectMapper()
+    val root = mapper.createObjectNode()
+    root.put("candidatesConsidered", candidatesConsidered)
+    budgetBytes.fold(root.putNull("budgetBytes"))(b => root.put("budgetBytes", b))
+    maxIndexes.fold(root.putNull("maxIndexes"))(k => root.put("maxIndexes", k))
+    root.put("workloadCostBefore", workloadCostBefore)
+    root.put("workloadCostAfter", workloadCostAfter)
+    root.put("elapsedMs", elapsedMs)
+    val arr = root.putArray("indexes")
+    indexes.foreach { r =>
+      val n: ObjectNode = arr.addObject()
+      n.put("rank", r.rank)
+      n.put("name", r.config.name)
+      n.put("kind", r.config.kindName)
+      val indexed = n.putArray("indexedColumns")
+      r.config.indexedColumns.foreach(c => indexed.add(c))
+      val included = n.putArray("includedColumns")
+      r.config.includedColumns.foreach(c => included.add(c))
+      n.put("source", r.source)
+      n.put("estimatedSizeBytes", r.estimatedSizeBytes)
+      n.put("estimatedBuildBytes", r.estimatedBuildBytes)
+      n.put("benefit", r.benefit)
+      r.sourceSql.fold(n.putNull("sourceSql"))(n.put("sourceSql", _))
+      QueryEvidence.write(n.putArray("queries"), r.queries)
+    }
+    mapper.writeValueAsString(root)
+  }
+}

@@ -1,0 +1,139 @@
+"""The index advisor from Python: hs.recommend over DataFrames and SQL, its result, create_all,
+and the errors for bad input (docs/advisor.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from hyperspace import (
+    Hyperspace,
+    HyperspaceConfig,
+    HyperspaceException,
+    Recommendations,
+    disable_hyperspace,
+    enable_hyperspace,
+)
+
+
+@pytest.fixture(scope="module")
+def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
+    conf = HyperspaceConfig(spark)
+    with conf.override(system_path=str(work_dir / "advisor-indexes"), num_buckets=4):
+        yield Hyperspace(spark)
+
+
+def _wide(spark: SparkSession, path: Path, rows: int, files: int) -> str:
+    (
+        spark.range(0, rows, 1, files)
+        .selectExpr(
+            "id",
+            "id % 97 AS k",
+            "id * 3 AS a",
+            "CAST(id % 13 AS STRING) AS b",
+            "id % 7 AS c",
+            "REPEAT(CAST(id AS STRING), 20) AS payload",
+        )
+        .write.parquet(str(path))
+    )
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tables(spark: SparkSession, work_dir: Path) -> dict[str, str]:
+    return {
+        "left": _wide(spark, work_dir / "advisor-left", 2000, 4),
+        "right": _wide(spark, work_dir / "advisor-right", 1500, 3),
+    }
+
+
+def _rows(df: DataFrame) -> list[tuple[object, ...]]:
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_lookup_and_join_from_dataframes_then_create_all(
+    spark: SparkSession, hs: Hyperspace, tables: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        left, right = spark.read.parquet(tables["left"]), spark.read.parquet(tables["right"])
+        lookup = left.where("k = 42").select("a", "b")
+        join = left.select("k", "a").join(right.select("k", "c"), "k")
+        recs = hs.recommend([lookup, (join, 2.0)])
+        assert isinstance(recs, Recommendations)
+        # One index on left.k serves both (included columns merged), one on right.k the join's other side.
+        by_cols = {(r.config.indexed_columns, r.config.included_columns) for r in recs.indexes}
+        assert by_cols == {(("k",), ("a", "b")), (("k",), ("c",))}, str(recs)
+        served = {q.query for r in recs.indexes for q in r.queries}
+        assert served == {"query 1", "query 2"}
+        join_evidence = next(q for r in recs.indexes for q in r.queries if q.query == "query 2")
+        assert (join_evidence.exchanges_before, join_evidence.exchanges_after) == (2, 0)
+        assert join_evidence.weight == 2.0
+        assert [r.rank for r in recs.indexes] == [1, 2]
+        assert recs.workload_cost_after is not None and recs.workload_cost_before is not None
+        assert recs.workload_cost_after < recs.workload_cost_before
+        recs.show()
+        out = capsys.readouterr().out
+        assert "2 index(es) recommended" in out and "serves 'query 2' (weight 2)" in out, out
+
+        expected = {"lookup": _rows(lookup), "join": _rows(join)}
+        assert recs.create_all() == [r.config.name for r in recs.indexes]
+        enable_hyperspace(spark)
+        try:
+            for name, query in (
+                ("lookup", left.where("k = 42").select("a", "b")),
+                ("join", left.select("k", "a").join(right.select("k", "c"), "k")),
+            ):
+                assert _rows(query) == expected[name]
+                used = [
+                    r.config.name
+                    for r in recs.indexes
+                    if any(r.config.name in line for line in hs.explain(query, display=False).splitlines())
+                ]
+                assert used, name
+                for index in used:
+                    assert hs.why_not(query, index, display=False) == f"{index}: used by this query"
+        finally:
+            disable_hyperspace(spark)
+            for r in recs.indexes:
+                hs.delete_index(r.config.name)
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
+def test_sql_queries_budget_and_max_count(spark: SparkSession, hs: Hyperspace, tables: dict[str, str]) -> None:
+    spark.read.parquet(tables["left"]).createOrReplaceTempView("py_advisor_left")
+    spark.read.parquet(tables["right"]).createOrReplaceTempView("py_advisor_right")
+    workload = ["SELECT a FROM py_advisor_left WHERE k = 5", "SELECT payload FROM py_advisor_right WHERE id = 9"]
+    recs = hs.recommend(workload)
+    assert len(recs) == 2, str(recs)
+    assert {q.query for r in recs.indexes for q in r.queries} == set(workload)
+    assert len(hs.recommend(workload, max_indexes=1)) == 1
+    smallest = min(r.estimated_size_bytes for r in recs.indexes)
+    within = hs.recommend(workload, budget_bytes=smallest)
+    assert len(within) == 1 and within.total_size_bytes <= smallest
+    assert len(hs.recommend(workload, budget_bytes=0)) == 0
+
+
+def test_nothing_for_a_query_no_index_helps(spark: SparkSession, hs: Hyperspace, tables: dict[str, str]) -> None:
+    recs = hs.recommend([spark.read.parquet(tables["left"]).groupBy().count()])
+    assert len(recs) == 0 and recs.create_all() == []
+    assert str(recs).startswith("0 index(es) recommended")
+
+
+def test_bad_input_gets_clear_errors(spark: SparkSession, hs: Hyperspace, tables: dict[str, str]) -> None:
+    with pytest.raises(HyperspaceException, match="the workload is empty"):
+        hs.recommend([])
+    with pytest.raises(HyperspaceException, match="expects a list of queries"):
+        hs.recommend("SELECT 1")  # type: ignore[arg-type]
+    with pytest.raises(HyperspaceException, match="Workload query 'SELECT a FROM no_such_table' cannot be analyzed"):
+        hs.recommend(["SELECT a FROM no_such_table"])
+    with pytest.raises(HyperspaceException, match="weight must be a positive number"):
+        hs.recommend([("SELECT 1", 0)])
+    with pytest.raises(HyperspaceException, match="budget_bytes must be a whole number"):
+        hs.recommend(["SELECT 1"], budget_bytes=-5)
+    with pytest.raises(HyperspaceException, match="Workload query 1 must be a DataFrame"):
+        hs.recommend([42])  # type: ignore[list-item]
