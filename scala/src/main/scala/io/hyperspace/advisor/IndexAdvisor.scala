@@ -54,13 +54,15 @@ object IndexAdvisor {
     maxIndexes.filter(_ < 0).foreach(k =>
       throw new HyperspaceException(s"Cannot recommend indexes: the maximum count must be at least 0; got $k."))
     workload.filter(_.df.isStreaming).foreach(q =>
-      throw new HyperspaceException(s"Cannot recommend indexes for workload query '${q.label}': it is a streaming query."))
+      throw new HyperspaceException(
+        s"Cannot recommend indexes for workload query '${q.label}': it is a streaming query."))
     val started = System.nanoTime()
 
     val evaluated = workload.map(new EvaluatedQuery(_))
     val candidates = enumerate(evaluated)
     val entries = mutable.Map[String, LogEntry]()
-    def entryOf(c: Candidate, df: DataFrame): LogEntry = entries.getOrElseUpdate(c.name, WhatIf.entryFor(df, c.relation, c.config))
+    def entryOf(c: Candidate, df: DataFrame): LogEntry =
+      entries.getOrElseUpdate(c.name, WhatIf.entryFor(df, c.relation, c.config))
     def sizeOf(c: Candidate): Long = entryOf(c, evaluated.head.query.df).content.sizeInBytes
 
     def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entryOf(_, q.query.df)))
@@ -106,7 +108,8 @@ object IndexAdvisor {
         QueryEvidence(evaluated(q).query.label, evaluated(q).query.weight, before.bytesRead, after.bytesRead,
           before.exchanges, after.exchanges, before.sorts, after.sorts)
       }
-      RecommendedIndex(i + 1, c.config, describe(c.relation), sqlName(c.relation), size, sourceBytes + size, benefit, served)(
+      RecommendedIndex(i + 1, c.config, describe(c.relation), sqlName(c.relation), size, sourceBytes + size, benefit,
+        served)(
         SparkInternals.ofRows(spark, c.relation))
     }
     Recommendations(spark, recommended, candidates.size, budgetBytes, maxIndexes,

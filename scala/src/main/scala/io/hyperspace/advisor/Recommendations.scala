@@ -92,15 +92,17 @@ final case class Recommendations(
     try Hyperspace(spark).createIndex(r.sourceDf, r.config)
     catch {
       case e: HyperspaceException =>
-        throw new HyperspaceException(s"Creating recommended index '${r.config.name}' (rank ${r.rank}) failed" +
-          s"${if (r.rank > 1) s" after building ${indexes.take(r.rank - 1).map(_.config.name).mkString(", ")}" else ""}: " +
-          e.getMessage, e)
+        throw new HyperspaceException(
+          s"Creating recommended index '${r.config.name}' (rank ${r.rank}) failed" +
+            s"${if (r.rank > 1) s" after building ${indexes.take(r.rank - 1).map(_.config.name).mkString(", ")}" else ""}: " +
+            e.getMessage, e)
     }
     r.config.name
   }
 
   override def toString: String = {
-    val limits = s"budget ${budgetBytes.fold("none")(b => s"$b bytes")}, at most ${maxIndexes.fold("any number")(_.toString)}"
+    val limits =
+      s"budget ${budgetBytes.fold("none")(b => s"$b bytes")}, at most ${maxIndexes.fold("any number")(_.toString)}"
     val head = s"${indexes.size} index(es) recommended of $candidatesConsidered candidate(s) ($limits; " +
       s"~$totalSizeBytes bytes in total; workload cost $workloadCostBefore → $workloadCostAfter bytes; $elapsedMs ms)"
     (head +: indexes.map(_.toString)).mkString("\n")

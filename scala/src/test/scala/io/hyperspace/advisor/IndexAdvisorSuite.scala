@@ -155,12 +155,13 @@ class IndexAdvisorSuite extends RuleTestSupport {
     val evidence = row.getAs[String]("evidence")
     assert(evidence.contains("\"query\":\"SELECT a FROM advisor_sql_left WHERE k = 5\",\"weight\":2.0"), evidence)
     assert(spark.sql("SHOW HYPERSPACE RECOMMENDATIONS BUDGET 0 FOR 'SELECT a FROM advisor_sql_left WHERE k = 5'")
-      .collect().isEmpty)
+        .collect().isEmpty)
     // The source the row names is what CREATE HYPERSPACE INDEX takes.
-    spark.sql(s"CREATE HYPERSPACE INDEX ${row.getAs[String]("name")} ON ${row.getAs[String]("sourceSql")} (k) INCLUDE (a, b)")
+    spark.sql(
+      s"CREATE HYPERSPACE INDEX ${row.getAs[String]("name")} ON ${row.getAs[String]("sourceSql")} (k) INCLUDE (a, b)")
     try withHyperspace(on = true) {
         assert(hs.whyNot(spark.sql("SELECT a FROM advisor_sql_left WHERE k = 5"), row.getAs[String]("name"))
-          .endsWith("used by this query"))
+            .endsWith("used by this query"))
       }
     finally {
       hs.deleteIndex(row.getAs[String]("name"))
@@ -177,9 +178,11 @@ class IndexAdvisorSuite extends RuleTestSupport {
       val queries = (1 to 8).map { i =>
         val picked = rnd.shuffle(cols).take(1 + rnd.nextInt(2))
         val df = rnd.nextInt(3) match {
-          case 0 => spark.read.parquet(left).where(s"k = ${rnd.nextInt(97)}").select(picked.map(org.apache.spark.sql.functions.col): _*)
+          case 0 => spark.read.parquet(left).where(s"k = ${rnd.nextInt(97)}").select(
+              picked.map(org.apache.spark.sql.functions.col): _*)
           case 1 => spark.read.parquet(right).where(s"c BETWEEN 1 AND ${1 + rnd.nextInt(3)}").select("k", picked.head)
-          case _ => spark.read.parquet(left).select("k", picked.head).join(spark.read.parquet(right).select("k", "id"), "k")
+          case _ =>
+            spark.read.parquet(left).select("k", picked.head).join(spark.read.parquet(right).select("k", "id"), "k")
         }
         s"g$i" -> df
       }

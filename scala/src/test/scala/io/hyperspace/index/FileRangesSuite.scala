@@ -91,7 +91,8 @@ class FileRangesSuite extends HyperspaceSuite {
       val (tsDir, tsFiles) = written("int96", rows(100).select("ts"))
       val tsSchema = spark.read.parquet(tsDir.toString).schema
       assert(ParquetFooterRanges.read(spark.sessionState.newHadoopConf(), tsSchema, Seq("ts"), tsDir, tsFiles).isEmpty)
-      assert(FileRanges.describe(spark, tsSchema, Seq("ts"), tsDir, tsFiles).forall(_.stats.exists(_.columns.contains("ts"))))
+      assert(FileRanges.describe(spark, tsSchema, Seq("ts"), tsDir, tsFiles).forall(
+          _.stats.exists(_.columns.contains("ts"))))
     }
   }
 }
