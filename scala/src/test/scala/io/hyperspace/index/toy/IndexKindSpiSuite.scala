@@ -27,7 +27,8 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
   }
 
   test("the built-in kinds and the classpath's kind are registered") {
-    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "ZOrderCoveringIndex"))
+    assert(IndexKinds.names ==
+      Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "SplitIndex", "ZOrderCoveringIndex"))
     assert(IndexKinds.find("CoveringIndex").contains(CoveringIndexKind))
     assert(IndexKinds.find("DataSkippingIndex").contains(DataSkippingIndexKind))
     assert(IndexKinds.find("ZOrderCoveringIndex").contains(io.hyperspace.index.zorder.ZOrderCoveringIndex))
