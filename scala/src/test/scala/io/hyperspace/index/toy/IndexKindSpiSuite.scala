@@ -125,7 +125,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     val reason = row.getAs[String]("stateReason")
     assert(
       reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
-        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, ZOrderCoveringIndex"), reason)
+        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, SplitIndex, ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))
