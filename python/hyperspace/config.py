@@ -243,7 +243,7 @@ class HyperspaceConfig:
         "spark.hyperspace.index.split.maxLocations",
         int,
         _from_int,
-        "Most row groups a split index seek collects while planning (default 100000).",
+        "Most matching index rows a split index seek collects while planning (default 100000).",
     )
     audit_sample_rate = _Setting(
         "spark.hyperspace.audit.sampleRate",

@@ -144,7 +144,7 @@ object HyperspaceConf {
 
   val SPLIT_MAX_LOCATIONS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.index.split.maxLocations")
-      .doc("Most distinct row groups a split index seek collects into the driver while planning; " +
+      .doc("Most matching index rows a split index seek collects into the driver while planning; " +
         "a filter matching more keeps the plain scan.")
       .intConf
       .checkValue(n => n >= 1, "must be at least 1")

@@ -251,7 +251,7 @@ object Reason {
 
   final case class TooManyLocations(max: Int) extends Reason {
     def describe: String =
-      s"the filter matches more than $max row groups (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"
+      s"the filter matches more than $max index rows (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"
   }
 
   final case class NotPlainParquetScan(what: String) extends Reason {

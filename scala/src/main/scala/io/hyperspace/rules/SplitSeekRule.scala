@@ -67,8 +67,9 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     // Only an index built from some of the files listed here seeks into them. This also keeps
     // the lookup's own read of index data (a Parquet scan too) from being served by hybrid scan.
     lazy val listed = source.listedFiles
-    val ours = indexes.filter(e => CandidateIndexes.sameReader(e, source) &&
-      listed.exists(CandidateIndexes.indexedFiles(e).contains))
+    val ours = indexes.filter(e =>
+      CandidateIndexes.sameReader(e, source) &&
+        listed.exists(CandidateIndexes.indexedFiles(e).contains))
     if (ours.isEmpty) return None
     if (fs.fileFormat.getClass != classOf[ParquetFileFormat] || source.versioned.isDefined) {
       ours.foreach(reject(_, Reason.NotPlainParquetScan(source.versioned.map(_.format).getOrElse(source.format))))
@@ -90,7 +91,9 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     // Split indexes of one source differ by their keys; the one whose key filter pins the most
     // conjuncts is looked up (then by name), the others are not read at all.
     val ranked = withKeys.sortBy { case (c, onKeys) => (-onKeys.size, c.name) }
-    ranked.drop(1).foreach { case (c, _) => reject(c.entry, Reason.RankedLower(ranked.head._1.name, "more key conditions")) }
+    ranked.drop(1).foreach { case (c, _) =>
+      reject(c.entry, Reason.RankedLower(ranked.head._1.name, "more key conditions"))
+    }
     ranked.headOption.flatMap { case (c, onKeys) =>
       val planned = try lookup(spark, c.entry, onKeys, source, condition)
       catch {
@@ -146,17 +149,22 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
         val onIndex = onKeys.reduce(And).transform {
           case a: AttributeReference => attrs.find(i => resolver(i.name, a.name)).get
         }
+        // Matching rows, not distinct locations, are collected and deduplicated here: a distinct
+        // would add a shuffle (measured: it made lookups slower than the plain scan they replace).
+        // Rows bound locations from above, so the limit on rows also bounds the driver's memory.
         index.where(DataSkippingInternals.column(onIndex))
-          .select(col(CoveringIndex.LineageColumn), col(SplitIndex.RowGroupStartColumn), col(SplitIndex.RowGroupBytesColumn))
-          .distinct().limit(maxLocations + 1).collect()
+          .select(col(CoveringIndex.LineageColumn), col(SplitIndex.RowGroupStartColumn),
+            col(SplitIndex.RowGroupBytesColumn))
+          .limit(maxLocations + 1).collect()
           .map(r => (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
       }
     if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
+    val distinctLocated = located.distinct
     val listed = source.listedFiles
     val indexed = CandidateIndexes.indexedFiles(entry)
     val byId = entry.source.files.map(f => f.id -> f.key).toMap
     val listedKeys = listed.toSet
-    val rowGroups = located.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
+    val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
       byId.get(id).filter(listedKeys.contains).map(k =>
         k.path -> groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }.sortBy(_.start))
     }.toMap

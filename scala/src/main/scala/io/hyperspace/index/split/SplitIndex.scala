@@ -83,13 +83,13 @@ object SplitIndex extends IndexKind {
     import spark.implicits._
     val keys = keyColumns(definition)
     val rows = df.select(keys.map(k => col(IndexColumn.quote(k))) ++
-      Seq(col("_metadata.file_path").as("__hs_file_path"), col("_metadata.row_index").as(RowIndexColumn)): _*)
+        Seq(col("_metadata.file_path").as("__hs_file_path"), col("_metadata.row_index").as(RowIndexColumn)): _*)
     // Rows name their file as `_metadata.file_path` does: percent-encoded, unlike the listing.
     val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
     val groups = rowGroups(spark, files).toDF(
       "__hs_rg_file", RowGroupColumn, "__hs_rg_first", "__hs_rg_rows", RowGroupStartColumn, RowGroupBytesColumn)
     val changed = raise_error(lit(s"A source file of split index '$indexName' changed while the index was being " +
-      "built; retry."))
+        "built; retry."))
     val located = rows.join(broadcast(ids), Seq("__hs_file_path"), "left")
       .join(broadcast(groups),
         col("__hs_file_id") === col("__hs_rg_file") && col(RowIndexColumn) >= col("__hs_rg_first") &&
@@ -97,8 +97,8 @@ object SplitIndex extends IndexKind {
       // A row whose file or row group is not the one listed means the file changed under the build.
       .where(col("__hs_rg_file").isNotNull || changed.isNull)
     val data = located.select(keys.map(k => col(IndexColumn.quote(k))) ++ Seq(
-      col("__hs_file_id").as(CoveringIndex.LineageColumn), col(RowGroupColumn), col(RowGroupStartColumn),
-      col(RowGroupBytesColumn), col(RowIndexColumn)): _*)
+        col("__hs_file_id").as(CoveringIndex.LineageColumn), col(RowGroupColumn), col(RowGroupStartColumn),
+        col(RowGroupBytesColumn), col(RowIndexColumn)): _*)
     val bucketed = data.repartition(definition.numBuckets, keys.map(k => col(IndexColumn.quote(k))): _*)
     SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keys, keys, mode)
   }

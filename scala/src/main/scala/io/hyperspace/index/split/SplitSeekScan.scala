@@ -88,10 +88,11 @@ class SplitSeekFileIndex(
 
   override protected def keeps(path: String): Boolean = kept.contains(path)
 
-  override def entries: Seq[LogEntry] = (delegate match {
-    case s: SkippedFilesIndex => s.entries
-    case _ => Nil
-  }) :+ entry
+  override def entries: Seq[LogEntry] =
+    (delegate match {
+      case s: SkippedFilesIndex => s.entries
+      case _ => Nil
+    }) :+ entry
 
   override def stats: RelationSkippingStats = plan.stats
 

@@ -72,7 +72,7 @@ class SplitIndexSuite extends RuleTestSupport {
    */
   private def rowsInMatchingGroups(source: DataFrame, filter: String): (Long, Int) = {
     val hits = withHyperspace(on = false)(source.where(filter)
-      .selectExpr("_metadata.file_path", "_metadata.row_index").collect())
+        .selectExpr("_metadata.file_path", "_metadata.row_index").collect())
       .map(r => (r.getString(0), r.getLong(1)))
     val groups = hits.groupBy(_._1).toSeq.flatMap { case (file, rows) =>
       val rgs = rowGroupsOf(new Path(new java.net.URI(file)).toString)
@@ -166,7 +166,7 @@ class SplitIndexSuite extends RuleTestSupport {
       spark.conf.set("spark.hyperspace.index.split.maxLocations", "2")
       try {
         assert(seekScans(sameResult(df.where("k IN (1, 2, 3, 4, 5)"))).isEmpty)
-        assert(hs.whyNot(df.where("k IN (1, 2, 3, 4, 5)"), "sWide").contains("more than 2 row groups"))
+        assert(hs.whyNot(df.where("k IN (1, 2, 3, 4, 5)"), "sWide").contains("more than 2 index rows"))
       } finally spark.conf.unset("spark.hyperspace.index.split.maxLocations")
     } finally drop("sWide")
   }
@@ -208,8 +208,8 @@ class SplitIndexSuite extends RuleTestSupport {
       drop("sLife")
       assert(!indexDir("sLife").exists() || versionDirs("sLife").isEmpty)
     } finally if (indexDir("sLife").exists() && hs.indexes.collect().exists(_.getAs[String]("name") == "sLife")) {
-      drop("sLife")
-    }
+        drop("sLife")
+      }
   }
 
   test("a covering index that covers the query wins; the split index serves SELECT *") {
