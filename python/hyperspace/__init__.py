@@ -58,6 +58,7 @@ from hyperspace.session import (
     is_hyperspace_enabled,
     isHyperspaceEnabled,
 )
+from hyperspace.split_index import SplitIndexConfig
 
 # Hyperspace's JVM exceptions reach Python as hyperspace.exceptions wherever they are raised,
 # including inside ordinary pyspark calls such as collect() on a rewritten plan.
@@ -82,6 +83,7 @@ __all__ = [
     "IndexConfig",
     "CoveringIndexConfig",
     "ZOrderCoveringIndexConfig",
+    "SplitIndexConfig",
     "IndexedDataFrame",
     "Recommendations",
     "RecommendedIndex",

@@ -240,6 +240,24 @@ class HyperspaceConfig:
         "How equi-joins on an Indexed DataFrame's key are planned: 'cost' (the index only when "
         "Spark's own join is not cheaper by size, the default) or 'index' (always the index).",
     )
+    split_max_read_fraction = _Setting(
+        "spark.hyperspace.index.split.maxReadFraction",
+        float,
+        _from_float,
+        "Largest fraction of a scan's bytes a split index seek may read (default 0.25).",
+    )
+    split_max_locations = _Setting(
+        "spark.hyperspace.index.split.maxLocations",
+        int,
+        _from_int,
+        "Most matching index rows a split index seek collects while planning (default 100000).",
+    )
+    audit_sample_rate = _Setting(
+        "spark.hyperspace.audit.sampleRate",
+        float,
+        _from_float,
+        "Fraction of the files a split index seek pruned that planning re-scans to check it (0: off).",
+    )
 
     # No instance dictionary: a misspelt setting (conf.num_bucket = 8) must fail, not quietly
     # become a Python attribute that changes nothing.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["COVERING", "DATA_SKIPPING", "ZORDER_COVERING", "KindConfig"]
+__all__ = ["COVERING", "DATA_SKIPPING", "SPLIT", "ZORDER_COVERING", "KindConfig"]
 
 COVERING = "CoveringIndex"
 """The covering index kind's name in the index log."""
@@ -21,6 +21,9 @@ DATA_SKIPPING = "DataSkippingIndex"
 
 ZORDER_COVERING = "ZOrderCoveringIndex"
 """The Z-order covering index kind's name in the index log."""
+
+SPLIT = "SplitIndex"
+"""The split index kind's name in the index log."""
 
 
 @runtime_checkable

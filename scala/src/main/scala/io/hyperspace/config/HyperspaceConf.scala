@@ -133,6 +133,32 @@ object HyperspaceConf {
       .checkValue(b => b >= 0 && b <= (1L << 30), "must be between 0 and 1g")
       .createWithDefault(16L * 1024 * 1024)
 
+  val SPLIT_MAX_READ_FRACTION: ConfigEntry[Double] =
+    buildConf("spark.hyperspace.index.split.maxReadFraction")
+      .doc("A split index seek is used only while the row groups it reads (plus source files the " +
+        "index does not cover) are at most this fraction of the scan's bytes; above it the plain " +
+        "scan is kept.")
+      .doubleConf
+      .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
+      .createWithDefault(0.25)
+
+  val SPLIT_MAX_LOCATIONS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.split.maxLocations")
+      .doc("Most matching index rows a split index seek collects into the driver while planning; " +
+        "a filter matching more keeps the plain scan.")
+      .intConf
+      .checkValue(n => n >= 1, "must be at least 1")
+      .createWithDefault(100000)
+
+  val AUDIT_SAMPLE_RATE: ConfigEntry[Double] =
+    buildConf("spark.hyperspace.audit.sampleRate")
+      .doc("Fraction of the source files a split index seek pruned (wholly or some row groups) " +
+        "that planning re-scans in full, failing the query if one holds a row the filter keeps " +
+        "that the seek would not read. 0 turns the audit off.")
+      .doubleConf
+      .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
+      .createWithDefault(0.0)
+
   val DRIVER_READ_MAX_ROWS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.index.driverRead.maxRows")
       .doc("A driver-side read that finds more matching rows than this stops and runs the " +
@@ -184,7 +210,8 @@ object HyperspaceConf {
     EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
-    INDEXED_JOIN_SELECTION)
+    INDEXED_JOIN_SELECTION,
+    SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, AUDIT_SAMPLE_RATE)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -280,6 +307,12 @@ object HyperspaceConf {
   def driverReadMaxBytes(spark: SparkSession): Long = DRIVER_READ_MAX_BYTES.readFrom(spark)
   /** Most matching rows a driver-side read collects before it gives way to a job. */
   def driverReadMaxRows(spark: SparkSession): Int = DRIVER_READ_MAX_ROWS.readFrom(spark)
+  /** Largest fraction of a scan's bytes a split index seek may read. */
+  def splitMaxReadFraction(spark: SparkSession): Double = SPLIT_MAX_READ_FRACTION.readFrom(spark)
+  /** Most row groups a split index seek collects while planning. */
+  def splitMaxLocations(spark: SparkSession): Int = SPLIT_MAX_LOCATIONS.readFrom(spark)
+  /** Fraction of pruned files a seek re-scans to check it (0: off). */
+  def auditSampleRate(spark: SparkSession): Double = AUDIT_SAMPLE_RATE.readFrom(spark)
   /** Partitions of a new Indexed DataFrame. */
   def indexedNumPartitions(spark: SparkSession): Int = INDEXED_NUM_PARTITIONS.readFrom(spark)
   /** Largest row batch of an Indexed DataFrame partition, in bytes. */

@@ -35,6 +35,11 @@ object RewriteFamily {
    * is not bucketed, so joins and aggregations do not read it.
    */
   case object FilterScan extends RewriteFamily
+  /**
+   * The index locates the row groups of the source that can hold a filter's rows; the scan reads
+   * only those, from the source itself (the split index's seek rule).
+   */
+  case object RowGroupSeek extends RewriteFamily
   /** No rule reads the index; it exists for its data or statistics. */
   case object NoRewrite extends RewriteFamily
 }

@@ -10,18 +10,19 @@ import org.apache.spark.internal.Logging
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.covering.CoveringIndexKind
 import io.hyperspace.index.dataskipping.DataSkippingIndexKind
+import io.hyperspace.index.split.SplitIndex
 import io.hyperspace.index.zorder.ZOrderCoveringIndex
 import io.hyperspace.log.{IndexDefinition, LogEntry}
 
 /**
- * The index kinds this JVM knows: the built-in covering, data skipping and Z-order covering kinds, and every
+ * The index kinds this JVM knows: the built-in covering, data skipping, Z-order covering and split kinds, and every
  * [[IndexKind]] listed in a `META-INF/services/io.hyperspace.index.IndexKind` file on the
  * classpath (so a jar, or a test's classpath, adds a kind without touching the core). Everything
  * that differs by kind is found here from the log's kind string, and nowhere else.
  */
 object IndexKinds extends Logging {
 
-  private val builtIns: Seq[IndexKind] = Seq(CoveringIndexKind, DataSkippingIndexKind, ZOrderCoveringIndex)
+  private val builtIns: Seq[IndexKind] = Seq(CoveringIndexKind, DataSkippingIndexKind, ZOrderCoveringIndex, SplitIndex)
 
   // Loaded once: the classpath of a driver does not change while it runs.
   private lazy val registered: Map[String, IndexKind] = {

@@ -65,6 +65,8 @@ object ApplyHyperspace extends Logging {
         if (!scans.exists(isSourceScan)) plan
         else TableScans.restore(rewriteWithReadableIndexes(spark, scans, CandidateIndexes.active(spark), log))
       } catch {
+        // An audit that found skipped rows must fail the query, not run it without the index.
+        case e: SplitSeekAudit.AuditFailure => throw e
         case NonFatal(e) =>
           logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
           plan
@@ -159,9 +161,11 @@ object ApplyHyperspace extends Logging {
    * look at the full listing). Then joins, so a join side gets the index bucketed on its join
    * keys rather than one chosen for a filter below it (avoiding shuffles wins over skipping);
    * then aggregations (bucketed on their grouping keys); then filters, where a covering index
-   * replaces a pruned scan only when it reads fewer bytes.
+   * replaces a pruned scan only when it reads fewer bytes. Split index seeks last: they read
+   * the source itself, so a covering index that serves the query replaces the scan first.
    */
-  val rewrites: Seq[IndexRewrite] = Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule)
+  val rewrites: Seq[IndexRewrite] =
+    Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule, SplitSeekRule)
 
   /**
    * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as

@@ -237,4 +237,24 @@ object Reason {
   final case class Failed(error: String) extends Reason {
     def describe: String = s"the index failed while planning and is ignored for the query: $error"
   }
+
+  // Split index seeks.
+
+  final case class NoFilterOnKeys(keys: Seq[String]) extends Reason {
+    def describe: String = s"the filter has no condition on the key columns (${keys.mkString(", ")}) alone"
+  }
+
+  final case class SeekNotSelective(fraction: Double, max: Double) extends Reason {
+    def describe: String = f"the seek would read ${fraction * 100}%.1f%% of the scan's bytes, above " +
+      f"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}=$max; the plain scan costs less"
+  }
+
+  final case class TooManyLocations(max: Int) extends Reason {
+    def describe: String =
+      s"the filter matches more than $max index rows (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"
+  }
+
+  final case class NotPlainParquetScan(what: String) extends Reason {
+    def describe: String = s"a split index seeks into plain Parquet scans only; this scan is $what"
+  }
 }

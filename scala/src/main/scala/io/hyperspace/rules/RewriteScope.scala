@@ -31,7 +31,8 @@ sealed trait RewriteScope {
 
   /** Whether indexes whose kind offers `family` may rewrite here (a kind offering none is not limited). */
   def allows(family: RewriteFamily): Boolean = family match {
-    case RewriteFamily.CoveringScan | RewriteFamily.FilterScan => coveringAllowed
+    // A seek reads row groups as splits of their own, so block start and length would differ.
+    case RewriteFamily.CoveringScan | RewriteFamily.FilterScan | RewriteFamily.RowGroupSeek => coveringAllowed
     case RewriteFamily.FileSkipping => skippingAllowed
     case RewriteFamily.NoRewrite => true
   }

@@ -25,7 +25,8 @@ private[rules] object Unconsidered {
           if CandidateIndexes.sourceScan(r).exists(fs => SourceSubset.overlaps(entry, FileSource(r, fs))) => r
     }
     if (scansOfItsData.nonEmpty) {
-      if (kind.rewrites == RewriteFamily.FileSkipping) Reason.NoFilterOverScan
+      if (kind.rewrites == RewriteFamily.FileSkipping || kind.rewrites == RewriteFamily.RowGroupSeek)
+        Reason.NoFilterOverScan
       else Reason.NothingToServe(CoveringIndex.columnsOf(entry.index)._1.head.name)
     } else {
       // Scans of its data whose files come from a table format's log, which no index serves.

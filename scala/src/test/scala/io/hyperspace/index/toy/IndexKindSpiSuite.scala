@@ -27,7 +27,8 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
   }
 
   test("the built-in kinds and the classpath's kind are registered") {
-    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "ZOrderCoveringIndex"))
+    assert(IndexKinds.names ==
+      Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "SplitIndex", "ZOrderCoveringIndex"))
     assert(IndexKinds.find("CoveringIndex").contains(CoveringIndexKind))
     assert(IndexKinds.find("DataSkippingIndex").contains(DataSkippingIndexKind))
     assert(IndexKinds.find("ZOrderCoveringIndex").contains(io.hyperspace.index.zorder.ZOrderCoveringIndex))
@@ -124,7 +125,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     val reason = row.getAs[String]("stateReason")
     assert(
       reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
-        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, ZOrderCoveringIndex"), reason)
+        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, SplitIndex, ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))

@@ -1,0 +1,47 @@
+package io.hyperspace.index.split
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.index.IndexKindConfig
+
+/**
+ * A split index (the PDW paper's index split from its data): only the key columns and where each
+ * row lives in the source — file, Parquet row group, row — hash-bucketed and sorted by key. A
+ * selective filter on the keys reads the matching locations from it and then only those row
+ * groups of only those source files, with every column of the source (docs/split-index.md).
+ *
+ * @param name           the index name (a directory name under the system path)
+ * @param indexedColumns the key columns (top-level columns of the source)
+ */
+case class SplitIndexConfig(name: String, indexedColumns: Seq[String]) extends IndexKindConfig {
+  override def kindName: String = SplitIndex.Kind
+}
+
+object SplitIndexConfig {
+
+  /** Java-friendly constructor. */
+  def create(name: String, indexed: java.util.List[String]): SplitIndexConfig = {
+    import scala.jdk.CollectionConverters._
+    SplitIndexConfig(name, indexed.asScala.toSeq)
+  }
+
+  /** Parses `{"name": ..., "indexedColumns": [...]}`, how the Python bindings and SQL pass a config. */
+  def fromJson(json: String): SplitIndexConfig = {
+    val node = new ObjectMapper().readTree(json)
+    if (node == null || !node.isObject) {
+      throw new HyperspaceException(s"SplitIndexConfig must be a JSON object; got $json.")
+    }
+    def optional(field: String): Option[JsonNode] = Option(node.get(field)).filterNot(_.isNull)
+    val indexed = optional("indexedColumns") match {
+      case Some(arr) if arr.isArray =>
+        (0 until arr.size()).map(i => arr.get(i)).map { v =>
+          if (!v.isTextual) throw new HyperspaceException(s"SplitIndexConfig.indexedColumns must hold strings; got $v.")
+          v.asText()
+        }
+      case Some(other) => throw new HyperspaceException(s"SplitIndexConfig.indexedColumns must be a list; got $other.")
+      case None => Nil
+    }
+    SplitIndexConfig(optional("name").map(_.asText()).getOrElse(""), indexed)
+  }
+}

@@ -1,0 +1,232 @@
+package io.hyperspace.rules
+
+import scala.util.Random
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.hyperspace.{DataSkippingInternals, SparkInternals}
+import org.apache.spark.sql.types.{DataType, StructType}
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.RewriteFamily
+import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex}
+import io.hyperspace.index.dataskipping.{DataSkippingStats, RelationSkippingStats}
+import io.hyperspace.index.split._
+import io.hyperspace.log.LogEntry
+import io.hyperspace.shims.FileRelation
+import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex}
+
+/**
+ * Filter over a plain Parquet scan → the same Filter over a scan of only the row groups a split
+ * index locates for the filter's conditions on its key columns ([[SplitIndex]]). The Filter stays
+ * on top, so rows are checked again: the index only has to name a superset of the row groups
+ * holding matching rows, which the conjuncts on the keys alone guarantee (any row the whole
+ * filter keeps satisfies them, and the index evaluates them on the same values).
+ *
+ * The locations are looked up while planning, in the driver: a seek pays only when it reads few
+ * row groups, so the lookup result is small by construction (bounded by
+ * `spark.hyperspace.index.split.maxLocations`), and knowing it before the physical plan lets the
+ * scan's size estimates and the fallback decision use the real byte count instead of a guess.
+ * The plain scan is kept when those bytes exceed `maxReadFraction` of the scan's.
+ *
+ * Source files appended since the build (or rewritten) are read whole, deleted ones are not
+ * listed any more, as hybrid scan allows ([[CandidateIndexes.serve]]). The rule runs after the
+ * covering rules: an index that covers the query replaces the scan first, and the split index
+ * serves what no covering index does (`SELECT *` over wide tables).
+ */
+object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
+
+  override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan = {
+    val split = indexes.filter(SplitIndex.isSplit)
+    if (split.isEmpty) plan
+    else plan transformDown {
+      case f @ Filter(condition, r: LogicalRelation) =>
+        seek(spark, split, condition, r, log).map(sought => f.copy(child = sought)).getOrElse(f)
+    }
+  }
+
+  private def seek(
+      spark: SparkSession,
+      indexes: Seq[LogEntry],
+      condition: Expression,
+      relation: LogicalRelation,
+      log: DecisionLog): Option[LogicalRelation] = {
+    val fs = CandidateIndexes.sourceScan(relation) match {
+      case Some(fs) => fs
+      case None => return None
+    }
+    val source = FileSource(relation, fs)
+    def reject(e: LogEntry, reason: => Reason): Unit = log.reject(e, reason)
+    // Only an index built from some of the files listed here seeks into them. This also keeps
+    // the lookup's own read of index data (a Parquet scan too) from being served by hybrid scan.
+    lazy val listed = source.listedFiles
+    val ours = indexes.filter(e =>
+      CandidateIndexes.sameReader(e, source) &&
+        listed.exists(CandidateIndexes.indexedFiles(e).contains))
+    if (ours.isEmpty) return None
+    if (fs.fileFormat.getClass != classOf[ParquetFileFormat] || source.versioned.isDefined) {
+      ours.foreach(reject(_, Reason.NotPlainParquetScan(source.versioned.map(_.format).getOrElse(source.format))))
+      return None
+    }
+    val resolver = spark.sessionState.conf.resolver
+    val conjuncts = splitConjunctivePredicates(condition)
+      .filter(c => c.deterministic && !SubqueryExpression.hasSubquery(c))
+    val candidates = CandidateIndexes.forRelation(spark, ours, relation, Nil, log, Set(RewriteFamily.RowGroupSeek))
+    val withKeys = candidates.flatMap { c =>
+      val keys = SplitIndex.keyColumns(c.entry.index)
+      val onKeys = conjuncts.filter(p =>
+        p.references.nonEmpty && p.references.forall(a => keys.exists(k => resolver(k, a.name))))
+      if (onKeys.isEmpty) {
+        reject(c.entry, Reason.NoFilterOnKeys(keys))
+        None
+      } else Some(c -> onKeys)
+    }
+    // Split indexes of one source differ by their keys; the one whose key filter pins the most
+    // conjuncts is looked up (then by name), the others are not read at all.
+    val ranked = withKeys.sortBy { case (c, onKeys) => (-onKeys.size, c.name) }
+    ranked.drop(1).foreach { case (c, _) =>
+      reject(c.entry, Reason.RankedLower(ranked.head._1.name, "more key conditions"))
+    }
+    ranked.headOption.flatMap { case (c, onKeys) =>
+      val planned = try lookup(spark, c.entry, onKeys, source, condition)
+      catch {
+        case NonFatal(e) =>
+          logWarning(s"Split index '${c.entry.name}' is not used for this query: $e")
+          reject(c.entry, Reason.Failed(e.toString))
+          return None
+      }
+      planned match {
+        case Left(why) => reject(c.entry, why); None
+        case Right(seekPlan) =>
+          DataSkippingStats.ensureListener(spark)
+          val sought = withSeek(relation, fs, seekPlan, c.entry)
+          SplitSeekAudit.check(spark, relation, fs, sought, condition, seekPlan, c.entry)
+          Some(sought)
+      }
+    }
+  }
+
+  private def withSeek(relation: LogicalRelation, fs: HadoopFsRelation, plan: SeekPlan, entry: LogEntry)
+      : LogicalRelation = {
+    val location = new SplitSeekFileIndex(fs.location, plan, entry)
+    relation.copy(relation = fs.copy(location = location, fileFormat = new SplitSeekParquetFormat(plan.rowGroups))(
+      fs.sparkSession))
+  }
+
+  private def storedSchema(entry: LogEntry): StructType = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+
+  /**
+   * The row groups `entry` locates for `onKeys` (conjuncts over its key columns) among the files
+   * `source` lists, or why the seek does not pay.
+   */
+  private def lookup(
+      spark: SparkSession,
+      entry: LogEntry,
+      onKeys: Seq[Expression],
+      source: FileSource,
+      condition: Expression): Either[Reason, SeekPlan] = {
+    val maxLocations = HyperspaceConf.splitMaxLocations(spark)
+    val indexFiles = IndexFileIndex.bucketsToRead(entry, onKeys) match {
+      case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
+      case None => entry.content.files
+    }
+    val located: Seq[(Long, Long, Long)] =
+      if (indexFiles.isEmpty) Nil
+      else {
+        // A missing or corrupt index file skipped would silently drop locations: never skip one.
+        val index = spark.read.schema(storedSchema(entry))
+          .option("ignoreMissingFiles", "false").option("ignoreCorruptFiles", "false")
+          .parquet(indexFiles.map(entry.content.pathOf): _*)
+        val attrs = index.queryExecution.analyzed.output
+        val resolver = spark.sessionState.conf.resolver
+        val onIndex = onKeys.reduce(And).transform {
+          case a: AttributeReference => attrs.find(i => resolver(i.name, a.name)).get
+        }
+        // Matching rows, not distinct locations, are collected and deduplicated here: a distinct
+        // would add a shuffle (measured: it made lookups slower than the plain scan they replace).
+        // Rows bound locations from above, so the limit on rows also bounds the driver's memory.
+        index.where(DataSkippingInternals.column(onIndex))
+          .select(col(CoveringIndex.LineageColumn), col(SplitIndex.RowGroupStartColumn),
+            col(SplitIndex.RowGroupBytesColumn))
+          .limit(maxLocations + 1).collect()
+          .map(r => (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
+      }
+    if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
+    val distinctLocated = located.distinct
+    val listed = source.listedFiles
+    val indexed = CandidateIndexes.indexedFiles(entry)
+    val byId = entry.source.files.map(f => f.id -> f.key).toMap
+    val listedKeys = listed.toSet
+    val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
+      byId.get(id).filter(listedKeys.contains).map(k =>
+        k.path -> groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }.sortBy(_.start))
+    }.toMap
+    val whole = listed.filterNot(indexed.contains)
+    val bytesToRead = rowGroups.valuesIterator.flatten.map(_.bytes).sum + whole.map(_.size).sum
+    val bytesTotal = listed.map(_.size).sum
+    val fraction = if (bytesTotal == 0) 0.0 else bytesToRead.toDouble / bytesTotal
+    val max = HyperspaceConf.splitMaxReadFraction(spark)
+    if (fraction > max) return Left(Reason.SeekNotSelective(fraction, max))
+    val read = rowGroups.keySet ++ whole.map(_.path)
+    val skipped = listed.filterNot(f => read.contains(f.path))
+    val stats = RelationSkippingStats(
+      relation = source.table.getOrElse(source.fsRelation.location.rootPaths.mkString(", ")),
+      filter = condition.sql,
+      filesTotal = listed.size, bytesTotal = bytesTotal,
+      filesSkipped = skipped.size, bytesSkipped = bytesTotal - bytesToRead,
+      indexes = Seq(SplitSeekStats.skips(entry, skipped.size, bytesTotal - bytesToRead)))
+    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats))
+  }
+}
+
+/**
+ * Audit mode (`spark.hyperspace.audit.sampleRate` > 0): after a seek is planned, a sample of the
+ * indexed files it pruned — wholly or some of their row groups — is read in full under the
+ * query's filter, and the rows it keeps are counted against what the seek reads of the same
+ * files. More rows in full means the index let a matching row be skipped: the query fails with
+ * an [[AuditFailure]] naming the index and files, instead of silently returning fewer rows.
+ */
+object SplitSeekAudit {
+
+  /** A seek skipped a row the filter keeps. */
+  class AuditFailure(message: String) extends HyperspaceException(message)
+
+  def check(
+      spark: SparkSession,
+      relation: LogicalRelation,
+      fs: HadoopFsRelation,
+      sought: LogicalRelation,
+      condition: Expression,
+      plan: SeekPlan,
+      entry: LogEntry): Unit = {
+    val rate = HyperspaceConf.auditSampleRate(spark)
+    if (rate <= 0) return
+    val listed: Seq[FileKey] = FileSource(relation, fs).listedFiles
+    // Files read whole cannot have lost rows; every other listed file had something pruned.
+    val pruned = listed.map(_.path).filterNot(plan.wholeFiles.contains)
+    if (pruned.isEmpty) return
+    val sample = Random.shuffle(pruned).take(math.max(1, math.ceil(pruned.size * rate).toInt)).toSet
+    val full = FileRelation.withLocation(relation, fs, new SelectedFilesIndex(fs.location, sample))
+    val seekFs = sought.relation.asInstanceOf[HadoopFsRelation]
+    val seekLocation = new SplitSeekFileIndex(new SelectedFilesIndex(fs.location, sample),
+      plan.copy(wholeFiles = Set.empty), entry)
+    val seekOfSample = sought.copy(relation = seekFs.copy(location = seekLocation)(seekFs.sparkSession))
+    def count(scan: LogicalPlan): Long = SparkInternals.ofRows(spark, Filter(condition, scan)).count()
+    val inFull = count(full)
+    val bySeek = count(seekOfSample)
+    if (inFull != bySeek) {
+      throw new AuditFailure(
+        s"Split index '${entry.name}' (log version ${entry.id}) skipped rows: in ${sample.size} sampled source " +
+          s"file(s) (${sample.toSeq.sorted.take(3).mkString(", ")}${if (sample.size > 3) ", ..." else ""}) the filter " +
+          s"${condition.sql} keeps $inFull row(s) but the seek reads $bySeek of them. Refresh the index in full mode " +
+          "or delete it; the query was not run.")
+    }
+  }
+}

@@ -1,0 +1,293 @@
+package io.hyperspace.index.split
+
+import scala.util.Random
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.plans.logical.Filter
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.index.IndexConfig
+import io.hyperspace.log.LogEntry
+import io.hyperspace.rules.{RuleTestSupport, SplitSeekAudit}
+
+class SplitIndexSuite extends RuleTestSupport {
+
+  private val Rows = 6000
+  private val AuditKey = "spark.hyperspace.audit.sampleRate"
+
+  // Small row groups, so each source file has many and a seek has something to choose among.
+  private val smallRowGroups = Map("parquet.block.size" -> "4096", "parquet.page.size.row.check.min" -> "10",
+    "parquet.page.size.row.check.max" -> "50", "parquet.page.size" -> "1024")
+
+  /**
+   * `id`; `k` an int key (a tenth NULL, each other value on about three rows, spread over all
+   * files and row groups); `s` a string key of 300 values; wide padding columns, so `SELECT *`
+   * is what a covering index would have to copy.
+   */
+  private def frame(from: Long, until: Long): DataFrame =
+    spark.range(from, until, 1, 3).selectExpr(
+      "id",
+      "CASE WHEN id % 10 = 0 THEN NULL ELSE CAST(pmod(hash(id), 1800) AS INT) END AS k",
+      "CONCAT('s', pmod(hash(id, 7), 300)) AS s",
+      "CAST(pmod(hash(id, 3), 100000) AS DOUBLE) / 100 AS x",
+      "REPEAT(CAST(id AS STRING), 5) AS pad")
+
+  private def write(df: DataFrame, path: String, mode: String = "error"): Unit =
+    df.write.mode(mode).options(smallRowGroups).parquet(path)
+
+  private lazy val points: String = {
+    val path = newDir("split").getAbsolutePath + "/data"
+    write(frame(0, Rows), path)
+    path
+  }
+
+  private def df: DataFrame = spark.read.parquet(points)
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    spark.conf.set(AuditKey, "1.0")
+  }
+
+  private def drop(names: String*): Unit = names.foreach { n =>
+    hs.deleteIndex(n)
+    vacuumNow(n)
+  }
+
+  private def latest(name: String): LogEntry = logOf(name).latestStable.get
+
+  private def seekScans(plan: SparkPlan): Seq[FileSourceScanExec] = plan.collect {
+    case s: FileSourceScanExec if s.relation.fileFormat.isInstanceOf[SplitSeekParquetFormat] => s
+  }
+
+  private def rowGroupsOf(file: String): Seq[(Int, Long, Long, Long, Long)] =
+    SplitIndex.footerRowGroups(new Path(file), spark.sessionState.newHadoopConf())
+
+  /**
+   * The rows a seek for `filter` must read: those of every row group holding a row the filter
+   * keeps, from the files' footers and Spark's own row indexes (no Hyperspace).
+   */
+  private def rowsInMatchingGroups(source: DataFrame, filter: String): (Long, Int) = {
+    val hits = withHyperspace(on = false)(source.where(filter)
+        .selectExpr("_metadata.file_path", "_metadata.row_index").collect())
+      .map(r => (r.getString(0), r.getLong(1)))
+    val groups = hits.groupBy(_._1).toSeq.flatMap { case (file, rows) =>
+      val rgs = rowGroupsOf(new Path(new java.net.URI(file)).toString)
+      rows.map { case (_, row) => rgs.find(g => row >= g._2 && row < g._2 + g._3).get }.distinct.map(g => (file, g))
+    }
+    (groups.map(_._2._3).sum, groups.size)
+  }
+
+  private def sourceRowGroups(path: String): Int =
+    new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).map(f => rowGroupsOf(f.getPath).size).sum
+
+  test("a build writes keys and locations, bucketed, with one row per source row") {
+    hs.createIndex(df, SplitIndexConfig("sBuild", Seq("k")))
+    try {
+      val entry = latest("sBuild")
+      assert(entry.index.kind == "SplitIndex")
+      assert(indexRow("sBuild").getAs[String]("kindAbbr") == "SI")
+      assert(sourceRowGroups(points) > 30, "the source needs many row groups for these tests")
+      val data = readIndexData("sBuild")
+      assert(data.columns.toSeq == Seq("k", "_data_file_id", "_row_group", "_row_group_start", "_row_group_bytes",
+        "_row_index"))
+      assert(data.count() == Rows)
+      // Every stored location is the row's own: the row index and row group agree with the footer.
+      val byId = entry.source.files.map(f => f.id -> f.path).toMap
+      val sample = data.orderBy("_row_index").limit(200).collect()
+      sample.foreach { r =>
+        val rgs = rowGroupsOf(byId(r.getLong(1)))
+        val g = rgs(r.getInt(2))
+        assert(r.getLong(5) >= g._2 && r.getLong(5) < g._2 + g._3)
+        assert(r.getLong(3) == g._4 && r.getLong(4) == g._5)
+      }
+    } finally drop("sBuild")
+  }
+
+  test("=, IN and a small range read only the row groups holding matches (counted rows, pushdown off)") {
+    hs.createIndex(df, SplitIndexConfig("sCount", Seq("k")))
+    spark.conf.set("spark.sql.parquet.filterPushdown", "false")
+    try {
+      val total = df.count()
+      Seq("k = 17", "k IN (3, 77, 1500, 1799)", "k BETWEEN 100 AND 102", "k = 17 AND x > 10").foreach { filter =>
+        val plan = sameResult(df.where(filter))
+        val scans = seekScans(plan)
+        assert(scans.size == 1, s"$filter: ${plan.treeString}")
+        val (expectedRows, groups) = rowsInMatchingGroups(df, filter)
+        assert(groups > 0)
+        // Only those row groups were read: the scan produced exactly their rows.
+        assert(scans.head.metrics("numOutputRows").value == expectedRows, filter)
+        assert(expectedRows < total / 5, filter)
+        val format = scans.head.relation.fileFormat.asInstanceOf[SplitSeekParquetFormat]
+        assert(format.rowGroups.values.map(_.size).sum == groups, filter)
+      }
+    } finally {
+      spark.conf.unset("spark.sql.parquet.filterPushdown")
+      drop("sCount")
+    }
+  }
+
+  test("differential: generated filters incl. NULLs, duplicates, strings and non-selective ones") {
+    hs.createIndex(df, SplitIndexConfig("sDiff", Seq("k")))
+    hs.createIndex(df, SplitIndexConfig("sDiffS", Seq("s")))
+    try {
+      val random = new Random(19)
+      var seeks = 0
+      var plain = 0
+      (1 to 40).foreach { _ =>
+        val v = random.nextInt(1900) - 50
+        val filter = random.nextInt(9) match {
+          case 0 => s"k = $v"
+          case 1 => s"k IN (${Seq.fill(1 + random.nextInt(6))(random.nextInt(1900)).mkString(", ")}, NULL)"
+          case 2 => s"k BETWEEN $v AND ${v + random.nextInt(4)}"
+          case 3 => "k IS NULL"
+          case 4 => s"k <=> $v OR k <=> NULL"
+          case 5 => s"s = 's${random.nextInt(320)}'"
+          case 6 => s"k > $v" // mostly not selective: the plain scan
+          case 7 => s"k = $v AND s > 's1'"
+          case _ => s"k = $v OR x < 2"
+        }
+        val plan = sameResult(df.where(filter))
+        if (seekScans(plan).nonEmpty) seeks += 1 else plain += 1
+      }
+      assert(seeks > 10 && plain > 3, s"$seeks seeks, $plain plain scans")
+    } finally drop("sDiff", "sDiffS")
+  }
+
+  test("non-selective filters keep the plain scan, and whyNot says why") {
+    hs.createIndex(df, SplitIndexConfig("sWide", Seq("k")))
+    try {
+      assert(seekScans(sameResult(df.where("k > 10"))).isEmpty)
+      assert(hs.whyNot(df.where("k > 10"), "sWide").contains("spark.hyperspace.index.split.maxReadFraction"))
+      assert(hs.whyNot(df.where("x > 10"), "sWide").contains("no condition on the key columns"))
+      spark.conf.set("spark.hyperspace.index.split.maxLocations", "2")
+      try {
+        assert(seekScans(sameResult(df.where("k IN (1, 2, 3, 4, 5)"))).isEmpty)
+        assert(hs.whyNot(df.where("k IN (1, 2, 3, 4, 5)"), "sWide").contains("more than 2 index rows"))
+      } finally spark.conf.unset("spark.hyperspace.index.split.maxLocations")
+    } finally drop("sWide")
+  }
+
+  test("lifecycle: refresh after append and delete (and hybrid scan before it), optimize, vacuum") {
+    val path = newDir("lifecycle").getAbsolutePath + "/data"
+    write(frame(0, 3000), path)
+    val source = () => spark.read.parquet(path)
+    hs.createIndex(source(), SplitIndexConfig("sLife", Seq("k")))
+    try {
+      val files = new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).sortBy(_.getName)
+      write(frame(3000, 3150), path, "append") // small: appended files are read whole
+      assert(files.head.delete())
+      val query = () => source().where("k IN (5, 600, 1200)")
+      // Stale: without hybrid scan the index is not used; with it, appended files are read whole.
+      assert(seekScans(sameResult(query())).isEmpty)
+      withHybridScan {
+        val plan = sameResult(query())
+        val seek = seekScans(plan)
+        assert(seek.size == 1, plan.treeString)
+        assert(seek.head.relation.location.asInstanceOf[SplitSeekFileIndex].plan.wholeFiles.nonEmpty)
+      }
+      hs.refreshIndex("sLife", "incremental")
+      val refreshed = latest("sLife")
+      assert(readIndexData("sLife").count() == source().count())
+      assert(!refreshed.source.files.exists(_.path.endsWith(files.head.getName)))
+      val after = seekScans(sameResult(query()))
+      assert(after.size == 1 && after.head.relation.location.asInstanceOf[SplitSeekFileIndex].plan.wholeFiles.isEmpty)
+
+      hs.optimizeIndex("sLife", "full")
+      assert(latest("sLife").operation == "OPTIMIZE")
+      assert(seekScans(sameResult(query())).size == 1)
+      hs.refreshIndex("sLife", "full")
+      assert(seekScans(sameResult(query())).size == 1)
+      hs.deleteIndex("sLife")
+      assert(seekScans(sameResult(query())).isEmpty)
+      hs.restoreIndex("sLife")
+      assert(seekScans(sameResult(query())).size == 1)
+      drop("sLife")
+      assert(!indexDir("sLife").exists() || versionDirs("sLife").isEmpty)
+    } finally if (indexDir("sLife").exists() && hs.indexes.collect().exists(_.getAs[String]("name") == "sLife")) {
+        drop("sLife")
+      }
+  }
+
+  test("a covering index that covers the query wins; the split index serves SELECT *") {
+    hs.createIndex(df, SplitIndexConfig("sRank", Seq("k")))
+    hs.createIndex(df, IndexConfig("cRank", Seq("k"), Seq("id")))
+    try {
+      val covered = sameResult(df.where("k = 42").select("id", "k"))
+      assert(indexesUsed(covered) == Seq("cRank") && seekScans(covered).isEmpty)
+      val all = sameResult(df.where("k = 42"))
+      assert(indexesUsed(all).isEmpty && seekScans(all).size == 1)
+      assert(hs.whyNot(df.where("k = 42"), "cRank").contains("pad"))
+    } finally drop("sRank", "cRank")
+  }
+
+  test("SQL and JSON build one through USING KIND; the log entry reads back") {
+    val json = """{"name": "sSql", "indexedColumns": ["k"]}"""
+    spark.sql(s"CREATE HYPERSPACE INDEX sSql ON parquet.`$points` USING KIND 'SplitIndex' CONFIG '$json'")
+    try {
+      val entry = latest("sSql")
+      assert(entry.index.kind == "SplitIndex" && entry.index.lineage)
+      assert(LogEntry.fromJson(entry.toJson, "test") == entry)
+      assert(SplitIndexConfig.fromJson(json) == SplitIndexConfig("sSql", Seq("k")))
+      assert(seekScans(sameResult(df.where("k = 9"))).size == 1)
+    } finally drop("sSql")
+  }
+
+  test("the audit passes a correct seek and fails one that lost a matching row group, naming the index") {
+    val path = newDir("audit").getAbsolutePath + "/data"
+    write(frame(0, 2000), path)
+    hs.createIndex(spark.read.parquet(path), SplitIndexConfig("sAudit", Seq("k")))
+    try {
+      val query = spark.read.parquet(path).where("k IN (77, 78, 79)")
+      // The audit is on (sampleRate 1.0) for the whole suite: a correct seek plans and runs.
+      val optimized = withHyperspace(on = true)(query.queryExecution.optimizedPlan)
+      val (condition, sought) = optimized.collectFirst {
+        case Filter(c, r: LogicalRelation) if seekLocation(r).isDefined => (c, r)
+      }.getOrElse(fail(optimized.treeString))
+      val location = seekLocation(sought).get
+      val seekFs = sought.relation.asInstanceOf[HadoopFsRelation]
+      val plainFs = seekFs.copy(location = location.delegate, fileFormat = new ParquetFileFormat)(spark)
+      val plain = sought.copy(relation = plainFs)
+      SplitSeekAudit.check(spark, plain, plainFs, sought, condition, location.plan, location.entry)
+      // A seek that lost one matching row group (as a stale or damaged index would) is caught.
+      val (file, groups) = location.plan.rowGroups.head
+      val broken = location.plan.copy(rowGroups = location.plan.rowGroups.updated(file, groups.drop(1)))
+      val brokenScan = sought.copy(relation = seekFs.copy(
+        location = new SplitSeekFileIndex(location.delegate, broken, location.entry),
+        fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
+      val e = intercept[SplitSeekAudit.AuditFailure](
+        SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
+      assert(e.getMessage.contains("sAudit") && e.getMessage.contains("skipped rows"), e.getMessage)
+    } finally drop("sAudit")
+  }
+
+  private def seekLocation(r: LogicalRelation): Option[SplitSeekFileIndex] = r.relation match {
+    case fs: HadoopFsRelation => Some(fs.location).collect { case s: SplitSeekFileIndex => s }
+    case _ => None
+  }
+
+  test("bad input is refused with the index and column named, and nothing is written") {
+    def refused(config: SplitIndexConfig, source: DataFrame = df): String = {
+      val e = intercept[HyperspaceException](hs.createIndex(source, config))
+      assert(!indexDir(config.name).exists() || versionDirs(config.name).isEmpty, e.getMessage)
+      e.getMessage
+    }
+    val missing = refused(SplitIndexConfig("sBad1", Seq("nope")))
+    assert(missing.contains("sBad1") && missing.contains("nope"), missing)
+    val none = refused(SplitIndexConfig("sBad2", Nil))
+    assert(none.contains("sBad2") && none.contains("at least one indexed column"), none)
+    val csv = newDir("csv").getAbsolutePath + "/data"
+    spark.range(10).selectExpr("id", "id AS k").write.option("header", "true").csv(csv)
+    val format = refused(SplitIndexConfig("sBad3", Seq("k")), spark.read.option("header", "true").csv(csv))
+    assert(format.contains("sBad3") && format.contains("csv") && format.contains("Parquet"), format)
+    val clash = newDir("clash").getAbsolutePath + "/data"
+    spark.range(10).selectExpr("id", "id AS _row_index").write.parquet(clash)
+    val named = refused(SplitIndexConfig("sBad4", Seq("id")), spark.read.parquet(clash))
+    assert(named.contains("sBad4") && named.contains("_row_index"), named)
+    val bad = intercept[HyperspaceException](SplitIndexConfig.fromJson("""{"name": "x", "indexedColumns": "k"}"""))
+    assert(bad.getMessage.contains("indexedColumns"))
+  }
+}
