@@ -7,6 +7,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.functions.col
@@ -15,8 +16,8 @@ import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.RewriteFamily
-import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex}
+import io.hyperspace.index.{BoundedCache, RewriteFamily}
+import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex, IndexHadoopFsRelation}
 import io.hyperspace.index.dataskipping.{DataSkippingStats, RelationSkippingStats}
 import io.hyperspace.index.split._
 import io.hyperspace.log.LogEntry
@@ -95,7 +96,11 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       reject(c.entry, Reason.RankedLower(ranked.head._1.name, "more key conditions"))
     }
     ranked.headOption.flatMap { case (c, onKeys) =>
-      val planned = try lookup(spark, c.entry, onKeys, source, condition)
+      // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
+      // runs once per entry, filter and listing.
+      def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, listed),
+        lookup(spark, c.entry, onKeys, source, condition))
+      val planned = try looked
       catch {
         case NonFatal(e) =>
           logWarning(s"Split index '${c.entry.name}' is not used for this query: $e")
@@ -122,6 +127,10 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
 
   private def storedSchema(entry: LogEntry): StructType = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
 
+  /** Lookups by (index entry, filter, source files listed): a few, small (bounded by their row groups). */
+  private val lookups = new BoundedCache[((String, String, Long), Expression, Seq[FileKey]), Either[Reason, SeekPlan]](
+    64, 1000000L, _.fold(_ => 1L, p => 1L + p.rowGroups.valuesIterator.map(_.size.toLong).sum))
+
   /**
    * The row groups `entry` locates for `onKeys` (conjuncts over its key columns) among the files
    * `source` lists, or why the seek does not pay.
@@ -140,10 +149,12 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val located: Seq[(Long, Long, Long)] =
       if (indexFiles.isEmpty) Nil
       else {
-        // A missing or corrupt index file skipped would silently drop locations: never skip one.
-        val index = spark.read.schema(storedSchema(entry))
-          .option("ignoreMissingFiles", "false").option("ignoreCorruptFiles", "false")
-          .parquet(indexFiles.map(entry.content.pathOf): _*)
+        // Its files from the log, as every index scan reads them: no listing (a job past 32
+        // paths), and a missing or corrupt index file fails the lookup instead of silently
+        // dropping locations.
+        val relation = new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry), None)
+        val index = SparkInternals.ofRows(spark,
+          FileRelation(relation, DataTypeUtils.toAttributes(storedSchema(entry))))
         val attrs = index.queryExecution.analyzed.output
         val resolver = spark.sessionState.conf.resolver
         val onIndex = onKeys.reduce(And).transform {
