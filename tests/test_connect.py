@@ -26,6 +26,7 @@ from hyperspace import (
     BloomFilterSketch,
     DataSkippingIndexConfig,
     Hyperspace,
+    HyperspaceException,
     HyperspaceIndexNotFoundException,
     IndexConfig,
     MaintenanceResult,
@@ -474,13 +475,14 @@ def test_recommend_sql_over_connect_as_over_py4j_budget_and_count(
             assert used, f"{q} uses no recommended index:\n{hs.explain(query, display=False)}"
             served.update(used)
         assert served == set(names)
+        # Building them again fails on the first, by name, like CREATE of an existing index.
+        with pytest.raises(HyperspaceException, match=names[0]):
+            recs.create_all()
         for name in names:
             hs.delete_index(name)
 
 
 def test_recommend_bad_input_over_connect(connect_spark: SparkSession, spark: SparkSession, tmp_path: Path) -> None:
-    from hyperspace import HyperspaceException
-
     with _advisor_session(connect_spark, tmp_path / "indexes") as hs:
         with pytest.raises(HyperspaceException, match="the workload is empty"):
             hs.recommend([])
@@ -494,9 +496,40 @@ def test_recommend_bad_input_over_connect(connect_spark: SparkSession, spark: Sp
         ) as unknown:
             hs.recommend(["SELECT a FROM no_such_table"])
         assert unknown.value.java_class == "io.hyperspace.HyperspaceException"
+        # A syntax error in a query is the query's, not a sign the server lacks Hyperspace.
+        with pytest.raises(HyperspaceException, match="Workload query 'SELEC 1' cannot be analyzed") as syntax:
+            hs.recommend(["SELEC 1"])
+        assert type(syntax.value) is HyperspaceException
+        with pytest.raises(HyperspaceException, match="weight must be a positive number; got inf"):
+            hs.recommend([("SELECT 1", float("inf"))])
         # A DataFrame of another session cannot reach this server's session: refused by name.
         spark.range(10).write.parquet(str(tmp_path / "t"))
         classic = spark.read.parquet(str(tmp_path / "t")).where("id = 3")
         with pytest.raises(HyperspaceException, match="Workload query 2 is a DataFrame of another Spark session"):
             hs.recommend(["SELECT 1", classic])
         assert not [t.name for t in connect_spark.catalog.listTables() if t.name.startswith("hyperspace_df_")]
+
+
+def test_recommend_over_connect_a_source_sql_cannot_name(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Two directories read as one relation: CREATE HYPERSPACE INDEX ... ON cannot name them, so
+    create_all over Connect refuses before building anything; create_index with a DataFrame can."""
+    from test_advisor import _wide
+
+    dirs = [_wide(spark, tmp_path / d, 1000, 2) for d in ("p1", "p2")]
+    with _advisor_session(connect_spark, tmp_path / "indexes") as hs:
+        source = connect_spark.read.parquet(*dirs)
+        recs = hs.recommend([source.where("k = 42").select("a"), source.where("k = 7").select("b")])
+        assert len(recs) == 1 and recs.indexes[0].source_sql is None, str(recs)
+        name = recs.configs[0].name
+        with pytest.raises(HyperspaceException, match=f"Cannot create recommended index '{name}' over Spark Connect"):
+            recs.create_all()
+        assert hs.indexes().collect() == []
+        query = source.where("k = 42").select("a")
+        expected = _rows(query)
+        hs.create_index(source, recs.configs[0])
+        enable_hyperspace(connect_spark)
+        assert _rows(query) == expected
+        assert _uses(hs, query, [name]) == [name]
+        hs.delete_index(name)

@@ -430,11 +430,16 @@ class SqlBackend:
         payload = json.dumps({"indexes": indexes, "budgetBytes": budget_bytes, "maxIndexes": max_indexes})
 
         def create_all() -> None:
+            # Checked for all before building any, so a refusal leaves nothing half done.
             for i in indexes:
                 if i["sourceSql"] is None:
                     raise exceptions.HyperspaceException(
-                        f"Cannot create recommended index '{i['name']}': its source ({i['source']}) has no SQL name."
+                        f"Cannot create recommended index '{i['name']}' over Spark Connect: its source "
+                        f"({i['source']}) has no SQL name (a CREATE HYPERSPACE INDEX ... ON names one table "
+                        "or one directory). Nothing was built. Build it with hs.create_index(<a DataFrame "
+                        "reading that source>, its config)."
                     )
+            for i in indexes:
                 config = IndexConfig(str(i["name"]), list(i["indexedColumns"]), list(i["includedColumns"]))
                 self._rows(create_statement(cast(KindConfig, config), str(i["sourceSql"])))
 
