@@ -133,6 +133,8 @@ def test_bad_input_gets_clear_errors(spark: SparkSession, hs: Hyperspace, tables
         hs.recommend(["SELECT a FROM no_such_table"])
     with pytest.raises(HyperspaceException, match="weight must be a positive number"):
         hs.recommend([("SELECT 1", 0)])
+    with pytest.raises(HyperspaceException, match="weight must be a positive number; got inf"):
+        hs.recommend([("SELECT 1", float("inf"))])
     with pytest.raises(HyperspaceException, match="budget_bytes must be a whole number"):
         hs.recommend(["SELECT 1"], budget_bytes=-5)
     with pytest.raises(HyperspaceException, match="Workload query 1 must be a DataFrame"):

@@ -26,6 +26,7 @@ from hyperspace import (
     BloomFilterSketch,
     DataSkippingIndexConfig,
     Hyperspace,
+    HyperspaceException,
     HyperspaceIndexNotFoundException,
     IndexConfig,
     MaintenanceResult,
@@ -328,3 +329,207 @@ def test_an_indexed_table_from_sql_over_connect(connect_spark: SparkSession) -> 
     finally:
         spark.sql("UNCACHE INDEXED TABLE IF EXISTS connect_idx")
     assert spark.sql("SHOW INDEXED TABLES").collect() == []
+
+
+# ---- The index advisor over Connect (docs/advisor.md) ------------------------------------------
+
+NUM_BUCKETS_KEY = "spark.hyperspace.index.numBuckets"
+BROADCAST_KEY = "spark.sql.autoBroadcastJoinThreshold"
+
+
+@contextmanager
+def _advisor_session(spark: SparkSession, system_path: Path) -> Iterator[Hyperspace]:
+    """``spark`` with its own system path, 4 buckets and no broadcast joins (so a join's shuffles
+    are what an index can remove), all put back afterwards: both sessions outlive the test."""
+    settings = {SYSTEM_PATH_KEY: str(system_path), NUM_BUCKETS_KEY: "4", BROADCAST_KEY: "-1"}
+    previous = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, v)
+    try:
+        yield Hyperspace(spark)
+    finally:
+        disable_hyperspace(spark)
+        for k, v in previous.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def _recommendation(recs: hyperspace.Recommendations) -> list[tuple[object, ...]]:
+    """What both transports must agree on: every field but the per-call timing totals."""
+    return [
+        (
+            r.rank,
+            r.config.name,
+            r.config.indexed_columns,
+            r.config.included_columns,
+            r.source,
+            r.source_sql,
+            r.estimated_size_bytes,
+            r.estimated_build_bytes,
+            r.benefit,
+            tuple(r.queries),
+        )
+        for r in recs.indexes
+    ]
+
+
+def _uses(hs: Hyperspace, query: DataFrame, names: list[str]) -> list[str]:
+    """The recommended indexes ``query``'s plan reads, by explain; each confirmed by why_not."""
+    text = hs.explain(query, display=False)
+    used = [n for n in names if n in text]
+    for name in used:
+        assert hs.why_not(query, name, display=False) == f"{name}: used by this query"
+    return used
+
+
+def test_recommend_dataframes_over_connect_as_over_py4j_then_create_all(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_advisor import _wide
+
+    tables = {
+        side: _wide(spark, tmp_path / side, rows, files) for side, rows, files in (("l", 2000, 4), ("r", 1500, 3))
+    }
+
+    def workload(s: SparkSession) -> tuple[DataFrame, DataFrame]:
+        left, right = s.read.parquet(tables["l"]), s.read.parquet(tables["r"])
+        return left.where("k = 42").select("a", "b"), left.select("k", "a").join(right.select("k", "c"), "k")
+
+    with _advisor_session(spark, tmp_path / "local") as local_hs:
+        local = local_hs.recommend([workload(spark)[0], (workload(spark)[1], 2.0)])
+    with _advisor_session(connect_spark, tmp_path / "local") as hs:
+        lookup, join = workload(connect_spark)
+        recs = hs.recommend([lookup, (join, 2.0)])
+        # The same indexes, sources, estimates and evidence, each query named as over py4j.
+        assert _recommendation(recs) == _recommendation(local), f"{recs}\n---\n{local}"
+        assert {(r.config.indexed_columns, r.config.included_columns) for r in recs.indexes} == {
+            (("k",), ("a", "b")),
+            (("k",), ("c",)),
+        }, str(recs)
+        assert {q.query for r in recs.indexes for q in r.queries} == {"query 1", "query 2"}
+        recs.show()
+        out = capsys.readouterr().out
+        assert out.startswith("2 index(es) recommended (budget none, at most any number;"), out
+        assert "serves 'query 2' (weight 2)" in out and "TABLE `hyperspace_df_" not in out, out
+        # The temporary views that carried the DataFrames are gone.
+        assert not [t.name for t in connect_spark.catalog.listTables() if t.name.startswith("hyperspace_df_")]
+
+        expected = {"lookup": _rows(lookup), "join": _rows(join)}
+        names = recs.create_all()
+        assert names == [r.config.name for r in recs.indexes]
+        assert sorted(r["name"] for r in hs.indexes().collect() if r["state"] == "ACTIVE") == sorted(names)
+        enable_hyperspace(connect_spark)
+        served: set[str] = set()
+        for name, query in zip(("lookup", "join"), workload(connect_spark), strict=True):
+            assert _rows(query) == expected[name], name
+            used = _uses(hs, query, names)
+            assert used, f"{name} uses no recommended index:\n{hs.explain(query, display=False)}"
+            served.update(used)
+        assert served == set(names)
+        for name in names:
+            hs.delete_index(name)
+
+
+def test_recommend_sql_over_connect_as_over_py4j_budget_and_count(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
+) -> None:
+    from test_advisor import _wide
+
+    left, right = _wide(spark, tmp_path / "l", 2000, 4), _wide(spark, tmp_path / "r", 1500, 3)
+    # A string literal, a backslash and a backquoted name: the texts travel inside a SQL string.
+    sql = [
+        "SELECT a, c FROM cx_left WHERE b = '5'",
+        "SELECT `payload` FROM cx_right WHERE id = 9 AND b <> 'x\\\\y'",
+    ]
+    for s in (spark, connect_spark):
+        s.read.parquet(left).createOrReplaceTempView("cx_left")
+        s.read.parquet(right).createOrReplaceTempView("cx_right")
+    workload = [sql[0], (sql[1], 0.5)]
+    with _advisor_session(spark, tmp_path / "indexes") as local_hs:
+        local = local_hs.recommend(workload)
+    with _advisor_session(connect_spark, tmp_path / "indexes") as hs:
+        recs = hs.recommend(workload)
+        assert _recommendation(recs) == _recommendation(local), f"{recs}\n---\n{local}"
+        assert len(recs) == 2 and {q.query for r in recs.indexes for q in r.queries} == set(sql), str(recs)
+        assert f"serves {sql[1]!r} (weight 0.5)" in str(recs), str(recs)
+
+        assert _recommendation(hs.recommend(workload, max_indexes=1)) == _recommendation(recs)[:1]
+        smallest = min(r.estimated_size_bytes for r in recs.indexes)
+        within = hs.recommend(workload, budget_bytes=smallest)
+        assert len(within) == 1 and within.total_size_bytes <= smallest and within.budget_bytes == smallest
+        assert str(within).startswith(f"1 index(es) recommended (budget {smallest} bytes, at most any number;")
+        nothing = hs.recommend(workload, budget_bytes=0, max_indexes=3)
+        assert len(nothing) == 0 and nothing.create_all() == []
+        assert str(nothing).startswith("0 index(es) recommended (budget 0 bytes, at most 3;")
+
+        expected = [_rows(connect_spark.sql(q)) for q in sql]
+        names = recs.create_all()
+        enable_hyperspace(connect_spark)
+        served: set[str] = set()
+        for q, rows in zip(sql, expected, strict=True):
+            query = connect_spark.sql(q)
+            assert _rows(query) == rows, q
+            used = _uses(hs, query, names)
+            assert used, f"{q} uses no recommended index:\n{hs.explain(query, display=False)}"
+            served.update(used)
+        assert served == set(names)
+        # Building them again fails on the first, by name, like CREATE of an existing index.
+        with pytest.raises(HyperspaceException, match=names[0]):
+            recs.create_all()
+        for name in names:
+            hs.delete_index(name)
+
+
+def test_recommend_bad_input_over_connect(connect_spark: SparkSession, spark: SparkSession, tmp_path: Path) -> None:
+    with _advisor_session(connect_spark, tmp_path / "indexes") as hs:
+        with pytest.raises(HyperspaceException, match="the workload is empty"):
+            hs.recommend([])
+        with pytest.raises(HyperspaceException, match="budget_bytes must be a whole number"):
+            hs.recommend(["SELECT 1"], budget_bytes=-5)
+        with pytest.raises(HyperspaceException, match="weight must be a positive number"):
+            hs.recommend([("SELECT 1", 0)])
+        # Analyzed on the server: its exception, with its message, arrives as the package's.
+        with pytest.raises(
+            HyperspaceException, match="Workload query 'SELECT a FROM no_such_table' cannot be analyzed"
+        ) as unknown:
+            hs.recommend(["SELECT a FROM no_such_table"])
+        assert unknown.value.java_class == "io.hyperspace.HyperspaceException"
+        # A syntax error in a query is the query's, not a sign the server lacks Hyperspace.
+        with pytest.raises(HyperspaceException, match="Workload query 'SELEC 1' cannot be analyzed") as syntax:
+            hs.recommend(["SELEC 1"])
+        assert type(syntax.value) is HyperspaceException
+        with pytest.raises(HyperspaceException, match="weight must be a positive number; got inf"):
+            hs.recommend([("SELECT 1", float("inf"))])
+        # A DataFrame of another session cannot reach this server's session: refused by name.
+        spark.range(10).write.parquet(str(tmp_path / "t"))
+        classic = spark.read.parquet(str(tmp_path / "t")).where("id = 3")
+        with pytest.raises(HyperspaceException, match="Workload query 2 is a DataFrame of another Spark session"):
+            hs.recommend(["SELECT 1", classic])
+        assert not [t.name for t in connect_spark.catalog.listTables() if t.name.startswith("hyperspace_df_")]
+
+
+def test_recommend_over_connect_a_source_sql_cannot_name(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Two directories read as one relation: CREATE HYPERSPACE INDEX ... ON cannot name them, so
+    create_all over Connect refuses before building anything; create_index with a DataFrame can."""
+    from test_advisor import _wide
+
+    dirs = [_wide(spark, tmp_path / d, 1000, 2) for d in ("p1", "p2")]
+    with _advisor_session(connect_spark, tmp_path / "indexes") as hs:
+        source = connect_spark.read.parquet(*dirs)
+        recs = hs.recommend([source.where("k = 42").select("a"), source.where("k = 7").select("b")])
+        assert len(recs) == 1 and recs.indexes[0].source_sql is None, str(recs)
+        name = recs.configs[0].name
+        with pytest.raises(HyperspaceException, match=f"Cannot create recommended index '{name}' over Spark Connect"):
+            recs.create_all()
+        assert hs.indexes().collect() == []
+        query = source.where("k = 42").select("a")
+        expected = _rows(query)
+        hs.create_index(source, recs.configs[0])
+        enable_hyperspace(connect_spark)
+        assert _rows(query) == expected
+        assert _uses(hs, query, [name]) == [name]
+        hs.delete_index(name)

@@ -286,7 +286,15 @@ class SqlBackend:
         return self._rows(statement)[0][0]
 
     @contextmanager
-    def _view(self, df: DataFrame) -> Iterator[str]:
+    def _view(self, df: DataFrame, what: str = "The DataFrame") -> Iterator[str]:
+        # A temporary view lives in the session that creates it: one of a classic session, or of
+        # another Connect session, would be created there and not be found here.
+        if getattr(df, "sparkSession", None) is not self._spark:
+            raise exceptions.HyperspaceException(
+                f"{what} is a DataFrame of another Spark session: over Spark Connect a DataFrame reaches "
+                "the server as a temporary view of this session. Build it from this session, or pass its "
+                "SQL text."
+            )
         name = f"hyperspace_df_{uuid.uuid4().hex}"
         df.createOrReplaceTempView(name)
         try:
@@ -392,7 +400,9 @@ class SqlBackend:
         with ExitStack() as views:
             # A DataFrame reaches the server as a temporary view, its query `TABLE <view>`.
             texts = [
-                q.query if isinstance(q.query, str) else f"TABLE {views.enter_context(self._view(q.query))}"
+                q.query
+                if isinstance(q.query, str)
+                else f"TABLE {views.enter_context(self._view(q.query, f'Workload {q.label}'))}"
                 for q in workload
             ]
             labels = {t: q.label for t, q in zip(texts, workload, strict=True) if not isinstance(q.query, str)}
@@ -420,11 +430,16 @@ class SqlBackend:
         payload = json.dumps({"indexes": indexes, "budgetBytes": budget_bytes, "maxIndexes": max_indexes})
 
         def create_all() -> None:
+            # Checked for all before building any, so a refusal leaves nothing half done.
             for i in indexes:
                 if i["sourceSql"] is None:
                     raise exceptions.HyperspaceException(
-                        f"Cannot create recommended index '{i['name']}': its source ({i['source']}) has no SQL name."
+                        f"Cannot create recommended index '{i['name']}' over Spark Connect: its source "
+                        f"({i['source']}) has no SQL name (a CREATE HYPERSPACE INDEX ... ON names one table "
+                        "or one directory). Nothing was built. Build it with hs.create_index(<a DataFrame "
+                        "reading that source>, its config)."
                     )
+            for i in indexes:
                 config = IndexConfig(str(i["name"]), list(i["indexedColumns"]), list(i["includedColumns"]))
                 self._rows(create_statement(cast(KindConfig, config), str(i["sourceSql"])))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
@@ -47,7 +48,7 @@ def normalize_workload(workload: object) -> list[WorkloadQuery]:
     out = []
     for i, item in enumerate(workload, start=1):
         query, weight = item if isinstance(item, tuple) and len(item) == 2 else (item, 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight > 0:
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 < weight < math.inf:
             raise exceptions.HyperspaceException(
                 f"Workload query {i}: the weight must be a positive number; got {weight!r}."
             )
