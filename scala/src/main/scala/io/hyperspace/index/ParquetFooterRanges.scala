@@ -45,6 +45,14 @@ private[index] object ParquetFooterRanges extends Logging {
     if (all.size == files.map(_.name).distinct.size) Some(all) else None
   }
 
+  /** The footer key Spark writes in files whose dates and timestamps were rebased (LEGACY mode). */
+  private val LegacyDateTimeKey = "org.apache.spark.legacyDateTime"
+
+  private def isDateTime(t: DataType): Boolean = t match {
+    case DateType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+
   private def fromFooter(t: DataType): Boolean = t match {
     case FloatType | DoubleType => false
     case _ => FileRanges.supported(t)
@@ -54,8 +62,12 @@ private[index] object ParquetFooterRanges extends Logging {
     try {
       val footer = Using.resource(ParquetFileReader.open(HadoopInputFile.fromPath(path, conf)))(_.getFooter)
       val blocks = footer.getBlocks.asScala.toSeq.filter(_.getRowCount > 0)
-      val columns = ranged.map(c => c -> columnRange(blocks, c, schema(c).dataType))
-      if (columns.exists(_._2.isEmpty)) None
+      // A file written in Spark's LEGACY rebase mode holds old dates and timestamps in the hybrid
+      // Julian calendar, which its readers convert back: its footer values are not Spark's.
+      val rebased = footer.getFileMetaData.getKeyValueMetaData.containsKey(LegacyDateTimeKey) &&
+        ranged.exists(c => isDateTime(schema(c).dataType))
+      val columns = if (rebased) Nil else ranged.map(c => c -> columnRange(blocks, c, schema(c).dataType))
+      if (rebased || columns.exists(_._2.isEmpty)) None
       else Some(FileStats(blocks.map(_.getRowCount).sum, columns.collect { case (c, Some(Some(s))) => c -> s }.toMap))
     } catch {
       case NonFatal(e) =>

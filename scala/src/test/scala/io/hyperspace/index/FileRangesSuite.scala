@@ -71,6 +71,25 @@ class FileRangesSuite extends HyperspaceSuite {
     }
   }
 
+  test("dates and timestamps written in the LEGACY rebase mode are aggregated, not read from the footer") {
+    spark.conf.set("spark.sql.parquet.datetimeRebaseModeInWrite", "LEGACY")
+    try withTimestamps("TIMESTAMP_MICROS") {
+        val old = spark.range(0, 200, 1, 2).selectExpr("id",
+          "DATE_ADD(DATE'1200-01-01', CAST(id AS INT)) AS d", "TIMESTAMP_SECONDS(-25000000000 + id) AS ts")
+        val (dir, files) = written("legacy", old)
+        val schema = spark.read.parquet(dir.toString).schema
+        val conf = spark.sessionState.newHadoopConf()
+        assert(ParquetFooterRanges.read(conf, schema, Seq("d"), dir, files).isEmpty)
+        assert(ParquetFooterRanges.read(conf, schema, Seq("ts"), dir, files).isEmpty)
+        assert(ParquetFooterRanges.read(conf, schema, Seq("id"), dir, files).isDefined)
+        // What is recorded is the rows' own range, as Spark reads them back.
+        val described = FileRanges.describe(spark, schema, Seq("d"), dir, files).flatMap(_.stats)
+        val firstDay = java.time.LocalDate.parse("1200-01-01").toEpochDay
+        assert(described.flatMap(_.columns("d").min).map(_.toLong).min == firstDay)
+      }
+    finally spark.conf.unset("spark.sql.parquet.datetimeRebaseModeInWrite")
+  }
+
   test("an empty file has no values in the footer as in the rows") {
     val (dir, files) = written("empty", rows(10).limit(0))
     val schema = spark.read.parquet(dir.toString).schema
