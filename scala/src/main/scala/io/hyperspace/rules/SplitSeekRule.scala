@@ -98,7 +98,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     ranked.headOption.flatMap { case (c, onKeys) =>
       // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
       // runs once per entry, filter and listing.
-      def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, listed),
+      def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, digestOf(listed)),
         lookup(spark, c.entry, onKeys, source, condition))
       val planned = try looked
       catch {
@@ -127,9 +127,18 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
 
   private def storedSchema(entry: LogEntry): StructType = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
 
-  /** Lookups by (index entry, filter, source files listed): a few, small (bounded by their row groups). */
-  private val lookups = new BoundedCache[((String, String, Long), Expression, Seq[FileKey]), Either[Reason, SeekPlan]](
+  /** Lookups by (index entry, filter, digest of the source files listed), bounded by their row groups. */
+  private val lookups = new BoundedCache[((String, String, Long), Expression, String), Either[Reason, SeekPlan]](
     64, 1000000L, _.fold(_ => 1L, p => 1L + p.rowGroups.valuesIterator.map(_.size.toLong).sum))
+
+  /** The SHA-256 of a listing: a key that does not keep a large table's whole listing alive. */
+  private def digestOf(listed: Seq[FileKey]): String = {
+    val sha = java.security.MessageDigest.getInstance("SHA-256")
+    listed.foreach(k =>
+      sha.update(s"${k.path}\u0000${k.size}\u0000${k.modificationTime}\u0000${k.deletionVector.getOrElse("")}\u0001"
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+    sha.digest().map("%02x".format(_)).mkString
+  }
 
   /**
    * The row groups `entry` locates for `onKeys` (conjuncts over its key columns) among the files

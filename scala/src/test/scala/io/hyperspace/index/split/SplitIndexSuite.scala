@@ -157,6 +157,33 @@ class SplitIndexSuite extends RuleTestSupport {
     } finally drop("sDiff", "sDiffS")
   }
 
+  test("planning looks the index up once per filter, also when the seek does not pay") {
+    hs.createIndex(df, SplitIndexConfig("sOnce", Seq("k")))
+    spark.conf.set(AuditKey, "0")
+    try withHyperspace(on = true) {
+        // The optimizer runs the rule to a fixed point, several times; the lookup runs once.
+        for (filter <- Seq("k = 17", "k > 10")) {
+          val jobs = new java.util.concurrent.atomic.AtomicInteger
+          val listener = new org.apache.spark.scheduler.SparkListener {
+            override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit = jobs.incrementAndGet()
+          }
+          val query = df.where(filter)
+          org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
+          spark.sparkContext.addSparkListener(listener)
+          try {
+            query.queryExecution.optimizedPlan
+            org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
+          } finally spark.sparkContext.removeSparkListener(listener)
+          // At most one job: a lookup of a few small index files is read in the driver, without one.
+          assert(jobs.get <= 1, filter)
+        }
+      }
+    finally {
+      spark.conf.set(AuditKey, "1.0")
+      drop("sOnce")
+    }
+  }
+
   test("non-selective filters keep the plain scan, and whyNot says why") {
     hs.createIndex(df, SplitIndexConfig("sWide", Seq("k")))
     try {
