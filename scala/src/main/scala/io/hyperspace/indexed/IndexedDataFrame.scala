@@ -112,13 +112,14 @@ final class IndexedDataFrame private[indexed] (
     // From the block manager master, which a block manager tells before its task ends; the
     // status store behind getRDDStorageInfo is updated later, from the listener bus.
     val cached = if (isCached) cachedPartitionExecutors.count(_._2.nonEmpty).toLong else 0L
-    val bytes = if (isCached) SparkInternals.cachedBlockMemoryBytes(data.rdd) else 0L
+    val (bytes, diskBytes) = if (isCached) SparkInternals.cachedBlockBytes(data.rdd) else (0L, 0L)
     Map(
       "rows" -> s.rows,
       "keys" -> s.keys,
       "partitions" -> numPartitions.toLong,
       "cachedPartitions" -> cached,
       "blockManagerBytes" -> bytes,
+      "blockManagerDiskBytes" -> diskBytes,
       "ownBatchBytes" -> s.ownBatchBytes,
       "totalBatchBytes" -> s.totalBatchBytes,
       "usedBatchBytes" -> s.usedBatchBytes,

@@ -5,7 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.hyperspace.BlockSized
+import org.apache.spark.sql.hyperspace.{BlockSized, TaskMemoryReservation}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.Platform
 
@@ -254,6 +254,24 @@ object IndexedPartition {
     var fill = 0
     var nextSize = InitialBatchBytes
     var added = 0L
+    val memory = TaskMemoryReservation.forCurrentTask()
+    var indexReserved = 0L
+
+    // Every batch, and the key index's growth so far, is reserved before it is allocated: a
+    // partition that does not fit in the memory the task can get fails here, clearly, rather than
+    // taking the executor's heap down.
+    def reserve(batchBytes: Long): Unit = memory.foreach { m =>
+      val indexGrowth = index.heapBytes - indexReserved
+      if (!m.reserve(batchBytes + indexGrowth)) {
+        val task = Option(org.apache.spark.TaskContext.get()).map(_.partitionId())
+        throw new HyperspaceException(s"Indexed DataFrame on '${schema(keyOrdinal).name}': " +
+          s"partition ${task.getOrElse("?")} needs more than ${mb(m.reserved + batchBytes + indexGrowth)} " +
+          s"to build ($added rows so far), more execution memory than its task can get " +
+          s"(had ${mb(m.reserved)}). Create the index with more partitions, or give the " +
+          "executors more memory (spark.executor.memory, spark.memory.fraction).")
+      }
+      indexReserved += indexGrowth
+    }
 
     def startBatch(need: Int, alone: Boolean): Unit = {
       if (current != null) fills(fills.length - 1) = fill
@@ -264,12 +282,14 @@ object IndexedPartition {
       }
       val size = if (alone) need else math.max(need, nextSize - ArrayHeaderBytes)
       if (need <= batchSize - ArrayHeaderBytes) nextSize = math.min(batchSize, nextSize * 2)
+      reserve(size.toLong + ArrayHeaderBytes)
       current = new Array[Byte](size)
       batches += current
       fills += 0
       fill = 0
     }
 
+    try {
     while (rows.hasNext) {
       val row = rows.next() match {
         case u: UnsafeRow if u.numFields == schema.length => u
@@ -295,7 +315,13 @@ object IndexedPartition {
     if (current != null) fills(fills.length - 1) = fill
     new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
       ownFrom, sharedRows + added, added, sharedKeys + index.newKeys, index.ownEntries, batchSize)
+    } finally {
+      // The block manager accounts the partition once it stores it.
+      memory.foreach(_.releaseAll())
+    }
   }
+
+  private def mb(bytes: Long): String = f"${bytes / 1048576.0}%.1f MB"
 
   private[indexed] def restore(
       schema: StructType,
@@ -347,6 +373,9 @@ private[indexed] sealed trait HeadsWriter {
   /** Keys this version added or re-pointed. */
   def ownEntries: Long
 
+  /** Heap bytes written so far (measured for a table, estimated for a trie). */
+  def heapBytes: Long
+
   def result(): KeyHeads
 }
 
@@ -386,6 +415,7 @@ private final class LongHeadsWriter(codec: KeyCodec, shared: Array[LongPointerTa
   }
   override def newKeys: Long = added
   override def ownEntries: Long = own.size.toLong
+  override def heapBytes: Long = own.heapBytes
   override def result(): KeyHeads = {
     val (tables, owned) = LongPointerTable.stack(own.trimmed(), shared)
     new LongHeads(codec, new LongPointerTable.Layers(tables), owned)
@@ -440,5 +470,6 @@ private final class TrieHeadsWriter(
   }
   override def newKeys: Long = added
   override def ownEntries: Long = added + touched
+  override def heapBytes: Long = ownEntries * IndexedPartition.TrieEntryBytes + keyBytes
   override def result(): KeyHeads = new TrieHeads(codec, trie, ownEntries, keyBytes)
 }
