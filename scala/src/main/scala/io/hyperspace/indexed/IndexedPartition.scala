@@ -312,7 +312,15 @@ object IndexedPartition {
       added += 1
       if (alone) { fills(fills.length - 1) = fill; current = null }
     }
-    if (current != null) fills(fills.length - 1) = fill
+    if (current != null) {
+      fills(fills.length - 1) = fill
+      // The last batch's free tail would stay allocated for the life of the version (no later
+      // write uses it: children write batches of their own). Only when no key object points into
+      // the batch (single-long keys), so the copy frees the original.
+      if (index.keysOutsideBatches && fill < current.length && memory.forall(_.reserve(fill.toLong))) {
+        batches(batches.length - 1) = java.util.Arrays.copyOf(current, fill)
+      }
+    }
     new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
       ownFrom, sharedRows + added, added, sharedKeys + index.newKeys, index.ownEntries, batchSize)
     } finally {
@@ -376,6 +384,9 @@ private[indexed] sealed trait HeadsWriter {
   /** Heap bytes written so far (measured for a table, estimated for a trie). */
   def heapBytes: Long
 
+  /** Whether no key object refers to the row batches (they may then be copied). */
+  def keysOutsideBatches: Boolean
+
   def result(): KeyHeads
 }
 
@@ -416,6 +427,7 @@ private final class LongHeadsWriter(codec: KeyCodec, shared: Array[LongPointerTa
   override def newKeys: Long = added
   override def ownEntries: Long = own.size.toLong
   override def heapBytes: Long = own.heapBytes
+  override def keysOutsideBatches: Boolean = true
   override def result(): KeyHeads = {
     val (tables, owned) = LongPointerTable.stack(own.trimmed(), shared)
     new LongHeads(codec, new LongPointerTable.Layers(tables), owned)
@@ -471,5 +483,7 @@ private final class TrieHeadsWriter(
   override def newKeys: Long = added
   override def ownEntries: Long = added + touched
   override def heapBytes: Long = ownEntries * IndexedPartition.TrieEntryBytes + keyBytes
+  // String keys are views of the stored rows.
+  override def keysOutsideBatches: Boolean = false
   override def result(): KeyHeads = new TrieHeads(codec, trie, ownEntries, keyBytes)
 }

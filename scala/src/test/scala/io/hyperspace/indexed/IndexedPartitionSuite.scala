@@ -240,6 +240,21 @@ class IndexedPartitionSuite extends AnyFunSuite {
     assert(copy.keyCount == 151 && copy.rowCount == 2002)
   }
 
+  test("the last batch is cut to its rows when no key points into it (single-long keys)") {
+    val small = build((0 until 10).map(i => row(i.toLong, "x", i)))
+    assert(small.totalBatchBytes == small.usedBatchBytes)
+    val child = small.append(Iterator(row(3L, "y", 10)))
+    assert(child.ownBatchBytes == child.totalBatchBytes - small.totalBatchBytes)
+    assert(child.totalBatchBytes == child.usedBatchBytes)
+    assert(lookup(child, 3L).map(_._3) == Seq(10, 3) && lookup(small, 3L).map(_._3) == Seq(3))
+    // String keys are views of the stored rows: their batch stays as allocated.
+    val s = StructType(Seq(StructField("k", StringType), StructField("i", IntegerType)))
+    val strings = IndexedPartition.build(s, 0, 1 << 20,
+      Iterator(new GenericInternalRow(Array[Any](UTF8String.fromString("a"), 1)): InternalRow))
+    assert(strings.totalBatchBytes == IndexedPartition.InitialBatchBytes - IndexedPartition.ArrayHeaderBytes)
+    assert(strings.lookup(strings.codec.keyOfValue(UTF8String.fromString("a"))).map(_.getInt(1)).toSeq == Seq(1))
+  }
+
   test("block size reports own memory, not the shared parent's") {
     val parent = build((0 until 10000).map(i => row(i.toLong, "x" * 20, i)))
     val child = parent.append(Iterator(row(1L, "y", 1)))
