@@ -148,7 +148,8 @@ final class IndexedPartition private (
     override def next(): Long = {
       val p = next0
       val link = linkAt(batchOf(p), offsetOf(p))
-      next0 = if (batchOf(link) == NoBatch) NoRow else {
+      next0 = if (batchOf(link) == NoBatch) NoRow
+      else {
         // The link has the previous row's place; its size is in that row's own link.
         val previousSize = linkAt(batchOf(link), offsetOf(link)) & SizeEscape
         (link & ~SizeEscape.toLong) | previousSize
@@ -290,39 +291,39 @@ object IndexedPartition {
     }
 
     try {
-    while (rows.hasNext) {
-      val row = rows.next() match {
-        case u: UnsafeRow if u.numFields == schema.length => u
-        case other => toUnsafe(other)
+      while (rows.hasNext) {
+        val row = rows.next() match {
+          case u: UnsafeRow if u.numFields == schema.length => u
+          case other => toUnsafe(other)
+        }
+        val size = row.getSizeInBytes
+        val need = HeaderBytes + size
+        // Too big for the size bits (or, never seen from Spark, not word-aligned): alone in a batch.
+        val alone = size % 8 != 0 || (size >>> 3) >= SizeEscape
+        if (alone || current == null || fill + need > current.length) startBatch(need, alone)
+        val sizeWords = if (alone) SizeEscape else size >>> 3
+        val p = pointer(batches.length - 1, fill, sizeWords)
+        val base = Platform.BYTE_ARRAY_OFFSET + fill
+        row.writeToMemory(current, base + HeaderBytes)
+        // The key is read back from the stored copy, so a string key points into the batch.
+        view.pointTo(current, base + HeaderBytes, size)
+        val previous = if (view.isNullAt(keyOrdinal)) NoRow else index.swap(view, keyOrdinal, p)
+        Platform.putLong(current, base, (previous & ~SizeEscape.toLong) | sizeWords)
+        fill += need
+        added += 1
+        if (alone) { fills(fills.length - 1) = fill; current = null }
       }
-      val size = row.getSizeInBytes
-      val need = HeaderBytes + size
-      // Too big for the size bits (or, never seen from Spark, not word-aligned): alone in a batch.
-      val alone = size % 8 != 0 || (size >>> 3) >= SizeEscape
-      if (alone || current == null || fill + need > current.length) startBatch(need, alone)
-      val sizeWords = if (alone) SizeEscape else size >>> 3
-      val p = pointer(batches.length - 1, fill, sizeWords)
-      val base = Platform.BYTE_ARRAY_OFFSET + fill
-      row.writeToMemory(current, base + HeaderBytes)
-      // The key is read back from the stored copy, so a string key points into the batch.
-      view.pointTo(current, base + HeaderBytes, size)
-      val previous = if (view.isNullAt(keyOrdinal)) NoRow else index.swap(view, keyOrdinal, p)
-      Platform.putLong(current, base, (previous & ~SizeEscape.toLong) | sizeWords)
-      fill += need
-      added += 1
-      if (alone) { fills(fills.length - 1) = fill; current = null }
-    }
-    if (current != null) {
-      fills(fills.length - 1) = fill
-      // The last batch's free tail would stay allocated for the life of the version (no later
-      // write uses it: children write batches of their own). Only when no key object points into
-      // the batch (single-long keys), so the copy frees the original.
-      if (index.keysOutsideBatches && fill < current.length && memory.forall(_.reserve(fill.toLong))) {
-        batches(batches.length - 1) = java.util.Arrays.copyOf(current, fill)
+      if (current != null) {
+        fills(fills.length - 1) = fill
+        // The last batch's free tail would stay allocated for the life of the version (no later
+        // write uses it: children write batches of their own). Only when no key object points into
+        // the batch (single-long keys), so the copy frees the original.
+        if (index.keysOutsideBatches && fill < current.length && memory.forall(_.reserve(fill.toLong))) {
+          batches(batches.length - 1) = java.util.Arrays.copyOf(current, fill)
+        }
       }
-    }
-    new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
-      ownFrom, sharedRows + added, added, sharedKeys + index.newKeys, index.ownEntries, batchSize)
+      new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
+        ownFrom, sharedRows + added, added, sharedKeys + index.newKeys, index.ownEntries, batchSize)
     } finally {
       // The block manager accounts the partition once it stores it.
       memory.foreach(_.releaseAll())

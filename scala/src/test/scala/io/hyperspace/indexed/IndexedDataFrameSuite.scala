@@ -256,8 +256,8 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
       case 3 => rand.nextLong()
       case _ => (rand.nextInt(400) - 200).toLong * 1000003L // negatives, multiples of a prime
     }
-    def batch(n: Int, tag: String): DataFrame =
-      (0 until n).map(i => (keyOf(), s"$tag-$i", rand.nextInt(1000))).toDF("k", "s", "i")
+    def batch(n: Int, tag: String): DataFrame = (0 until n).map(i => (keyOf(), s"$tag-$i", rand.nextInt(1000))).toDF(
+      "k", "s", "i")
     val sources = batch(3000, "v0") +: (1 to 11).map(v => batch(20 + rand.nextInt(200), s"v$v"))
     // Eleven appends: more than the eight key-table layers a version looks up, so merges happen.
     val versions = sources.tail.scanLeft(sources.head.createIndex("k", 3).cache())((idx, more) =>

@@ -203,10 +203,12 @@ class IndexedPartitionSuite extends AnyFunSuite {
       (LongType, Seq(Long.MinValue, -1L, 0L, Long.MaxValue, Long.MinValue), true),
       (DateType, Seq(-719162, 0, 19000, 0), true),
       (FloatType, Seq(0.0f, -0.0f, Float.NaN, Float.MinValue, -1.5f), true),
-      (DecimalType(18, 3), Seq(Decimal(BigDecimal("-999999999999999.999"), 18, 3),
-        Decimal(BigDecimal("0.001"), 18, 3), Decimal(BigDecimal("-999999999999999.999"), 18, 3)), true),
-      (DecimalType(30, 2), Seq(Decimal(BigDecimal("1234567890123456789012.34"), 30, 2),
-        Decimal(BigDecimal("-1.00"), 30, 2)), false),
+      (DecimalType(18, 3),
+        Seq(Decimal(BigDecimal("-999999999999999.999"), 18, 3),
+          Decimal(BigDecimal("0.001"), 18, 3), Decimal(BigDecimal("-999999999999999.999"), 18, 3)), true),
+      (DecimalType(30, 2),
+        Seq(Decimal(BigDecimal("1234567890123456789012.34"), 30, 2),
+          Decimal(BigDecimal("-1.00"), 30, 2)), false),
       (StringType, Seq(UTF8String.fromString(""), UTF8String.fromString("x"), UTF8String.fromString("")), false),
       (BinaryType, Seq(Array[Byte](1, 2), Array[Byte](), Array[Byte](1, 2)), false))
     cases.foreach { case (t, values, long) =>

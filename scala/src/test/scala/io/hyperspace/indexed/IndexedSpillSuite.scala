@@ -65,8 +65,10 @@ class IndexedSpillSuite extends SparkSessionSuite {
       val idf = big().createIndex("k", 1)
       val e = intercept[Exception](idf.persist(level))
       val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).toSeq
-      assert(messages.exists(m => m != null && m.contains("Indexed DataFrame on 'k': partition 0 needs more than") &&
-        m.contains("more partitions")), messages.mkString("\n"))
+      assert(
+        messages.exists(m =>
+          m != null && m.contains("Indexed DataFrame on 'k': partition 0 needs more than") &&
+            m.contains("more partitions")), messages.mkString("\n"))
       idf.unpersist(blocking = true)
     }
     // The same rows in enough partitions fit (spilling what the pool cannot hold).

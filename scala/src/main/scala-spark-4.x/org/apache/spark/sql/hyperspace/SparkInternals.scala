@@ -128,7 +128,8 @@ final class TaskMemoryReservation private (tmm: org.apache.spark.memory.TaskMemo
   def reserve(bytes: Long): Boolean = {
     if (bytes <= 0) return true
     val got = acquireMemory(bytes)
-    if (got < bytes) { freeMemory(got); false } else true
+    if (got < bytes) { freeMemory(got); false }
+    else true
   }
 
   /** Bytes reserved now. */
