@@ -210,9 +210,11 @@ class IndexedDataFrame:
 
     @translate_errors
     def memory_stats(self) -> dict[str, int]:
-        """Rows, keys, partitions (cached / total) and bytes: what the block manager holds
-        (``blockManagerBytes``), row batches this version allocated (``ownBatchBytes``) or reads
-        (``totalBatchBytes``, ``usedBatchBytes``) and the estimated trie size (``ownTrieBytes``).
+        """Rows, keys, partitions (cached / total) and bytes: what the block manager holds in
+        memory (``blockManagerBytes``) and on disk (``blockManagerDiskBytes``), row batches this
+        version allocated (``ownBatchBytes``) or reads (``totalBatchBytes``, ``usedBatchBytes``)
+        and its own part of the key index (``ownTrieBytes``: measured primitive tables for keys
+        that are one long, an estimate for a trie of other keys).
         """
         stats = self._jidf.memoryStatsAsJava()
         return {str(k): int(stats.get(k)) for k in stats.keySet()}

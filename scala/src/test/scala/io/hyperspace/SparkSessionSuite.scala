@@ -26,6 +26,9 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
    */
   protected def withIceberg: Boolean = false
 
+  /** Further settings of the suite's session (e.g. a small memory to test what does not fit). */
+  protected def sessionConfig: Map[String, String] = Map.empty
+
   protected lazy val tempDir: File = Files.createTempDirectory("hyperspace-test").toFile
 
   @transient protected lazy val spark: SparkSession = {
@@ -40,6 +43,7 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
       (if (withIceberg) Seq("org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions") else Nil) ++
       (if (withExtension) Seq(HyperspaceSparkSessionExtension.className) else Nil)
     if (extensions.nonEmpty) builder.config("spark.sql.extensions", extensions.mkString(","))
+    sessionConfig.foreach { case (k, v) => builder.config(k, v) }
     if (withDelta) {
       builder.config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         // Delta rebuilds a snapshot's state in 50 tasks by default, sized for big logs: on the few

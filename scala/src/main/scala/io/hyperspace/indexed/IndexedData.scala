@@ -24,7 +24,8 @@ import io.hyperspace.shims.Shuffles
  * @param ownBatchBytes row-batch bytes this version allocated
  * @param totalBatchBytes row-batch bytes this version reads (shared ancestors' batches included)
  * @param usedBatchBytes stored record bytes this version reads (batches without their free tail)
- * @param ownTrieBytes estimated heap bytes of the trie entries this version does not share
+ * @param ownTrieBytes heap bytes of the key index this version does not share (measured for
+ *   primitive tables, estimated for a trie)
  */
 final case class IndexedStats(
     rows: Long,

@@ -17,7 +17,7 @@ import io.hyperspace.shims.Casting
 
 /**
  * An in-memory indexed cache of a DataFrame (the paper's Indexed DataFrame): rows
- * hash-partitioned on a key column, each partition holding a trie from key to rows. Create one
+ * hash-partitioned on a key column, each partition holding an index from key to rows. Create one
  * with `df.createIndex("col")` (after `import io.hyperspace._`), then:
  * {{{
  *   val idf = df.createIndex("id").cache()   // materialized in the executors' block managers
@@ -103,7 +103,7 @@ final class IndexedDataFrame private[indexed] (
   }
 
   /**
-   * Sizes of this version: rows, keys, bytes of row batches and estimated trie bytes (see
+   * Sizes of this version: rows, keys, bytes of row batches and of the key index (see
    * [[IndexedStats]]), plus what Spark's block manager holds for it right now. Materializes
    * the version if it was not.
    */
@@ -112,13 +112,14 @@ final class IndexedDataFrame private[indexed] (
     // From the block manager master, which a block manager tells before its task ends; the
     // status store behind getRDDStorageInfo is updated later, from the listener bus.
     val cached = if (isCached) cachedPartitionExecutors.count(_._2.nonEmpty).toLong else 0L
-    val bytes = if (isCached) SparkInternals.cachedBlockMemoryBytes(data.rdd) else 0L
+    val (bytes, diskBytes) = if (isCached) SparkInternals.cachedBlockBytes(data.rdd) else (0L, 0L)
     Map(
       "rows" -> s.rows,
       "keys" -> s.keys,
       "partitions" -> numPartitions.toLong,
       "cachedPartitions" -> cached,
       "blockManagerBytes" -> bytes,
+      "blockManagerDiskBytes" -> diskBytes,
       "ownBatchBytes" -> s.ownBatchBytes,
       "totalBatchBytes" -> s.totalBatchBytes,
       "usedBatchBytes" -> s.usedBatchBytes,

@@ -93,7 +93,7 @@ private[indexed] final class PartitionJoin(
     if (value == null) return Iterator.empty
     checkPartition(probeRow)
     keyHolder.update(0, value)
-    part.pointers(codec.key(keyHolder, 0)).flatMap { p =>
+    part.pointersOf(keyHolder, 0).flatMap { p =>
       val raw = part.rowAt(p, view)
       if (keepsIndexRow(raw)) {
         val indexRow = project(raw)

@@ -5,22 +5,31 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.hyperspace.BlockSized
+import org.apache.spark.sql.hyperspace.{BlockSized, TaskMemoryReservation}
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.Platform
 
+import io.hyperspace.HyperspaceException
+
 /**
  * One partition of an Indexed DataFrame version (paper §III-C): rows stored as UnsafeRow bytes
- * in row batches, a concurrent trie from each key to a packed pointer to the newest row with
- * that key, and in front of every row a backward pointer to the previous row with the same key.
+ * in row batches, an index from each key to a packed pointer to the newest row with that key,
+ * and in front of every row a link to the previous row with the same key.
  *
- * A record is `[previous pointer: 8][row size: 4][padding: 4][UnsafeRow bytes]`, so rows stay
- * 8-byte aligned. A pointer packs the batch number (high 32 bits) and the record's offset in it
- * (low 32 bits); -1 ends a chain.
+ * A pointer packs the batch number, the record's offset in it and the row's size (see
+ * [[IndexedPartition.pointer]]), so a record is only `[link: 8][UnsafeRow bytes]`: the link is
+ * the previous row's batch and offset with this row's own size in the size bits (a scan has no
+ * pointer to take the size from). Rows stay 8-byte aligned. -1 is "no row".
+ *
+ * Keys whose value is one `long` (integral, date/time, floating point, small decimals; see
+ * [[KeyCodec.isLong]]) are indexed in primitive [[LongPointerTable]]s; other keys in a
+ * `TrieMap`.
  *
  * A partition never changes once built. [[append]] makes a new partition that shares this one's
- * batches (appending into fresh batches of its own) and starts from an O(1) snapshot of this
- * one's trie, so any number of versions, divergent ones included, answer with their own rows.
+ * batches (appending into fresh batches of its own) and this one's key index: a long-keyed
+ * child puts only its own keys into a table of its own, looked up before the shared ones; a
+ * trie-keyed child starts from an O(1) snapshot of the trie. Any number of versions, divergent
+ * ones included, answer with their own rows.
  *
  * Batches grow geometrically from 4 KB up to the batch size (small partitions stay small) and
  * are never copied or resized once allocated: string keys in the trie point into them. A batch
@@ -31,8 +40,8 @@ final class IndexedPartition private (
     val schema: StructType,
     val keyOrdinal: Int,
     val codec: KeyCodec,
-    // Written only while this partition is built; children take snapshots of it.
-    private val trie: TrieMap[AnyRef, java.lang.Long],
+    // Written only while this partition is built; children share it read-only.
+    private val heads: KeyHeads,
     private val batches: Array[Array[Byte]],
     private val fills: Array[Int],
     // batches(ownFrom..) were written by this version; the rest belong to its ancestors.
@@ -40,17 +49,11 @@ final class IndexedPartition private (
     val rowCount: Long,
     val ownRowCount: Long,
     val keyCount: Long,
-    // Trie entries this version added or re-pointed: the part of the trie it does not share.
+    // Index entries this version added or re-pointed: the part of the index it does not share.
     val ownTrieEntries: Long,
-    private val ownKeyBytes: Long,
     val batchSize: Int) extends BlockSized with Serializable {
 
   import IndexedPartition._
-
-  // A read-only snapshot never copies nodes on reads, which a mutable trie does after any
-  // snapshot has been taken of it (as every append does).
-  @transient private lazy val reader: scala.collection.Map[AnyRef, java.lang.Long] =
-    trie.readOnlySnapshot()
 
   /** Number of fields of the stored rows. */
   def numFields: Int = schema.length
@@ -64,8 +67,11 @@ final class IndexedPartition private (
   /** Bytes of row data (records without unused batch space) this version reads. */
   def usedBatchBytes: Long = fills.iterator.map(_.toLong).sum
 
-  /** Estimated heap bytes of the trie entries this version owns (not shared with ancestors). */
-  def ownTrieBytes: Long = ownTrieEntries * TrieEntryBytes + ownKeyBytes
+  /** Heap bytes (measured for tables, estimated for a trie) of the key index this version owns. */
+  def ownTrieBytes: Long = heads.ownBytes
+
+  /** Whether the keys are in primitive tables (else in a trie). */
+  def hasLongKeys: Boolean = heads.isInstanceOf[LongHeads]
 
   /**
    * What the block manager accounts for this partition: the memory it added, not what it
@@ -73,23 +79,34 @@ final class IndexedPartition private (
    */
   override def blockSizeInBytes: Long = ownBatchBytes + ownTrieBytes + 256L
 
-  /** The newest-first pointers of the rows with key `key` (null matches nothing). */
-  def pointers(key: AnyRef): Iterator[Long] = {
-    if (key == null) return Iterator.empty
-    val head = reader.getOrElse(key, null)
-    if (head == null) Iterator.empty else new ChainIterator(head.longValue())
-  }
+  /** The newest-first pointers of the rows with key `key` (a [[KeyCodec.key]]; null matches nothing). */
+  def pointers(key: AnyRef): Iterator[Long] =
+    if (key == null) Iterator.empty else chain(heads.head(key))
+
+  /** The newest-first pointers of the rows whose key is `row(ordinal)` (of the key's type). */
+  def pointersOf(row: InternalRow, ordinal: Int): Iterator[Long] =
+    if (row.isNullAt(ordinal)) Iterator.empty else chain(heads.headOfRow(row, ordinal))
+
+  private def chain(head: Long): Iterator[Long] =
+    if (head == NoRow) Iterator.empty else new ChainIterator(head)
 
   /** A reusable row view for [[rowAt]]. */
   def newRowView(): UnsafeRow = new UnsafeRow(numFields)
 
   /** Points `view` at the row stored at `pointer` and returns it. */
   def rowAt(pointer: Long, view: UnsafeRow): UnsafeRow = {
-    val batch = batches((pointer >>> 32).toInt)
-    val offset = Platform.BYTE_ARRAY_OFFSET + (pointer & 0xffffffffL).toInt
-    view.pointTo(batch, offset + HeaderBytes, Platform.getInt(batch, offset + 8))
+    val b = batchOf(pointer)
+    val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(pointer)
+    view.pointTo(batches(b), offset + HeaderBytes, rowSize(b, sizeWordsOf(pointer)))
     view
   }
+
+  // An escaped size is a row alone in its batch: the rest of the batch.
+  private def rowSize(batch: Int, sizeWords: Int): Int =
+    if (sizeWords == SizeEscape) fills(batch) - HeaderBytes else sizeWords << 3
+
+  private def linkAt(batch: Int, offset: Int): Long =
+    Platform.getLong(batches(batch), Platform.BYTE_ARRAY_OFFSET + offset)
 
   /** The rows with key `key`, newest first, as one reused row view. */
   def lookup(key: AnyRef): Iterator[UnsafeRow] = {
@@ -107,10 +124,11 @@ final class IndexedPartition private (
     override def hasNext: Boolean = { settle(); batch < batches.length }
     override def next(): (Long, UnsafeRow) = {
       settle()
-      val pointer = (batch.toLong << 32) | offset
-      rowAt(pointer, view)
+      val sizeWords = (linkAt(batch, offset) & SizeEscape).toInt
+      val p = pointer(batch, offset, sizeWords)
+      rowAt(p, view)
       offset += HeaderBytes + view.getSizeInBytes
-      (pointer, view)
+      (p, view)
     }
   }
 
@@ -122,30 +140,29 @@ final class IndexedPartition private (
    * left as it is and keeps answering with its own rows.
    */
   def append(rows: Iterator[InternalRow]): IndexedPartition =
-    write(this, schema, keyOrdinal, codec, batchSize, trie.snapshot(), batches, fills, rows,
+    write(schema, keyOrdinal, codec, batchSize, heads.childWriter(codec), batches, fills, rows,
       rowCount, keyCount)
 
-  private def previousOf(pointer: Long): Long = {
-    val batch = batches((pointer >>> 32).toInt)
-    Platform.getLong(batch, Platform.BYTE_ARRAY_OFFSET + (pointer & 0xffffffffL).toInt)
-  }
-
   private final class ChainIterator(private var next0: Long) extends Iterator[Long] {
-    override def hasNext: Boolean = next0 != -1L
+    override def hasNext: Boolean = next0 != NoRow
     override def next(): Long = {
       val p = next0
-      next0 = previousOf(p)
+      val link = linkAt(batchOf(p), offsetOf(p))
+      next0 = if (batchOf(link) == NoBatch) NoRow
+      else {
+        // The link has the previous row's place; its size is in that row's own link.
+        val previousSize = linkAt(batchOf(link), offsetOf(link)) & SizeEscape
+        (link & ~SizeEscape.toLong) | previousSize
+      }
       p
     }
   }
 
   // Java serialization (replicated or serialized storage levels, disk spill) writes the rows and
-  // the trie's pointers once; keys are re-read from the rows. Ancestors' batches are copied in:
-  // a deserialized partition shares nothing.
-  private def writeReplace(): AnyRef = {
-    val pointers = reader.valuesIterator.map(_.longValue()).toArray
-    new SerializedPartition(schema, keyOrdinal, batchSize, batches, fills, pointers, rowCount)
-  }
+  // each key's newest pointer once; keys are re-read from the rows. Ancestors' batches are
+  // copied in: a deserialized partition shares nothing.
+  private def writeReplace(): AnyRef =
+    new SerializedPartition(schema, keyOrdinal, batchSize, batches, fills, heads.all.toArray, rowCount)
 }
 
 /** The serialized form of an [[IndexedPartition]]. */
@@ -164,14 +181,41 @@ private final class SerializedPartition(
 
 object IndexedPartition {
 
-  /** Bytes in front of every stored row. */
-  val HeaderBytes: Int = 16
+  /** Bytes in front of every stored row: the link to the previous row with its key. */
+  val HeaderBytes: Int = 8
 
   /** Bytes of a JVM byte array's header (compressed class pointers). */
   val ArrayHeaderBytes: Int = 16
 
   /** First batch allocated by a version: one OS page, as the paper's smallest batch. */
   val InitialBatchBytes: Int = 4096
+
+  /** "No row": the end of a chain, an absent key. Its batch bits are [[NoBatch]]. */
+  val NoRow: Long = -1L
+
+  // A pointer is [batch: 20 bits][offset / 8: 27 bits][row size / 8: 17 bits]. Offsets and sizes
+  // are multiples of 8 (UnsafeRows are word-aligned), so batches may be up to 1 GB (the batch
+  // size's bound) and a row up to 1 MB; a bigger row gets a batch of its own and the size
+  // SizeEscape, its size then being the batch's fill.
+  private val OffsetBits = 27
+  private val SizeBits = 17
+
+  /** The batch number of [[NoRow]]: no batch has it. */
+  val NoBatch: Int = (1 << 20) - 1
+
+  /** Row batches a partition can have (its ancestors' included). */
+  val MaxBatches: Int = NoBatch
+
+  /** The size bits of a row stored alone in its batch. */
+  val SizeEscape: Int = (1 << SizeBits) - 1
+
+  /** The pointer of the record at byte `offset` of batch `batch`, a row of `sizeWords` words. */
+  def pointer(batch: Int, offset: Int, sizeWords: Int): Long =
+    (batch.toLong << (OffsetBits + SizeBits)) | ((offset >>> 3).toLong << SizeBits) | sizeWords
+
+  private def batchOf(p: Long): Int = (p >>> (OffsetBits + SizeBits)).toInt
+  private def offsetOf(p: Long): Int = (((p >>> SizeBits) & ((1L << OffsetBits) - 1)) << 3).toInt
+  private def sizeWordsOf(p: Long): Int = (p & SizeEscape).toInt
 
   /**
    * Estimated heap bytes per trie entry (its S-node, the boxed pointer and its share of the
@@ -187,17 +231,16 @@ object IndexedPartition {
       batchSize: Int,
       rows: Iterator[InternalRow]): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
-    write(null, schema, keyOrdinal, codec, batchSize, TrieMap.empty[AnyRef, java.lang.Long],
-      Array.empty, Array.empty, rows, 0L, 0L)
+    write(schema, keyOrdinal, codec, batchSize, KeyHeads.writer(codec), Array.empty, Array.empty,
+      rows, 0L, 0L)
   }
 
   private def write(
-      parent: IndexedPartition,
       schema: StructType,
       keyOrdinal: Int,
       codec: KeyCodec,
       batchSize: Int,
-      trie: TrieMap[AnyRef, java.lang.Long],
+      index: HeadsWriter,
       sharedBatches: Array[Array[Byte]],
       sharedFills: Array[Int],
       rows: Iterator[InternalRow],
@@ -212,60 +255,82 @@ object IndexedPartition {
     var fill = 0
     var nextSize = InitialBatchBytes
     var added = 0L
-    var newKeys = 0L
-    var touched = 0L
-    var keyBytes = 0L
-    // Keys this append already wrote: re-pointing one again copies no further trie nodes.
-    val seenOwn = new java.util.HashSet[AnyRef]()
+    val memory = TaskMemoryReservation.forCurrentTask()
+    var indexReserved = 0L
 
-    def startBatch(need: Int): Unit = {
+    // Every batch, and the key index's growth so far, is reserved before it is allocated: a
+    // partition that does not fit in the memory the task can get fails here, clearly, rather than
+    // taking the executor's heap down.
+    def reserve(batchBytes: Long): Unit = memory.foreach { m =>
+      val indexGrowth = index.heapBytes - indexReserved
+      if (!m.reserve(batchBytes + indexGrowth)) {
+        val task = Option(org.apache.spark.TaskContext.get()).map(_.partitionId())
+        throw new HyperspaceException(s"Indexed DataFrame on '${schema(keyOrdinal).name}': " +
+          s"partition ${task.getOrElse("?")} needs more than ${mb(m.reserved + batchBytes + indexGrowth)} " +
+          s"to build ($added rows so far), more execution memory than its task can get " +
+          s"(had ${mb(m.reserved)}). Create the index with more partitions, or give the " +
+          "executors more memory (spark.executor.memory, spark.memory.fraction).")
+      }
+      indexReserved += indexGrowth
+    }
+
+    def startBatch(need: Int, alone: Boolean): Unit = {
       if (current != null) fills(fills.length - 1) = fill
-      val size = math.max(need, nextSize - ArrayHeaderBytes)
+      if (batches.length >= MaxBatches) {
+        throw new HyperspaceException(s"An Indexed DataFrame partition cannot have more than " +
+          s"$MaxBatches row batches (its versions' included); create the index with more " +
+          "partitions or a larger spark.hyperspace.indexed.batchSize.")
+      }
+      val size = if (alone) need else math.max(need, nextSize - ArrayHeaderBytes)
       if (need <= batchSize - ArrayHeaderBytes) nextSize = math.min(batchSize, nextSize * 2)
+      reserve(size.toLong + ArrayHeaderBytes)
       current = new Array[Byte](size)
       batches += current
       fills += 0
       fill = 0
     }
 
-    while (rows.hasNext) {
-      val row = rows.next() match {
-        case u: UnsafeRow if u.numFields == schema.length => u
-        case other => toUnsafe(other)
+    try {
+      while (rows.hasNext) {
+        val row = rows.next() match {
+          case u: UnsafeRow if u.numFields == schema.length => u
+          case other => toUnsafe(other)
+        }
+        val size = row.getSizeInBytes
+        val need = HeaderBytes + size
+        // Too big for the size bits (or, never seen from Spark, not word-aligned): alone in a batch.
+        val alone = size % 8 != 0 || (size >>> 3) >= SizeEscape
+        if (alone || current == null || fill + need > current.length) startBatch(need, alone)
+        val sizeWords = if (alone) SizeEscape else size >>> 3
+        val p = pointer(batches.length - 1, fill, sizeWords)
+        val base = Platform.BYTE_ARRAY_OFFSET + fill
+        row.writeToMemory(current, base + HeaderBytes)
+        // The key is read back from the stored copy, so a string key points into the batch.
+        view.pointTo(current, base + HeaderBytes, size)
+        val previous = if (view.isNullAt(keyOrdinal)) NoRow else index.swap(view, keyOrdinal, p)
+        Platform.putLong(current, base, (previous & ~SizeEscape.toLong) | sizeWords)
+        fill += need
+        added += 1
+        if (alone) { fills(fills.length - 1) = fill; current = null }
       }
-      val size = row.getSizeInBytes
-      val need = HeaderBytes + size
-      if (current == null || fill + need > current.length) startBatch(need)
-      val batchNo = batches.length - 1
-      val pointer = (batchNo.toLong << 32) | fill
-      val base = Platform.BYTE_ARRAY_OFFSET + fill
-      row.writeToMemory(current, base + HeaderBytes)
-      Platform.putInt(current, base + 8, size)
-      // The key is read back from the stored copy, so a string key points into the batch.
-      view.pointTo(current, base + HeaderBytes, size)
-      val key = codec.key(view, keyOrdinal)
-      if (key == null) {
-        Platform.putLong(current, base, -1L)
-      } else {
-        val previous = trie.getOrElse(key, null)
-        Platform.putLong(current, base, if (previous == null) -1L else previous.longValue())
-        trie.update(key, java.lang.Long.valueOf(pointer))
-        if (previous == null) {
-          newKeys += 1
-          keyBytes += codec.keyHeapBytes(key)
-          if (parent != null) seenOwn.add(key)
-        } else if (parent != null && seenOwn.add(key)) {
-          touched += 1
+      if (current != null) {
+        fills(fills.length - 1) = fill
+        // The last batch's free tail would stay allocated for the life of the version (no later
+        // write uses it: children write batches of their own). Only when no key object points into
+        // the batch (single-long keys), so the copy frees the original.
+        if (index.keysOutsideBatches && fill < current.length && memory.forall(_.reserve(fill.toLong))) {
+          batches(batches.length - 1) = java.util.Arrays.copyOf(current, fill)
         }
       }
-      fill += need
-      added += 1
+      new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
+        ownFrom, sharedRows + added, added, sharedKeys + index.newKeys, index.ownEntries, batchSize)
+    } finally {
+      // The block manager accounts the partition once it stores it.
+      memory.foreach(_.releaseAll())
     }
-    if (current != null) fills(fills.length - 1) = fill
-    val ownEntries = newKeys + touched
-    new IndexedPartition(schema, keyOrdinal, codec, trie, batches.toArray, fills.toArray, ownFrom,
-      sharedRows + added, added, sharedKeys + newKeys, ownEntries, keyBytes, batchSize)
   }
+
+  private def mb(bytes: Long): String = f"${bytes / 1048576.0}%.1f MB"
 
   private[indexed] def restore(
       schema: StructType,
@@ -276,18 +341,150 @@ object IndexedPartition {
       pointers: Array[Long],
       rowCount: Long): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
-    val trie = TrieMap.empty[AnyRef, java.lang.Long]
+    val index = KeyHeads.writer(codec)
     val view = new UnsafeRow(schema.length)
-    var keyBytes = 0L
-    pointers.foreach { p =>
-      val batch = batches((p >>> 32).toInt)
-      val offset = Platform.BYTE_ARRAY_OFFSET + (p & 0xffffffffL).toInt
-      view.pointTo(batch, offset + HeaderBytes, Platform.getInt(batch, offset + 8))
-      val key = codec.key(view, keyOrdinal)
-      keyBytes += codec.keyHeapBytes(key)
-      trie.update(key, java.lang.Long.valueOf(p))
-    }
-    new IndexedPartition(schema, keyOrdinal, codec, trie, batches, fills, 0, rowCount, rowCount,
-      pointers.length.toLong, pointers.length.toLong, keyBytes, batchSize)
+    val part = new IndexedPartition(schema, keyOrdinal, codec, KeyHeads.writer(codec).result(),
+      batches, fills, 0, rowCount, rowCount, 0L, 0L, batchSize)
+    pointers.foreach(p => index.swap(part.rowAt(p, view), keyOrdinal, p))
+    new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches, fills, 0, rowCount,
+      rowCount, pointers.length.toLong, pointers.length.toLong, batchSize)
   }
+}
+
+/** A version's index from each key to its newest row's pointer; read-only once built. */
+private[indexed] sealed trait KeyHeads {
+
+  /** The newest pointer of the non-null key object `key` (a [[KeyCodec.key]]), or -1. */
+  def head(key: AnyRef): Long
+
+  /** The newest pointer of the non-null key `row(ordinal)`, or -1. */
+  def headOfRow(row: InternalRow, ordinal: Int): Long
+
+  /** Every key's newest pointer, once per key. */
+  def all: Iterator[Long]
+
+  /** Heap bytes of the part of the index this version does not share. */
+  def ownBytes: Long
+
+  /** A writer for a child version: starts from this index, never writes into it. */
+  def childWriter(codec: KeyCodec): HeadsWriter
+}
+
+/** Builds the key index of one version while its rows are written. */
+private[indexed] sealed trait HeadsWriter {
+
+  /** Makes `pointer` the newest row of the non-null key `row(ordinal)`; returns the previous one or -1. */
+  def swap(row: InternalRow, ordinal: Int, pointer: Long): Long
+
+  /** Keys no older version had. */
+  def newKeys: Long
+
+  /** Keys this version added or re-pointed. */
+  def ownEntries: Long
+
+  /** Heap bytes written so far (measured for a table, estimated for a trie). */
+  def heapBytes: Long
+
+  /** Whether no key object refers to the row batches (they may then be copied). */
+  def keysOutsideBatches: Boolean
+
+  def result(): KeyHeads
+}
+
+private[indexed] object KeyHeads {
+  def writer(codec: KeyCodec): HeadsWriter =
+    if (codec.isLong) new LongHeadsWriter(codec, Array.empty)
+    else new TrieHeadsWriter(codec, TrieMap.empty[AnyRef, java.lang.Long], isChild = false)
+}
+
+/** Long keys: the version's own table (if any), then the shared ones, newest first. */
+private[indexed] final class LongHeads(codec: KeyCodec, layers: LongPointerTable.Layers, owned: Int)
+  extends KeyHeads {
+  override def head(key: AnyRef): Long = layers.get(codec.longOf(key))
+  override def headOfRow(row: InternalRow, ordinal: Int): Long = layers.get(codec.longKey(row, ordinal))
+  override def all: Iterator[Long] = layers.heads
+  override def ownBytes: Long = layers.tables.iterator.take(owned).map(_.heapBytes).sum
+  override def childWriter(codec: KeyCodec): HeadsWriter = new LongHeadsWriter(codec, layers.tables)
+  /** Number of tables a lookup may probe. */
+  def depth: Int = layers.tables.length
+}
+
+private final class LongHeadsWriter(codec: KeyCodec, shared: Array[LongPointerTable])
+  extends HeadsWriter {
+  private val own = LongPointerTable.empty()
+  private val sharedLayers = new LongPointerTable.Layers(shared)
+  private var added = 0L
+
+  override def swap(row: InternalRow, ordinal: Int, pointer: Long): Long = {
+    val key = codec.longKey(row, ordinal)
+    val mine = own.put(key, pointer)
+    if (mine != LongPointerTable.Empty) mine
+    else {
+      val older = sharedLayers.get(key)
+      if (older == LongPointerTable.Empty) added += 1
+      older
+    }
+  }
+  override def newKeys: Long = added
+  override def ownEntries: Long = own.size.toLong
+  override def heapBytes: Long = own.heapBytes
+  override def keysOutsideBatches: Boolean = true
+  override def result(): KeyHeads = {
+    val (tables, owned) = LongPointerTable.stack(own.trimmed(), shared)
+    new LongHeads(codec, new LongPointerTable.Layers(tables), owned)
+  }
+}
+
+/** Other keys: a concurrent trie, snapshotted in O(1) for a child. */
+private[indexed] final class TrieHeads(
+    codec: KeyCodec,
+    trie: TrieMap[AnyRef, java.lang.Long],
+    ownEntries: Long,
+    ownKeyBytes: Long) extends KeyHeads {
+  import IndexedPartition.TrieEntryBytes
+
+  // A read-only snapshot never copies nodes on reads, which a mutable trie does after any
+  // snapshot has been taken of it (as every append does).
+  private lazy val reader: scala.collection.Map[AnyRef, java.lang.Long] = trie.readOnlySnapshot()
+
+  override def head(key: AnyRef): Long = {
+    val p = reader.getOrElse(key, null)
+    if (p == null) LongPointerTable.Empty else p.longValue()
+  }
+  override def headOfRow(row: InternalRow, ordinal: Int): Long = head(codec.key(row, ordinal))
+  override def all: Iterator[Long] = reader.valuesIterator.map(_.longValue())
+  override def ownBytes: Long = ownEntries * TrieEntryBytes + ownKeyBytes
+  override def childWriter(codec: KeyCodec): HeadsWriter =
+    new TrieHeadsWriter(codec, trie.snapshot(), isChild = true)
+}
+
+private final class TrieHeadsWriter(
+    codec: KeyCodec,
+    trie: TrieMap[AnyRef, java.lang.Long],
+    isChild: Boolean) extends HeadsWriter {
+  private var added = 0L
+  private var touched = 0L
+  private var keyBytes = 0L
+  // Keys this append already wrote: re-pointing one again copies no further trie nodes.
+  private val seenOwn = new java.util.HashSet[AnyRef]()
+
+  override def swap(row: InternalRow, ordinal: Int, pointer: Long): Long = {
+    val key = codec.key(row, ordinal)
+    val previous = trie.getOrElse(key, null)
+    trie.update(key, java.lang.Long.valueOf(pointer))
+    if (previous == null) {
+      added += 1
+      keyBytes += codec.keyHeapBytes(key)
+      if (isChild) seenOwn.add(key)
+    } else if (isChild && seenOwn.add(key)) {
+      touched += 1
+    }
+    if (previous == null) LongPointerTable.Empty else previous.longValue()
+  }
+  override def newKeys: Long = added
+  override def ownEntries: Long = added + touched
+  override def heapBytes: Long = ownEntries * IndexedPartition.TrieEntryBytes + keyBytes
+  // String keys are views of the stored rows.
+  override def keysOutsideBatches: Boolean = false
+  override def result(): KeyHeads = new TrieHeads(codec, trie, ownEntries, keyBytes)
 }

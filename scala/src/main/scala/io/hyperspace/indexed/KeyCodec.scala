@@ -59,6 +59,45 @@ final case class KeyCodec(dataType: DataType) {
     }
   }
 
+  /**
+   * Whether every key of this type is one `long` (its [[longKey]]), so a partition can index it
+   * in a primitive [[LongPointerTable]]: integral, date/time, interval, floating point (by its
+   * normalised bits), boolean and decimals of up to 18 digits (by the unscaled value).
+   */
+  val isLong: Boolean = dataType match {
+    case BooleanType | ByteType | ShortType | IntegerType | LongType | FloatType | DoubleType |
+        DateType | TimestampType | TimestampNTZType | _: YearMonthIntervalType |
+        _: DayTimeIntervalType => true
+    case t: DecimalType => t.precision <= Decimal.MAX_LONG_DIGITS
+    case _ => false
+  }
+
+  /**
+   * The `long` form of the non-null key `row(ordinal)` when [[isLong]], without boxing. Equal
+   * to [[longOf]] of [[key]], which the stored rows and lookup values both go through.
+   */
+  def longKey(row: InternalRow, ordinal: Int): Long = dataType match {
+    case BooleanType => if (row.getBoolean(ordinal)) 1L else 0L
+    case ByteType => row.getByte(ordinal).toLong
+    case ShortType => row.getShort(ordinal).toLong
+    case IntegerType | DateType | _: YearMonthIntervalType => row.getInt(ordinal).toLong
+    case FloatType =>
+      val f = row.getFloat(ordinal)
+      java.lang.Float.floatToIntBits(if (f == 0.0f) 0.0f else f).toLong
+    case DoubleType =>
+      val d = row.getDouble(ordinal)
+      java.lang.Double.doubleToLongBits(if (d == 0.0d) 0.0d else d)
+    case t: DecimalType => row.getDecimal(ordinal, t.precision, t.scale).toUnscaledLong
+    case _ => row.getLong(ordinal)
+  }
+
+  /** The `long` form of a non-null [[key]] object of a type that [[isLong]]. */
+  def longOf(key: AnyRef): Long = key match {
+    case b: java.lang.Boolean => if (b.booleanValue()) 1L else 0L
+    case n: java.lang.Number => n.longValue()
+    case other => throw new IllegalArgumentException(s"not a $dataType key: $other")
+  }
+
   /** The key of a Catalyst value of the key type (a lookup literal); null for NULL. */
   def keyOfValue(value: Any): AnyRef = {
     val row = new GenericInternalRow(Array[Any](value))

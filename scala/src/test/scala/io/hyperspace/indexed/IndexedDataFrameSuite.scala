@@ -246,6 +246,42 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     }
   }
 
+  test("generated data: lookups and joins on every version agree with plain DataFrames") {
+    import spark.implicits._
+    val rand = new scala.util.Random(20)
+    val special = Seq(0L, -1L, 1L, Long.MinValue, Long.MaxValue, Long.MinValue + 1, Int.MinValue.toLong)
+    def keyOf(): java.lang.Long = rand.nextInt(20) match {
+      case 0 => null
+      case 1 | 2 => special(rand.nextInt(special.size))
+      case 3 => rand.nextLong()
+      case _ => (rand.nextInt(400) - 200).toLong * 1000003L // negatives, multiples of a prime
+    }
+    def batch(n: Int, tag: String): DataFrame = (0 until n).map(i => (keyOf(), s"$tag-$i", rand.nextInt(1000))).toDF(
+      "k", "s", "i")
+    val sources = batch(3000, "v0") +: (1 to 11).map(v => batch(20 + rand.nextInt(200), s"v$v"))
+    // Eleven appends: more than the eight key-table layers a version looks up, so merges happen.
+    val versions = sources.tail.scanLeft(sources.head.createIndex("k", 3).cache())((idx, more) =>
+      idx.appendRows(more).cache())
+    val probeKeys = (0 until 300).map(_ => keyOf()).toDF("pk")
+    versions.zipWithIndex.foreach { case (idx, v) =>
+      val plainV = sources.take(v + 1).reduce(_ union _)
+      val keys = (0 until 25).map(_ => keyOf()).filter(_ != null) ++ special
+      assertSameRows(idx.toDF.filter(col("k").isin(keys: _*)), plainV.filter(col("k").isin(keys: _*)),
+        s"lookups, version $v")
+      assert(executedNodes(idx.toDF.filter(col("k").isin(keys: _*))).exists(_.isInstanceOf[IndexedLookupExec]))
+      keys.take(5).foreach { k =>
+        assertSameRows(idx.getRows(k), plainV.filter(col("k") === k), s"key $k, version $v")
+      }
+      val i = idx.toDF
+      Seq("inner", "left_outer", "full_outer").foreach { jt =>
+        assertSameRows(i.join(probeKeys, i("k") === probeKeys("pk"), jt),
+          plainV.join(probeKeys, plainV("k") === probeKeys("pk"), jt), s"$jt join, version $v")
+      }
+      assert(idx.count() == plainV.count())
+    }
+    versions.foreach(_.unpersist(blocking = true))
+  }
+
   test("appendRows rejects rows that do not fit, naming the column") {
     val missing = intercept[HyperspaceException](idf.appendRows(spark.range(1).selectExpr("id AS k")))
     assert(missing.getMessage.contains("'s'"), missing.getMessage)

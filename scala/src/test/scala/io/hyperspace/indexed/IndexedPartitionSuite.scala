@@ -158,6 +158,105 @@ class IndexedPartitionSuite extends AnyFunSuite {
     assert(found(1.5) == Seq(4))
   }
 
+  test("a record is the row and one 8-byte link: the row's size travels in its pointer") {
+    val rows = (0 until 5000).map(i => row(if (i % 50 == 0) null else i.toLong % 700, "v" * (i % 37), i))
+    val p = build(rows, batchSize = 16384)
+    val rowBytes = rows.map(r =>
+      org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(schema)(r).getSizeInBytes.toLong).sum
+    assert(p.usedBatchBytes == rowBytes + 8L * rows.size)
+    assert(scan(p).map(_._3) == (0 until 5000))
+    (0 until 700).foreach { k =>
+      assert(lookup(p, k.toLong).map(_._3) == (k until 5000 by 700).filter(_ % 50 != 0).reverse, s"key $k")
+    }
+    val view = p.newRowView()
+    p.scanWithPointers().foreach { case (ptr, r) =>
+      assert(p.rowAt(ptr, view).getSizeInBytes == r.getSizeInBytes)
+    }
+  }
+
+  test("rows over the pointer's size bits (1 MB) are alone in a batch, in chains and scans") {
+    val huge = "h" * (1100 * 1024)
+    val rows = Seq(row(1L, "a", 1), row(1L, huge, 2), row(2L, "b", 3), row(1L, "c", 4),
+      row(1L, huge + "z", 5), row(3L, "d", 6))
+    // The batch size is bigger than the rows: they would fit in a batch, not in the size bits.
+    val p = build(rows, batchSize = 8 << 20)
+    assert(lookup(p, 1L).map(_._3) == Seq(5, 4, 2, 1))
+    assert(lookup(p, 1L).map(_._2.length) == Seq(huge.length + 1, 1, huge.length, 1))
+    assert(scan(p).map(_._3) == (1 to 6))
+    val child = p.append(Iterator(row(1L, huge + "y", 7), row(3L, "e", 8)))
+    assert(lookup(child, 1L).map(_._3) == Seq(7, 5, 4, 2, 1))
+    assert(lookup(child, 3L).map(_._3) == Seq(8, 6))
+    assert(lookup(p, 3L).map(_._3) == Seq(6))
+  }
+
+  test("single-long keys use primitive tables, other keys a trie; both agree on lookups") {
+    def typed(t: DataType, values: Seq[Any]): IndexedPartition = {
+      val s = StructType(Seq(StructField("k", t), StructField("i", IntegerType)))
+      IndexedPartition.build(s, 0, 4096,
+        values.zipWithIndex.map { case (v, i) => new GenericInternalRow(Array[Any](v, i)): InternalRow }.iterator)
+    }
+    val cases: Seq[(DataType, Seq[Any], Boolean)] = Seq(
+      (BooleanType, Seq(true, false, true, null), true),
+      (ByteType, Seq(Byte.MinValue, 0.toByte, Byte.MaxValue, (-1).toByte, 0.toByte), true),
+      (ShortType, Seq(Short.MinValue, Short.MaxValue, (-1).toShort, Short.MinValue), true),
+      (IntegerType, Seq(Int.MinValue, -1, 0, Int.MaxValue, -1), true),
+      (LongType, Seq(Long.MinValue, -1L, 0L, Long.MaxValue, Long.MinValue), true),
+      (DateType, Seq(-719162, 0, 19000, 0), true),
+      (FloatType, Seq(0.0f, -0.0f, Float.NaN, Float.MinValue, -1.5f), true),
+      (DecimalType(18, 3),
+        Seq(Decimal(BigDecimal("-999999999999999.999"), 18, 3),
+          Decimal(BigDecimal("0.001"), 18, 3), Decimal(BigDecimal("-999999999999999.999"), 18, 3)), true),
+      (DecimalType(30, 2),
+        Seq(Decimal(BigDecimal("1234567890123456789012.34"), 30, 2),
+          Decimal(BigDecimal("-1.00"), 30, 2)), false),
+      (StringType, Seq(UTF8String.fromString(""), UTF8String.fromString("x"), UTF8String.fromString("")), false),
+      (BinaryType, Seq(Array[Byte](1, 2), Array[Byte](), Array[Byte](1, 2)), false))
+    cases.foreach { case (t, values, long) =>
+      val p = typed(t, values)
+      assert(p.hasLongKeys == long, t)
+      values.distinct.filter(_ != null).foreach { v =>
+        val same = values.zipWithIndex.filter { case (o, _) =>
+          o != null && p.codec.keyOfValue(o) == p.codec.keyOfValue(v)
+        }.map(_._2).reverse
+        assert(p.lookup(p.codec.keyOfValue(v)).map(_.getInt(1)).toSeq == same, s"$t $v")
+      }
+      assert(p.keyCount == values.filter(_ != null).map(p.codec.keyOfValue).distinct.size, t)
+    }
+  }
+
+  test("java serialization round-trips string-keyed partitions and their versions") {
+    val s = StructType(Seq(StructField("k", StringType), StructField("i", IntegerType)))
+    def r(k: String, i: Int): InternalRow = new GenericInternalRow(Array[Any](UTF8String.fromString(k), i))
+    val p = IndexedPartition.build(s, 0, 4096, (0 until 2000).map(i => r(s"k${i % 150}", i)).iterator)
+      .append(Iterator(r("k3", -1), r("new", -2)))
+    val out = new ByteArrayOutputStream()
+    val oos = new ObjectOutputStream(out)
+    oos.writeObject(p)
+    oos.close()
+    val copy = new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject()
+      .asInstanceOf[IndexedPartition]
+    (Seq("new") ++ (0 until 150).map(i => s"k$i")).foreach { k =>
+      val key = p.codec.keyOfValue(UTF8String.fromString(k))
+      assert(copy.lookup(key).map(_.getInt(1)).toSeq == p.lookup(key).map(_.getInt(1)).toSeq, k)
+    }
+    assert(copy.keyCount == 151 && copy.rowCount == 2002)
+  }
+
+  test("the last batch is cut to its rows when no key points into it (single-long keys)") {
+    val small = build((0 until 10).map(i => row(i.toLong, "x", i)))
+    assert(small.totalBatchBytes == small.usedBatchBytes)
+    val child = small.append(Iterator(row(3L, "y", 10)))
+    assert(child.ownBatchBytes == child.totalBatchBytes - small.totalBatchBytes)
+    assert(child.totalBatchBytes == child.usedBatchBytes)
+    assert(lookup(child, 3L).map(_._3) == Seq(10, 3) && lookup(small, 3L).map(_._3) == Seq(3))
+    // String keys are views of the stored rows: their batch stays as allocated.
+    val s = StructType(Seq(StructField("k", StringType), StructField("i", IntegerType)))
+    val strings = IndexedPartition.build(s, 0, 1 << 20,
+      Iterator(new GenericInternalRow(Array[Any](UTF8String.fromString("a"), 1)): InternalRow))
+    assert(strings.totalBatchBytes == IndexedPartition.InitialBatchBytes - IndexedPartition.ArrayHeaderBytes)
+    assert(strings.lookup(strings.codec.keyOfValue(UTF8String.fromString("a"))).map(_.getInt(1)).toSeq == Seq(1))
+  }
+
   test("block size reports own memory, not the shared parent's") {
     val parent = build((0 until 10000).map(i => row(i.toLong, "x" * 20, i)))
     val child = parent.append(Iterator(row(1L, "y", 1)))

@@ -89,27 +89,59 @@ object SparkInternals {
   }
 
   /**
-   * The bytes in memory of `rdd`'s cached blocks, as the block managers reported them to the
-   * master when they stored them. Not `SparkContext.getRDDStorageInfo`: that reads the status
-   * store, which the listener bus updates later (a busy driver reads fewer cached partitions than
-   * there are).
+   * The bytes in memory and on disk of `rdd`'s cached blocks, as the block managers reported
+   * them to the master when they stored them. Not `SparkContext.getRDDStorageInfo`: that reads
+   * the status store, which the listener bus updates later (a busy driver reads fewer cached
+   * partitions than there are).
    */
-  def cachedBlockMemoryBytes(rdd: org.apache.spark.rdd.RDD[_]): Long = {
+  def cachedBlockBytes(rdd: org.apache.spark.rdd.RDD[_]): (Long, Long) = {
     val master = org.apache.spark.SparkEnv.get.blockManager.master
-    (0 until rdd.getNumPartitions).iterator.map { i =>
+    val statuses = (0 until rdd.getNumPartitions).flatMap { i =>
       master.getBlockStatus(org.apache.spark.storage.RDDBlockId(rdd.id, i), askStorageEndpoints = false)
-        .values.map(_.memSize).sum
-    }.sum
+        .values
+    }
+    (statuses.map(_.memSize).sum, statuses.map(_.diskSize).sum)
   }
 }
 
-/**
- * Lets an object stored in Spark's block manager report its own size instead of having
- * `SizeEstimator` walk its object graph (slow for tries of millions of entries, and wrong for
- * data shared between cached versions). `KnownSizeEstimation` is `private[spark]`.
- */
 trait BlockSized extends org.apache.spark.util.KnownSizeEstimation {
   /** Bytes the block manager should account for this object. */
   def blockSizeInBytes: Long
   override def estimatedSize: Long = blockSizeInBytes
+}
+
+/**
+ * Execution memory a task holds while it builds an object it then hands to the block manager
+ * (which accounts it from there on): the build is then limited by Spark's memory manager, as
+ * Spark's own operators are, instead of by the heap running out. Reserving may make other
+ * consumers of the task spill and may evict cached blocks above the storage fraction.
+ * `TaskContext.taskMemoryManager` is `private[spark]`.
+ */
+final class TaskMemoryReservation private (tmm: org.apache.spark.memory.TaskMemoryManager)
+  extends org.apache.spark.memory.MemoryConsumer(tmm, tmm.pageSizeBytes(),
+    org.apache.spark.memory.MemoryMode.ON_HEAP) {
+
+  // What is built cannot be written out halfway; the caller fails instead.
+  override def spill(size: Long, trigger: org.apache.spark.memory.MemoryConsumer): Long = 0L
+
+  /** Reserves `bytes` more, or reserves nothing and returns false if the task cannot get them. */
+  def reserve(bytes: Long): Boolean = {
+    if (bytes <= 0) return true
+    val got = acquireMemory(bytes)
+    if (got < bytes) { freeMemory(got); false }
+    else true
+  }
+
+  /** Bytes reserved now. */
+  def reserved: Long = getUsed
+
+  /** Gives everything back (before the built object goes to the block manager). */
+  def releaseAll(): Unit = if (getUsed > 0) freeMemory(getUsed)
+}
+
+object TaskMemoryReservation {
+
+  /** A reservation for the running task; None outside a task (on the driver, in unit tests). */
+  def forCurrentTask(): Option[TaskMemoryReservation] =
+    Option(org.apache.spark.TaskContext.get()).map(tc => new TaskMemoryReservation(tc.taskMemoryManager()))
 }

@@ -1,0 +1,77 @@
+package io.hyperspace.indexed
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions._
+import org.apache.spark.storage.StorageLevel
+
+import io.hyperspace._
+
+/**
+ * An Indexed DataFrame bigger than the executor's memory. The session's memory manager is
+ * given 96 MB (about 58 MB of unified storage and execution memory), so a few tens of MB of
+ * index do not fit, while the test JVM's real heap keeps the test itself safe.
+ */
+class IndexedSpillSuite extends SparkSessionSuite {
+
+  override protected def sessionConfig: Map[String, String] = Map(
+    "spark.testing.memory" -> (96L << 20).toString,
+    "spark.testing.reservedMemory" -> "0",
+    "spark.hyperspace.indexed.joinSelection" -> "index")
+
+  /** ~110 bytes per row stored: 800K rows are ~90 MB of index, more than the 58 MB pool. */
+  private def big(n: Int = 800000): DataFrame = spark.range(n).selectExpr(
+    "id % 200000 AS k", "concat(repeat('p', 60), id) AS pad", "CAST(id AS INT) AS i")
+
+  private def sorted(df: DataFrame): Seq[String] = df.collect().map(_.toString).toSeq.sorted
+
+  private def assertLookups(idf: IndexedDataFrame, source: DataFrame): Unit =
+    Seq(0L, 7L, 199999L, 123456L, 200000L).foreach { key =>
+      assert(sorted(idf.getRows(key)) == sorted(source.filter(col("k") === key)), s"key $key")
+    }
+
+  test("MEMORY_ONLY: what does not fit is not cached, and queries recompute it from lineage") {
+    val idf = big().createIndex("k", 16).cache()
+    val stats = idf.memoryStats
+    assert(stats("rows") == 800000L)
+    assert(stats("usedBatchBytes") > (70L << 20), stats)
+    assert(stats("cachedPartitions") < 16L, stats)
+    assert(stats("blockManagerBytes") < (60L << 20), stats)
+    assert(stats("blockManagerDiskBytes") == 0L, stats)
+    assertLookups(idf, big())
+    val probe = spark.range(0, 400000, 1000).selectExpr("id AS pk")
+    val i = idf.toDF
+    assert(sorted(i.join(probe, i("k") === probe("pk")).select("i")) ==
+      sorted(big().join(probe, col("k") === col("pk")).select("i")))
+    idf.unpersist(blocking = true)
+  }
+
+  test("MEMORY_AND_DISK: the partitions that do not fit spill to disk and are read from there") {
+    val idf = big().createIndex("k", 16).persist(StorageLevel.MEMORY_AND_DISK)
+    val stats = idf.memoryStats
+    assert(stats("cachedPartitions") == 16L, stats)
+    assert(stats("blockManagerBytes") < (60L << 20), stats)
+    assert(stats("blockManagerDiskBytes") > (10L << 20), stats)
+    assertLookups(idf, big())
+    val extra = spark.range(10).selectExpr("id * 20000 AS k", "'new' AS pad", "-1 AS i")
+    val v1 = idf.appendRows(extra)
+    assertLookups(v1, big().union(extra))
+    assertLookups(idf, big())
+    v1.unpersist(blocking = true)
+    idf.unpersist(blocking = true)
+  }
+
+  test("a partition bigger than the memory its task can get fails clearly, not with an OOM") {
+    Seq(StorageLevel.MEMORY_ONLY, StorageLevel.MEMORY_AND_DISK).foreach { level =>
+      val idf = big().createIndex("k", 1)
+      val e = intercept[Exception](idf.persist(level))
+      val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).toSeq
+      assert(
+        messages.exists(m =>
+          m != null && m.contains("Indexed DataFrame on 'k': partition 0 needs more than") &&
+            m.contains("more partitions")), messages.mkString("\n"))
+      idf.unpersist(blocking = true)
+    }
+    // The same rows in enough partitions fit (spilling what the pool cannot hold).
+    assert(big().createIndex("k", 16).persist(StorageLevel.MEMORY_AND_DISK).count() == 800000L)
+  }
+}
