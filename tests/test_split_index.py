@@ -86,9 +86,18 @@ def test_create_seek_fallback_refresh_delete(spark: SparkSession, hs: Hyperspace
     assert "SplitSeekFileIndex" not in plan
     assert "maxReadFraction" in hs.why_not(spark.read.parquet(path).where("k > 5"), "sk")
 
-    # The log stays readable without a JVM.
+    # The log stays readable without a JVM, with each file's location counts.
     entry = hslog.latest_stable(row["indexRoot"])
     assert entry is not None and entry.index.kind == "SplitIndex"
+    located = [f.stats.locations for f in entry.content.files if f.stats is not None]
+    assert len(located) == len(entry.content.files) and all(loc is not None for loc in located)
+    assert 1300 < sum(loc.keys for loc in located if loc is not None) < 1700
+
+    # An IN-list estimated to reach most row groups is refused before the index is read.
+    wide = f"k IN ({', '.join(str(v) for v in range(0, 1500, 5))})"
+    _, plan = _run(spark, lambda: spark.read.parquet(path).where(wide))
+    assert "SplitSeekFileIndex" not in plan
+    assert "the index was not read" in hs.why_not(spark.read.parquet(path).where(wide), "sk")
 
     _write(spark, path, 4000, 4300, mode="append")
     hs.refresh_index("sk", "incremental")

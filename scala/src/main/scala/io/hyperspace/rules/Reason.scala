@@ -2,6 +2,7 @@ package io.hyperspace.rules
 
 import io.hyperspace.HyperspaceSparkSessionExtension
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.split.SeekEstimate
 
 /**
  * Why an index did not rewrite a query, as decided by the check that turned it down. The rules
@@ -247,6 +248,13 @@ object Reason {
   final case class SeekNotSelective(fraction: Double, max: Double) extends Reason {
     def describe: String = f"the seek would read ${fraction * 100}%.1f%% of the scan's bytes, above " +
       f"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}=$max; the plain scan costs less"
+  }
+
+  final case class SeekEstimatedNotSelective(estimate: SeekEstimate, max: Double) extends Reason {
+    def describe: String = f"the seek is estimated to read ${estimate.fraction * 100}%.1f%% of the scan's bytes " +
+      s"(${estimate.describe}, from the index's build statistics), well above " +
+      f"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}=$max (refused above ${SeekEstimate.refusedAbove(max) * 100}%.1f%%); " +
+      "the index was not read and the plain scan is kept"
   }
 
   final case class TooManyLocations(max: Int) extends Reason {

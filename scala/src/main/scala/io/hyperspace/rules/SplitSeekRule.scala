@@ -96,6 +96,11 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       reject(c.entry, Reason.RankedLower(ranked.head._1.name, "more key conditions"))
     }
     ranked.headOption.flatMap { case (c, onKeys) =>
+      val max = HyperspaceConf.splitMaxReadFraction(spark)
+      estimate(spark, c.entry, onKeys, listed).filter(_.fraction > SeekEstimate.refusedAbove(max)).foreach { e =>
+        reject(c.entry, Reason.SeekEstimatedNotSelective(e, max))
+        return None
+      }
       // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
       // runs once per entry, filter and listing.
       def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, digestOf(listed)),
@@ -116,6 +121,19 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
           Some(sought)
       }
     }
+  }
+
+  /**
+   * What the seek is expected to read, from the index's build statistics: a filter expected to
+   * reach more than `maxReadFraction` is refused before the lookup, a job that for such filters
+   * reads most of the index only to fall back (measured slower than no index at all).
+   */
+  private def estimate(spark: SparkSession, entry: LogEntry, onKeys: Seq[Expression], listed: Seq[FileKey])
+      : Option[SeekEstimate] = {
+    val indexed = CandidateIndexes.indexedFiles(entry)
+    val (covered, whole) = listed.partition(indexed.contains)
+    SeekEstimate.of(entry, SplitIndex.keyColumns(entry.index), onKeys, spark.sessionState.conf.resolver,
+      covered.map(_.size).sum, whole.map(_.size).sum)
   }
 
   private def withSeek(relation: LogicalRelation, fs: HadoopFsRelation, plan: SeekPlan, entry: LogEntry)
