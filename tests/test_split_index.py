@@ -115,3 +115,28 @@ def test_csv_is_refused(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> 
     spark.range(10).selectExpr("id", "id AS k").write.option("header", "true").csv(path)
     with pytest.raises(HyperspaceException, match="Parquet"):
         hs.create_index(spark.read.option("header", "true").csv(path), SplitIndexConfig("scsv", ["k"]))
+
+
+def test_join_prunes_the_big_side(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:
+    path = str(work_dir / "split-join-big")
+    _write(spark, path, 0, 4000)
+    dim = str(work_dir / "split-join-dim")
+    spark.range(0, 1500).selectExpr("CAST(id AS INT) AS k2", "CONCAT('n', id) AS name").write.parquet(dim)
+    hs.create_index(spark.read.parquet(path), SplitIndexConfig("sjoin", ["k"]))
+
+    def query(how: str = "inner") -> DataFrame:
+        big, small = spark.read.parquet(path), spark.read.parquet(dim).where("name IN ('n3', 'n77')")
+        return big.join(small, big["k"] == small["k2"], how)
+
+    # The filter is on the small side's `name`: only the join's keys can narrow the big side.
+    rows, plan = _run(spark, query)
+    assert rows and "SplitSeekFileIndex" in plan, plan
+    # The big side is preserved by a left outer join: nothing may be pruned.
+    _, plan = _run(spark, lambda: query("left_outer"))
+    assert "SplitSeekFileIndex" not in plan
+    conf = HyperspaceConfig(spark)
+    with conf.override(split_join_pruning_enabled=False):
+        _, plan = _run(spark, query)
+        assert "SplitSeekFileIndex" not in plan
+    hs.delete_index("sjoin")
+    hs.vacuum_index("sjoin")

@@ -262,6 +262,11 @@ object Reason {
       s"the filter matches more than $max index rows (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"
   }
 
+  final case class TooManyJoinKeys(max: Int) extends Reason {
+    def describe: String = s"the other side of the join has more than $max distinct join keys " +
+      s"(${HyperspaceConf.SPLIT_JOIN_PRUNING_MAX_KEYS.key}); the join does not prune this scan"
+  }
+
   final case class NotPlainParquetScan(what: String) extends Reason {
     def describe: String = s"a split index seeks into plain Parquet scans only; this scan is $what"
   }

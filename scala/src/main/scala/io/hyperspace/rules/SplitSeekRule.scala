@@ -53,12 +53,18 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     }
   }
 
-  private def seek(
+  /**
+   * `relation` reading only the row groups of the best split index among `indexes` that can hold
+   * rows satisfying `condition` (whose conjuncts on key columns are looked up), or None with the
+   * reasons in `log`; `described` is what the skipping statistics name as the filter.
+   */
+  private[rules] def seek(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       condition: Expression,
       relation: LogicalRelation,
-      log: DecisionLog): Option[LogicalRelation] = {
+      log: DecisionLog,
+      described: => String = ""): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
       case Some(fs) => fs
       case None => return None
@@ -104,7 +110,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
       // runs once per entry, filter and listing.
       def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, digestOf(listed)),
-        lookup(spark, c.entry, onKeys, source, condition))
+        lookup(spark, c.entry, onKeys, source, if (described.isEmpty) condition.sql else described))
       val planned = try looked
       catch {
         case NonFatal(e) =>
@@ -167,7 +173,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       entry: LogEntry,
       onKeys: Seq[Expression],
       source: FileSource,
-      condition: Expression): Either[Reason, SeekPlan] = {
+      described: String): Either[Reason, SeekPlan] = {
     val maxLocations = HyperspaceConf.splitMaxLocations(spark)
     val indexFiles = IndexFileIndex.bucketsToRead(entry, onKeys) match {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
@@ -216,7 +222,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val skipped = listed.filterNot(f => read.contains(f.path))
     val stats = RelationSkippingStats(
       relation = source.table.getOrElse(source.fsRelation.location.rootPaths.mkString(", ")),
-      filter = condition.sql,
+      filter = described,
       filesTotal = listed.size, bytesTotal = bytesTotal,
       filesSkipped = skipped.size, bytesSkipped = bytesTotal - bytesToRead,
       indexes = Seq(SplitSeekStats.skips(entry, skipped.size, bytesTotal - bytesToRead)))
