@@ -9,12 +9,14 @@ import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.types.{DoubleType, FloatType}
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.BoundedCache
 import io.hyperspace.index.split.SplitIndex
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
+import io.hyperspace.sources.FileSource
 
 /**
  * An equi-join of a plain Parquet scan that has a split index on its join key with a small side
@@ -69,27 +71,34 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
       small: LogicalPlan,
       pairs: Seq[(Expression, Expression)],
       log: DecisionLog): Option[LogicalPlan] = {
-    val (filters, relation) = big match {
-      case ProjectsAndFilters(_, fs, r: LogicalRelation) if CandidateIndexes.sourceScan(r).isDefined => (fs, r)
+    val (filters, relation, fs) = big match {
+      case ProjectsAndFilters(_, filters, r: LogicalRelation) =>
+        CandidateIndexes.sourceScan(r) match {
+          case Some(fs) => (filters, r, fs)
+          case None => return None
+        }
       case _ => return None
     }
-    // A key of the scan itself, compared by `=` with a value of the same type.
+    // A key of the scan itself, compared by `=` with a value of the same type. Not floating
+    // point: the join equates -0.0 with 0.0, which the index's hash buckets keep apart.
     val keyed = pairs.collect {
-      case (a: AttributeReference, s) if relation.outputSet.contains(a) && a.dataType == s.dataType => (a, s)
+      case (a: AttributeReference, s)
+          if relation.outputSet.contains(a) && a.dataType == s.dataType &&
+            a.dataType != FloatType && a.dataType != DoubleType => (a, s)
     }
     if (keyed.isEmpty) return None
+    val ours = SplitSeekRule.indexesOf(indexes, FileSource(relation, fs))
     val threshold = spark.sessionState.conf.autoBroadcastJoinThreshold
     if (threshold <= 0 || small.stats.sizeInBytes > threshold || !runnable(small)) return None
     val kept = filters.filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
     val resolver = spark.sessionState.conf.resolver
-    // The pair whose key a split index of this scan is keyed on alone; the first such.
-    val onIndexed = keyed.find { case (a, _) =>
-      indexes.exists(e => SplitIndex.keyColumns(e.index) match {
-        case Seq(k) => resolver(k, a.name)
-        case _ => false
-      })
+    def keyedOn(a: AttributeReference)(e: LogEntry): Boolean = SplitIndex.keyColumns(e.index) match {
+      case Seq(k) => resolver(k, a.name)
+      case _ => false
     }
-    onIndexed.flatMap { case (key, smallKey) =>
+    // The pair whose key a split index of this scan is keyed on alone; the first such.
+    keyed.find { case (a, _) => ours.exists(keyedOn(a)) }.flatMap { case (key, smallKey) =>
+      val onKey = ours.filter(keyedOn(key))
       val values = try keysOf(spark, small, smallKey)
       catch {
         case NonFatal(e) =>
@@ -98,11 +107,11 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
       }
       values match {
         case None =>
-          indexes.foreach(log.reject(_, Reason.TooManyJoinKeys(HyperspaceConf.splitJoinPruningMaxKeys(spark))))
+          onKey.foreach(log.reject(_, Reason.TooManyJoinKeys(HyperspaceConf.splitJoinPruningMaxKeys(spark))))
           None
         case Some(vs) =>
           val inKeys = In(key, vs.map(Literal(_, key.dataType)))
-          val sought = SplitSeekRule.seek(spark, indexes, (kept :+ inKeys).reduce(And), relation, log,
+          val sought = SplitSeekRule.seek(spark, onKey, (kept :+ inKeys).reduce(And), relation, log,
             s"${key.name} IN (the ${vs.size} join key(s) of the other side)" +
               (if (kept.isEmpty) "" else s" AND ${kept.map(_.sql).mkString(" AND ")}"))
           sought.map(s => big transformUp { case r: LogicalRelation if r eq relation => s })

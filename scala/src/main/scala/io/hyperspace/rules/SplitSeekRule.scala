@@ -71,12 +71,8 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     }
     val source = FileSource(relation, fs)
     def reject(e: LogEntry, reason: => Reason): Unit = log.reject(e, reason)
-    // Only an index built from some of the files listed here seeks into them. This also keeps
-    // the lookup's own read of index data (a Parquet scan too) from being served by hybrid scan.
     lazy val listed = source.listedFiles
-    val ours = indexes.filter(e =>
-      CandidateIndexes.sameReader(e, source) &&
-        listed.exists(CandidateIndexes.indexedFiles(e).contains))
+    val ours = indexesOf(indexes, source)
     if (ours.isEmpty) return None
     if (fs.fileFormat.getClass != classOf[ParquetFileFormat] || source.versioned.isDefined) {
       ours.foreach(reject(_, Reason.NotPlainParquetScan(source.versioned.map(_.format).getOrElse(source.format))))
@@ -127,6 +123,17 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
           Some(sought)
       }
     }
+  }
+
+  /**
+   * The indexes among `indexes` built from some of the files `source` lists: only those seek into
+   * them. This also keeps the lookup's own read of index data (a Parquet scan too) from being
+   * served by hybrid scan.
+   */
+  private[rules] def indexesOf(indexes: Seq[LogEntry], source: FileSource): Seq[LogEntry] = {
+    lazy val listed = source.listedFiles
+    indexes.filter(e =>
+      CandidateIndexes.sameReader(e, source) && listed.exists(CandidateIndexes.indexedFiles(e).contains))
   }
 
   /**

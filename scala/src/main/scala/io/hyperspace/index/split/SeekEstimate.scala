@@ -33,7 +33,6 @@ object SeekEstimate {
    */
   def refusedAbove(maxReadFraction: Double): Double = maxReadFraction + (1.0 - maxReadFraction) / 3
 
-
   /**
    * The estimate for `onKeys` (conjuncts over the key columns `keys` of `entry`) on a scan
    * listing `indexedBytes` of files the index covers and `wholeBytes` of files it does not; None

@@ -151,8 +151,9 @@ object SplitIndex extends IndexKind {
       sum(col(RowGroupBytesColumn)))
     val locations = perFile.collect().map(r =>
       r.getString(0) -> LocationStats(r.getLong(1), r.getLong(2), if (r.isNullAt(3)) 0L else r.getLong(3))).toMap
-    ranged.map(f => f.copy(stats = f.stats.map(_.copy(
-      locations = Some(locations.getOrElse(f.name, LocationStats(0L, 0L, 0L)))))))
+    ranged.map(f =>
+      f.copy(stats = f.stats.map(_.copy(
+          locations = Some(locations.getOrElse(f.name, LocationStats(0L, 0L, 0L)))))))
   }
 
   override def canDropDeletedFiles(definition: IndexDefinition): Boolean = true

@@ -59,7 +59,8 @@ class SplitJoinPruningSuite extends RuleTestSupport {
   private def prunes(df: DataFrame): Boolean = withHyperspace(on = true)(df.queryExecution.optimizedPlan.exists {
     case r: org.apache.spark.sql.execution.datasources.LogicalRelation =>
       r.relation match {
-        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation => fs.location.isInstanceOf[SplitSeekFileIndex]
+        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
+          fs.location.isInstanceOf[SplitSeekFileIndex]
         case _ => false
       }
     case _ => false
@@ -109,11 +110,12 @@ class SplitJoinPruningSuite extends RuleTestSupport {
         }
         val joinType = Seq("inner", "left_semi", "left_anti", "left_outer", "full_outer", "right_outer",
           "inner_swapped", "left_outer_swapped")(i % 8)
-        val query = () => joinType match {
-          case "inner_swapped" => joined(small, "inner", swapped = true)
-          case "left_outer_swapped" => joined(small, "left_outer", swapped = true)
-          case t => joined(small, t)
-        }
+        val query = () =>
+          joinType match {
+            case "inner_swapped" => joined(small, "inner", swapped = true)
+            case "left_outer_swapped" => joined(small, "left_outer", swapped = true)
+            case t => joined(small, t)
+          }
         sameResult(query())
         if (prunable(joinType)) {
           assert(prunes(query()), joinType)
@@ -169,8 +171,7 @@ class SplitJoinPruningSuite extends RuleTestSupport {
         jobs("0")
         val off = jobs("0")
         assert(jobs("1.0") > off)
-      }
-      finally spark.conf.set(AuditKey, "1.0")
+      } finally spark.conf.set(AuditKey, "1.0")
     }
   }
 }
