@@ -69,16 +69,19 @@ with HyperspaceConfig(spark).override(system_path=root + "/idx"):
     spark.range(0, 500000, 1, 1).selectExpr("id AS okey", "CONCAT('o', id) AS oname").write.parquet(dim)
     print(f"join small side {size(dim) / 1e6:.1f} MB")
 
-    def join10():
-        names = ", ".join(f"'o{rnd.randrange(500000)}'" for _ in range(10))
-        big, small = spark.read.parquet(src), spark.read.parquet(dim).where(f"oname IN ({names})")
-        return big.join(small, big.orderkey == small.okey)
+    def join_of(n):
+        def join():
+            names = ", ".join(f"'o{rnd.randrange(500000)}'" for _ in range(n))
+            big, small = spark.read.parquet(src), spark.read.parquet(dim).where(f"oname IN ({names})")
+            return big.join(small, big.orderkey == small.okey)
+
+        return join
 
     enable_hyperspace(spark)
     print("in100 whyNot:", hs.why_not(inlist(), "sk", display=False).strip().replace("\n", " | "))
     disable_hyperspace(spark)
 
-    for name, q in [("point", point), ("in100", inlist), ("join10", join10)]:
+    for name, q in [("point", point), ("in100", inlist), ("join2", join_of(2)), ("join10", join_of(10))]:
         times = {True: [], False: []}
         for i in range(7):
             for on in [True, False] if i % 2 == 0 else [False, True]:

@@ -140,9 +140,16 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
     }
     val cacheKey = (small.canonicalized, key.canonicalized, listing, max)
     keys.get(cacheKey).getOrElse {
-      val keyOnly = Project(Seq(Alias(key, "__hs_join_key")()), small)
-      val collected = SparkInternals.ofRows(spark, keyOnly).where("__hs_join_key IS NOT NULL").distinct()
-        .limit(max + 1).queryExecution.executedPlan.executeCollect().map(_.get(0, key.dataType)).toSeq
+      val keyOnly = SparkInternals.ofRows(spark, Project(Seq(Alias(key, "__hs_join_key")()), small))
+        .where("__hs_join_key IS NOT NULL")
+      def collect(df: org.apache.spark.sql.DataFrame, limit: Int): Seq[Any] =
+        df.limit(limit).queryExecution.executedPlan.executeCollect().map(_.get(0, key.dataType)).toSeq
+      // A few times `max` rows are deduplicated in the driver: a distinct in Spark is a shuffle,
+      // measured to cost more than the seek saves on a small side; only a side with more rows
+      // than that pays for it.
+      val rowsCap = math.min(Int.MaxValue / 2L, max * 8L).toInt
+      val rows = collect(keyOnly, rowsCap + 1)
+      val collected = if (rows.size <= rowsCap) rows.distinct else collect(keyOnly.distinct(), max + 1)
       val result = if (collected.size > max) None else Some(collected)
       keys.put(cacheKey, result)
       result
