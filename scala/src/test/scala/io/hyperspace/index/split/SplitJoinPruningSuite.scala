@@ -89,6 +89,8 @@ class SplitJoinPruningSuite extends RuleTestSupport {
       assert(scans.head.metrics("numOutputRows").value < 20000 / 10, plan.treeString)
       val stats = withHyperspace(on = true)(hs.skippingStats(joined(small)))
       assert(stats.exists(s => s.filter.contains("join key(s) of the other side") && s.bytesSkipped > 0), stats)
+      val explained = withHyperspace(on = true)(hs.explain(joined(small)))
+      assert(explained.contains("jInner") && explained.contains("SplitSeek"), explained)
       // Off: the same join without pruning.
       spark.conf.set(EnabledKey, "false")
       try assert(seekScans(sameResult(joined(small))).isEmpty)
