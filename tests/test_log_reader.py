@@ -28,6 +28,7 @@ from hyperspace.log import (
     Content,
     ContentFile,
     IndexDefinition,
+    LocationStats,
     LogEntry,
     Owner,
     Signature,
@@ -710,9 +711,24 @@ def test_per_file_stats_are_read() -> None:
     assert first is not None and first.row_count == 12
     assert first.columns["customer_id"] == ColumnStats("3", "97", 1)
     assert first.columns["note"] == ColumnStats(None, None, 12)
+    assert first.locations is None
     # Files without stats (older logs, kinds that record none) may hold any value.
     assert all(f.stats is None for f in e.content.files[1:])
     hash(e)  # still hashable: the stats do not take part
+
+
+def test_split_index_location_stats_are_read() -> None:
+    doc = entry_json(0)
+    doc["content"]["files"][0]["stats"] = {
+        "rowCount": 12,
+        "columns": {},
+        "locations": {"keys": 4, "keyRowGroups": 9, "rowGroupBytes": 12000},
+    }
+    stats = parse_entry(json.dumps(doc), "0").content.files[0].stats
+    assert stats is not None and stats.locations == LocationStats(4, 9, 12000)
+    doc["content"]["files"][0]["stats"]["locations"] = {"keys": 4, "keyRowGroups": -1, "rowGroupBytes": 1}
+    msg = error_of(parse_entry, json.dumps(doc), "x/0")
+    assert "content.files[0].stats.locations" in msg and "keyRowGroups" in msg
 
 
 @pytest.mark.parametrize(

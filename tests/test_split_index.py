@@ -86,9 +86,18 @@ def test_create_seek_fallback_refresh_delete(spark: SparkSession, hs: Hyperspace
     assert "SplitSeekFileIndex" not in plan
     assert "maxReadFraction" in hs.why_not(spark.read.parquet(path).where("k > 5"), "sk")
 
-    # The log stays readable without a JVM.
+    # The log stays readable without a JVM, with each file's location counts.
     entry = hslog.latest_stable(row["indexRoot"])
     assert entry is not None and entry.index.kind == "SplitIndex"
+    located = [f.stats.locations for f in entry.content.files if f.stats is not None]
+    assert len(located) == len(entry.content.files) and all(loc is not None for loc in located)
+    assert 1300 < sum(loc.keys for loc in located if loc is not None) < 1700
+
+    # An IN-list estimated to reach most row groups is refused before the index is read.
+    wide = f"k IN ({', '.join(str(v) for v in range(0, 1500, 5))})"
+    _, plan = _run(spark, lambda: spark.read.parquet(path).where(wide))
+    assert "SplitSeekFileIndex" not in plan
+    assert "the index was not read" in hs.why_not(spark.read.parquet(path).where(wide), "sk")
 
     _write(spark, path, 4000, 4300, mode="append")
     hs.refresh_index("sk", "incremental")
@@ -106,3 +115,28 @@ def test_csv_is_refused(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> 
     spark.range(10).selectExpr("id", "id AS k").write.option("header", "true").csv(path)
     with pytest.raises(HyperspaceException, match="Parquet"):
         hs.create_index(spark.read.option("header", "true").csv(path), SplitIndexConfig("scsv", ["k"]))
+
+
+def test_join_prunes_the_big_side(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:
+    path = str(work_dir / "split-join-big")
+    _write(spark, path, 0, 4000)
+    dim = str(work_dir / "split-join-dim")
+    spark.range(0, 1500).selectExpr("CAST(id AS INT) AS k2", "CONCAT('n', id) AS name").write.parquet(dim)
+    hs.create_index(spark.read.parquet(path), SplitIndexConfig("sjoin", ["k"]))
+
+    def query(how: str = "inner") -> DataFrame:
+        big, small = spark.read.parquet(path), spark.read.parquet(dim).where("name IN ('n3', 'n77')")
+        return big.join(small, big["k"] == small["k2"], how)
+
+    # The filter is on the small side's `name`: only the join's keys can narrow the big side.
+    rows, plan = _run(spark, query)
+    assert rows and "SplitSeekFileIndex" in plan, plan
+    # The big side is preserved by a left outer join: nothing may be pruned.
+    _, plan = _run(spark, lambda: query("left_outer"))
+    assert "SplitSeekFileIndex" not in plan
+    conf = HyperspaceConfig(spark)
+    with conf.override(split_join_pruning_enabled=False):
+        _, plan = _run(spark, query)
+        assert "SplitSeekFileIndex" not in plan
+    hs.delete_index("sjoin")
+    hs.vacuum_index("sjoin")

@@ -252,6 +252,19 @@ class HyperspaceConfig:
         _from_int,
         "Most matching index rows a split index seek collects while planning (default 100000).",
     )
+    split_join_pruning_enabled = _Setting(
+        "spark.hyperspace.index.split.joinPruning.enabled",
+        bool,
+        _from_bool,
+        "Whether a small join side's keys, collected while planning, prune the row groups a split "
+        "index's source reads (default True).",
+    )
+    split_join_pruning_max_keys = _Setting(
+        "spark.hyperspace.index.split.joinPruning.maxKeys",
+        int,
+        _from_int,
+        "Most distinct small-side join keys join pruning collects while planning (default 1000).",
+    )
     audit_sample_rate = _Setting(
         "spark.hyperspace.audit.sampleRate",
         float,

@@ -83,6 +83,23 @@ class ColumnStats:
 
 
 @dataclass(frozen=True)
+class LocationStats:
+    """What a split index data file holds of source locations (approximate distinct counts), so a
+    seek can estimate the row groups a filter reaches before reading the index.
+
+    Attributes:
+        keys: distinct key values (tuples, for several key columns) in the file.
+        key_row_groups: distinct (key, source file, row group) triples in the file.
+        row_group_bytes: the sum over the file's rows of the compressed bytes of each row's row
+            group (divided by the row count: the row-weighted mean row group size).
+    """
+
+    keys: int
+    key_row_groups: int
+    row_group_bytes: int
+
+
+@dataclass(frozen=True)
 class FileStats:
     """What the index's kind recorded of one data file (covering and Z-order covering indexes:
     their indexed columns).
@@ -91,10 +108,13 @@ class FileStats:
         row_count: the file's number of rows.
         columns: per stored column name (as in the index's schema), its range in the file; a
             column missing here has no range recorded for the file.
+        locations: a split index file's location counts (absent for other kinds and in logs
+            written before they were recorded).
     """
 
     row_count: int
     columns: dict[str, ColumnStats] = field(default_factory=dict, hash=False)
+    locations: LocationStats | None = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from hyperspace._log.model import (
     ContentFile,
     FileStats,
     IndexDefinition,
+    LocationStats,
     LogEntry,
     Owner,
     Signature,
@@ -162,6 +163,17 @@ def _file_stats(s: _Obj | None) -> FileStats | None:
                 min=c.opt_str("min"), max=c.opt_str("max"), null_count=c.integer("nullCount", minimum=0)
             ),
         ),
+        locations=_location_stats(s.opt_obj("locations")),
+    )
+
+
+def _location_stats(s: _Obj | None) -> LocationStats | None:
+    if s is None:
+        return None
+    return LocationStats(
+        keys=s.integer("keys", minimum=0),
+        key_row_groups=s.integer("keyRowGroups", minimum=0),
+        row_group_bytes=s.integer("rowGroupBytes", minimum=0),
     )
 
 

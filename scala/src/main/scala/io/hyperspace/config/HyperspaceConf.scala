@@ -150,6 +150,22 @@ object HyperspaceConf {
       .checkValue(n => n >= 1, "must be at least 1")
       .createWithDefault(100000)
 
+  val SPLIT_JOIN_PRUNING_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.split.joinPruning.enabled")
+      .doc("In an equi-join of a split-indexed Parquet source with a small side (under Spark's " +
+        "autoBroadcastJoinThreshold), the small side's join keys are collected while planning and the " +
+        "source reads only the row groups that can hold them.")
+      .booleanConf
+      .createWithDefault(true)
+
+  val SPLIT_JOIN_PRUNING_MAX_KEYS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.split.joinPruning.maxKeys")
+      .doc("Most distinct join keys of the small side that join pruning collects while planning; a " +
+        "small side with more is not used to prune.")
+      .intConf
+      .checkValue(n => n >= 1, "must be at least 1")
+      .createWithDefault(1000)
+
   val AUDIT_SAMPLE_RATE: ConfigEntry[Double] =
     buildConf("spark.hyperspace.audit.sampleRate")
       .doc("Fraction of the source files a split index seek pruned (wholly or some row groups) " +
@@ -211,7 +227,8 @@ object HyperspaceConf {
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_JOIN_SELECTION,
-    SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, AUDIT_SAMPLE_RATE)
+    SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_JOIN_PRUNING_ENABLED, SPLIT_JOIN_PRUNING_MAX_KEYS,
+    AUDIT_SAMPLE_RATE)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -311,6 +328,10 @@ object HyperspaceConf {
   def splitMaxReadFraction(spark: SparkSession): Double = SPLIT_MAX_READ_FRACTION.readFrom(spark)
   /** Most row groups a split index seek collects while planning. */
   def splitMaxLocations(spark: SparkSession): Int = SPLIT_MAX_LOCATIONS.readFrom(spark)
+  /** Whether a small join side's keys prune a split-indexed source's row groups. */
+  def splitJoinPruningEnabled(spark: SparkSession): Boolean = SPLIT_JOIN_PRUNING_ENABLED.readFrom(spark)
+  /** Most distinct small-side keys join pruning collects while planning. */
+  def splitJoinPruningMaxKeys(spark: SparkSession): Int = SPLIT_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
   /** Fraction of pruned files a seek re-scans to check it (0: off). */
   def auditSampleRate(spark: SparkSession): Double = AUDIT_SAMPLE_RATE.readFrom(spark)
   /** Partitions of a new Indexed DataFrame. */

@@ -92,10 +92,26 @@ case class ContentFile(
  * What a kind recorded of the rows of one data file (the Z-order covering index: its indexed
  * columns), so a query can tell from the log alone that a file holds no matching row.
  *
- * @param rowCount the file's number of rows
- * @param columns  per stored column name (as in `index.schema`): its range in this file
+ * @param rowCount  the file's number of rows
+ * @param columns   per stored column name (as in `index.schema`): its range in this file
+ * @param locations what a split index file holds of source locations (absent for other kinds and
+ *                  in logs written before it was recorded)
  */
-case class FileStats(rowCount: Long, columns: Map[String, ColumnStats])
+case class FileStats(
+    rowCount: Long,
+    columns: Map[String, ColumnStats],
+    @(JsonInclude @field @getter)(JsonInclude.Include.NON_ABSENT) locations: Option[LocationStats] = None)
+
+/**
+ * A split index data file's locations, so a seek can estimate how many source row groups a filter
+ * on the keys reaches before reading any index data (approximate counts, HyperLogLog++).
+ *
+ * @param keys          distinct key values (tuples, for several key columns) in the file
+ * @param keyRowGroups  distinct (key, source file, row group) triples in the file
+ * @param rowGroupBytes the sum over the file's rows of the compressed bytes of the row group each
+ *                      row lies in (divided by `rowCount`: the row-weighted mean row group size)
+ */
+case class LocationStats(keys: Long, keyRowGroups: Long, rowGroupBytes: Long)
 
 /**
  * The smallest and largest non-null value of a column in one file, in Spark's ordering, written

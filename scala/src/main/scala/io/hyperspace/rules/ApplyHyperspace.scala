@@ -162,10 +162,11 @@ object ApplyHyperspace extends Logging {
    * keys rather than one chosen for a filter below it (avoiding shuffles wins over skipping);
    * then aggregations (bucketed on their grouping keys); then filters, where a covering index
    * replaces a pruned scan only when it reads fewer bytes. Split index seeks last: they read
-   * the source itself, so a covering index that serves the query replaces the scan first.
+   * the source itself, so a covering index that serves the query replaces the scan first; a
+   * join's small side prunes a split-indexed scan only where no filter seek narrowed it already.
    */
   val rewrites: Seq[IndexRewrite] =
-    Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule, SplitSeekRule)
+    Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule, SplitSeekRule, SplitJoinPruningRule)
 
   /**
    * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as

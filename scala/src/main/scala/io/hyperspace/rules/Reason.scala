@@ -2,6 +2,7 @@ package io.hyperspace.rules
 
 import io.hyperspace.HyperspaceSparkSessionExtension
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.split.SeekEstimate
 
 /**
  * Why an index did not rewrite a query, as decided by the check that turned it down. The rules
@@ -249,9 +250,21 @@ object Reason {
       f"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}=$max; the plain scan costs less"
   }
 
+  final case class SeekEstimatedNotSelective(estimate: SeekEstimate, max: Double) extends Reason {
+    def describe: String = f"the seek is estimated to read ${estimate.fraction * 100}%.1f%% of the scan's bytes " +
+      s"(${estimate.describe}, from the index's build statistics), well above " +
+      f"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}=$max (refused above ${SeekEstimate.refusedAbove(max) * 100}%.1f%%); " +
+      "the index was not read and the plain scan is kept"
+  }
+
   final case class TooManyLocations(max: Int) extends Reason {
     def describe: String =
       s"the filter matches more than $max index rows (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"
+  }
+
+  final case class TooManyJoinKeys(max: Int) extends Reason {
+    def describe: String = s"the other side of the join has more than $max distinct join keys " +
+      s"(${HyperspaceConf.SPLIT_JOIN_PRUNING_MAX_KEYS.key}); the join does not prune this scan"
   }
 
   final case class NotPlainParquetScan(what: String) extends Reason {

@@ -53,24 +53,26 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     }
   }
 
-  private def seek(
+  /**
+   * `relation` reading only the row groups of the best split index among `indexes` that can hold
+   * rows satisfying `condition` (whose conjuncts on key columns are looked up), or None with the
+   * reasons in `log`; `described` is what the skipping statistics name as the filter.
+   */
+  private[rules] def seek(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       condition: Expression,
       relation: LogicalRelation,
-      log: DecisionLog): Option[LogicalRelation] = {
+      log: DecisionLog,
+      described: => String = ""): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
       case Some(fs) => fs
       case None => return None
     }
     val source = FileSource(relation, fs)
     def reject(e: LogEntry, reason: => Reason): Unit = log.reject(e, reason)
-    // Only an index built from some of the files listed here seeks into them. This also keeps
-    // the lookup's own read of index data (a Parquet scan too) from being served by hybrid scan.
     lazy val listed = source.listedFiles
-    val ours = indexes.filter(e =>
-      CandidateIndexes.sameReader(e, source) &&
-        listed.exists(CandidateIndexes.indexedFiles(e).contains))
+    val ours = indexesOf(indexes, source)
     if (ours.isEmpty) return None
     if (fs.fileFormat.getClass != classOf[ParquetFileFormat] || source.versioned.isDefined) {
       ours.foreach(reject(_, Reason.NotPlainParquetScan(source.versioned.map(_.format).getOrElse(source.format))))
@@ -96,10 +98,15 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       reject(c.entry, Reason.RankedLower(ranked.head._1.name, "more key conditions"))
     }
     ranked.headOption.flatMap { case (c, onKeys) =>
+      val max = HyperspaceConf.splitMaxReadFraction(spark)
+      estimate(spark, c.entry, onKeys, listed).filter(_.fraction > SeekEstimate.refusedAbove(max)).foreach { e =>
+        reject(c.entry, Reason.SeekEstimatedNotSelective(e, max))
+        return None
+      }
       // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
       // runs once per entry, filter and listing.
       def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, digestOf(listed)),
-        lookup(spark, c.entry, onKeys, source, condition))
+        lookup(spark, c.entry, onKeys, source, if (described.isEmpty) condition.sql else described))
       val planned = try looked
       catch {
         case NonFatal(e) =>
@@ -116,6 +123,30 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
           Some(sought)
       }
     }
+  }
+
+  /**
+   * The indexes among `indexes` built from some of the files `source` lists: only those seek into
+   * them. This also keeps the lookup's own read of index data (a Parquet scan too) from being
+   * served by hybrid scan.
+   */
+  private[rules] def indexesOf(indexes: Seq[LogEntry], source: FileSource): Seq[LogEntry] = {
+    lazy val listed = source.listedFiles
+    indexes.filter(e =>
+      CandidateIndexes.sameReader(e, source) && listed.exists(CandidateIndexes.indexedFiles(e).contains))
+  }
+
+  /**
+   * What the seek is expected to read, from the index's build statistics: a filter expected to
+   * reach more than `maxReadFraction` is refused before the lookup, a job that for such filters
+   * reads most of the index only to fall back (measured slower than no index at all).
+   */
+  private def estimate(spark: SparkSession, entry: LogEntry, onKeys: Seq[Expression], listed: Seq[FileKey])
+      : Option[SeekEstimate] = {
+    val indexed = CandidateIndexes.indexedFiles(entry)
+    val (covered, whole) = listed.partition(indexed.contains)
+    SeekEstimate.of(entry, SplitIndex.keyColumns(entry.index), onKeys, spark.sessionState.conf.resolver,
+      covered.map(_.size).sum, whole.map(_.size).sum)
   }
 
   private def withSeek(relation: LogicalRelation, fs: HadoopFsRelation, plan: SeekPlan, entry: LogEntry)
@@ -149,7 +180,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       entry: LogEntry,
       onKeys: Seq[Expression],
       source: FileSource,
-      condition: Expression): Either[Reason, SeekPlan] = {
+      described: String): Either[Reason, SeekPlan] = {
     val maxLocations = HyperspaceConf.splitMaxLocations(spark)
     val indexFiles = IndexFileIndex.bucketsToRead(entry, onKeys) match {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
@@ -198,7 +229,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val skipped = listed.filterNot(f => read.contains(f.path))
     val stats = RelationSkippingStats(
       relation = source.table.getOrElse(source.fsRelation.location.rootPaths.mkString(", ")),
-      filter = condition.sql,
+      filter = described,
       filesTotal = listed.size, bytesTotal = bytesTotal,
       filesSkipped = skipped.size, bytesSkipped = bytesTotal - bytesToRead,
       indexes = Seq(SplitSeekStats.skips(entry, skipped.size, bytesTotal - bytesToRead)))

@@ -7,15 +7,15 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
-import org.apache.spark.sql.functions.{broadcast, col, lit, raise_error}
+import org.apache.spark.sql.functions.{approx_count_distinct, broadcast, col, lit, raise_error, struct, sum}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily}
+import io.hyperspace.index.{FileRanges, IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily}
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn}
-import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
+import io.hyperspace.log.{ContentFile, IndexDefinition, LocationStats, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
 /**
@@ -128,6 +128,32 @@ object SplitIndex extends IndexKind {
       val firsts = blocks.scanLeft(0L)(_ + _.getRowCount)
       blocks.zipWithIndex.map { case (b, i) => (i, firsts(i), b.getRowCount, b.getStartingPos, b.getCompressedSize) }
     } finally reader.close()
+  }
+
+  /**
+   * Each file's key ranges (as covering index files have, so a lookup reads only the files whose
+   * ranges can hold its keys) and its [[LocationStats]]: what a seek needs to tell, before reading
+   * the index, that a filter reaches too many row groups to pay. One aggregation over the files
+   * just written (a build, the appended part of a refresh, a rewrite or a merge), so every file
+   * of every version carries its own counts and totals are sums over the log's files.
+   */
+  override def describeFiles(spark: SparkSession, definition: IndexDefinition, dataPath: Path,
+      files: Seq[ContentFile]): Seq[ContentFile] = {
+    val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
+    val keys = keyColumns(definition).map(k => col(IndexColumn.quote(k)))
+    val ranged = FileRanges.describe(spark, schema, keyColumns(definition), dataPath, files)
+    // A struct of several keys is never NULL; a single NULL key is not counted, as no equality finds it.
+    val key = if (keys.size == 1) keys.head else struct(keys: _*)
+    val data = spark.read.schema(schema).parquet(files.map(f => new Path(dataPath, f.name).toString): _*)
+    val perFile = data.groupBy(col("_metadata.file_name")).agg(
+      approx_count_distinct(key),
+      approx_count_distinct(struct(key, col(CoveringIndex.LineageColumn), col(RowGroupColumn))),
+      sum(col(RowGroupBytesColumn)))
+    val locations = perFile.collect().map(r =>
+      r.getString(0) -> LocationStats(r.getLong(1), r.getLong(2), if (r.isNullAt(3)) 0L else r.getLong(3))).toMap
+    ranged.map(f =>
+      f.copy(stats = f.stats.map(_.copy(
+          locations = Some(locations.getOrElse(f.name, LocationStats(0L, 0L, 0L)))))))
   }
 
   override def canDropDeletedFiles(definition: IndexDefinition): Boolean = true

@@ -4,10 +4,12 @@ import scala.util.Random
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.expressions.{EqualTo, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.types.IntegerType
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.IndexConfig
@@ -181,6 +183,67 @@ class SplitIndexSuite extends RuleTestSupport {
     finally {
       spark.conf.set(AuditKey, "1.0")
       drop("sOnce")
+    }
+  }
+
+  /** Jobs run while `query` is optimized (where the split index is looked up). */
+  private def jobsWhilePlanning(query: DataFrame): Int = {
+    val jobs = new java.util.concurrent.atomic.AtomicInteger
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit = jobs.incrementAndGet()
+    }
+    org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
+    spark.sparkContext.addSparkListener(listener)
+    try {
+      query.queryExecution.optimizedPlan
+      org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
+    } finally spark.sparkContext.removeSparkListener(listener)
+    jobs.get
+  }
+
+  test("a filter estimated to reach too many row groups runs no lookup; a selective one still seeks") {
+    hs.createIndex(df, SplitIndexConfig("sEst", Seq("k")))
+    spark.conf.set(AuditKey, "0")
+    try {
+      val entry = latest("sEst")
+      val located = entry.content.files.map(_.stats.flatMap(_.locations))
+      assert(located.forall(_.isDefined), entry.content.files)
+      assert(entry.content.files.flatMap(_.stats).map(_.rowCount).sum == Rows)
+      // 1800 keys (and NULL) over the buckets, about 3 rows each in as many row groups.
+      val keys = located.flatten.map(_.keys).sum
+      assert(keys > 1700 && keys < 1900, keys)
+      val perKey = located.flatten.map(_.keyRowGroups).sum.toDouble / keys
+      assert(perKey > 1.5 && perKey < 3.5, perKey)
+
+      val wide = s"k IN (${(0 until 1800 by 6).mkString(", ")})"
+      val narrow = "k IN (3, 77)"
+      withHyperspace(on = true) {
+        assert(jobsWhilePlanning(df.where(wide)) == 0, "the unselective IN-list looked the index up")
+        jobsWhilePlanning(df.where(narrow))
+      }
+      assert(seekScans(sameResult(df.where(wide))).isEmpty)
+      val why = hs.whyNot(df.where(wide), "sEst")
+      assert(why.contains("estimated to read") && why.contains("300 key value(s)") &&
+          why.contains("the index was not read"), why)
+      assert(seekScans(sameResult(df.where(narrow))).size == 1)
+      // Ranges have no estimate: looked up as before, and the lookup decides.
+      assert(hs.whyNot(df.where("k > 10"), "sEst").contains("the seek would read"))
+
+      // A log written before the statistics (no `locations`) gives no estimate: the lookup decides.
+      val old = entry.copy(content = entry.content.copy(files = entry.content.files.map(f =>
+        f.copy(stats = f.stats.map(_.copy(locations = None))))))
+      val onKeys = df.where(wide).queryExecution.analyzed.collectFirst { case Filter(c, _) => c }.toSeq
+      val resolver = spark.sessionState.conf.resolver
+      assert(SeekEstimate.of(old, Seq("k"), onKeys, resolver, 1000000L, 0L).isEmpty)
+      val estimate = SeekEstimate.of(entry, Seq("k"), onKeys, resolver, 1000000L, 0L).get
+      assert(estimate.keys == 300 && estimate.fraction > 0.9, estimate)
+      // Files the index does not cover are read whole, and `= NULL` matches no row group.
+      val k = df.queryExecution.analyzed.output.find(_.name == "k").get
+      val nullKey = Seq(EqualTo(k, Literal(null, IntegerType)))
+      assert(SeekEstimate.of(entry, Seq("k"), nullKey, resolver, 3000L, 1000L).map(_.fraction).contains(0.25))
+    } finally {
+      spark.conf.set(AuditKey, "1.0")
+      drop("sEst")
     }
   }
 

@@ -1,0 +1,94 @@
+package io.hyperspace.index.split
+
+import org.apache.spark.sql.catalyst.analysis.Resolver
+import org.apache.spark.sql.catalyst.expressions.{Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, Literal}
+
+import io.hyperspace.log.LogEntry
+
+/**
+ * How much of a scan a seek is expected to read, from the index's build statistics alone
+ * ([[io.hyperspace.log.LocationStats]]), before any index data is read.
+ *
+ * @param keys             key values the filter pins (the product over key columns of the values
+ *                         each may take); every one is assumed to be a key of the index
+ * @param rowGroupsPerKey  the mean number of source row groups a key's rows lie in
+ * @param rowGroups        the estimated number of row groups of the indexed files listed
+ * @param fraction         the expected share of the scan's bytes the seek reads: the row groups
+ *                         `keys × rowGroupsPerKey` random hits reach, plus the files the index
+ *                         does not cover, which are read whole
+ */
+case class SeekEstimate(keys: Long, rowGroupsPerKey: Double, rowGroups: Double, fraction: Double) {
+  def describe: String =
+    f"$keys key value(s) × $rowGroupsPerKey%.1f row group(s) per key among about ${rowGroups.round} row groups"
+}
+
+object SeekEstimate {
+
+  /**
+   * The estimated fraction above which a seek is refused before its lookup, for the fallback
+   * threshold `maxReadFraction`: a third of the way from it to 1. The estimate is an expected
+   * value under a random layout; near the threshold a wrong refusal loses a seek that pays, a
+   * wrong lookup only costs the lookup (which then decides on the real bytes), so only estimates
+   * clearly above the threshold skip it.
+   */
+  def refusedAbove(maxReadFraction: Double): Double = maxReadFraction + (1.0 - maxReadFraction) / 3
+
+  /**
+   * The estimate for `onKeys` (conjuncts over the key columns `keys` of `entry`) on a scan
+   * listing `indexedBytes` of files the index covers and `wholeBytes` of files it does not; None
+   * when it cannot be told: the log predates the statistics (some file has none), or some key
+   * column is not pinned to literal values by `=`, `<=>` or `IN` (ranges and other predicates
+   * are looked up, as before).
+   *
+   * Hits are taken as spread at random over the row groups (keys in no particular order in the
+   * source); for data clustered on the key, `rowGroupsPerKey` is about 1 and the estimate stays
+   * close. Approximate distinct counts summed over files overcount keys present in several files
+   * of a bucket, which lowers the estimate: errors lean towards running the lookup.
+   */
+  def of(
+      entry: LogEntry,
+      keys: Seq[String],
+      onKeys: Seq[Expression],
+      resolver: Resolver,
+      indexedBytes: Long,
+      wholeBytes: Long): Option[SeekEstimate] = {
+    val stats = entry.content.files.map(_.stats.flatMap(s => s.locations.map(s.rowCount -> _)))
+    if (stats.isEmpty || stats.exists(_.isEmpty)) return None
+    val rows = stats.flatten.map(_._1).sum
+    val located = stats.flatten.map(_._2)
+    val distinctKeys = located.map(_.keys).sum
+    if (rows == 0 || distinctKeys == 0) return None
+    val pinned = keys.map(k => valuesPinned(onKeys, a => resolver(a.name, k)))
+    if (pinned.exists(_.isEmpty)) return None
+    val values = pinned.flatten.map(BigInt(_)).product.min(BigInt(Long.MaxValue)).toLong
+    val perKey = math.max(1.0, located.map(_.keyRowGroups).sum.toDouble / distinctKeys)
+    val meanGroupBytes = math.max(1.0, located.map(_.rowGroupBytes).map(BigDecimal(_)).sum.toDouble / rows)
+    val groups = math.max(1.0, indexedBytes / meanGroupBytes)
+    // Expected share of `groups` reached by `values × perKey` independent uniform hits.
+    val reached = 1.0 - math.pow(1.0 - 1.0 / groups, values.toDouble * perKey)
+    val total = indexedBytes + wholeBytes
+    val fraction = if (total == 0) 0.0 else (reached * indexedBytes + wholeBytes) / total
+    Some(SeekEstimate(values, perKey, groups, fraction))
+  }
+
+  /**
+   * How many values the conjuncts allow the column `isKey` accepts: the fewest among its `=`,
+   * `<=>` and `IN` conjuncts with literal values; None when none pins it.
+   */
+  private def valuesPinned(conjuncts: Seq[Expression], isKey: Attribute => Boolean): Option[Long] = {
+    def key(e: Expression): Boolean = e match {
+      case a: Attribute => isKey(a)
+      case _ => false
+    }
+    val counts = conjuncts.collect {
+      case EqualTo(a, l: Literal) if key(a) => if (l.value == null) 0L else 1L
+      case EqualTo(l: Literal, a) if key(a) => if (l.value == null) 0L else 1L
+      case EqualNullSafe(a, _: Literal) if key(a) => 1L
+      case EqualNullSafe(_: Literal, a) if key(a) => 1L
+      case In(a, list) if key(a) && list.forall(_.isInstanceOf[Literal]) =>
+        list.collect { case l: Literal if l.value != null => l.value }.distinct.size.toLong
+      case InSet(a, set) if key(a) => set.count(_ != null).toLong
+    }
+    counts.minOption
+  }
+}
