@@ -262,8 +262,7 @@ class HyperspaceConfig:
         "spark.hyperspace.advisor.recordQueries",
         _to_bool,
         _from_bool,
-        "Whether the session records the queries it runs for recommend() without a workload "
-        "(default False).",
+        "Whether the session records the queries it runs for recommend() without a workload (default False).",
     )
     advisor_max_recorded_queries = _Setting(
         "spark.hyperspace.advisor.maxRecordedQueries",

@@ -52,7 +52,8 @@ object RecordedQuery {
  */
 final class QueryRecorder private (private val owner: SparkSession) extends QueryExecutionListener with Logging {
 
-  private final class Entry(val plan: LogicalPlan, val label: String) {
+  // The plan of the most recent run: its file listing is the freshest this session has seen.
+  private final class Entry(var plan: LogicalPlan, val label: String) {
     var count: Long = 0
   }
 
@@ -83,6 +84,7 @@ final class QueryRecorder private (private val owner: SparkSession) extends Quer
           e
         }
         entry.count += 1
+        entry.plan = plan
         val eldest = entries.values.iterator()
         while (entries.size > max) { eldest.next(); eldest.remove() }
       }
@@ -97,6 +99,7 @@ final class QueryRecorder private (private val owner: SparkSession) extends Quer
   def clear(): Int = synchronized {
     val n = entries.size
     entries.clear()
+    numbered = 0 // labels start again at 1, as in a fresh session
     n
   }
 }

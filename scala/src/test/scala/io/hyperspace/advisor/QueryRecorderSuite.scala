@@ -48,7 +48,7 @@ class QueryRecorderSuite extends RuleTestSupport {
     assert(hs.recordedQueries.isEmpty)
     val e = intercept[HyperspaceException](hs.recommendRecorded())
     assert(e.getMessage.contains("query recording is off") &&
-      e.getMessage.contains(HyperspaceConf.ADVISOR_RECORD_QUERIES.key), e.getMessage)
+        e.getMessage.contains(HyperspaceConf.ADVISOR_RECORD_QUERIES.key), e.getMessage)
   }
 
   test("repeated queries are one entry weighted by how often they ran; the advice equals the explicit workload's") {
