@@ -161,3 +161,24 @@ class QueryRecorderSuite extends RuleTestSupport {
     }
   }
 }
+
+/** A session built without the extension records once Hyperspace is attached to it. */
+class QueryRecorderAttachSuite extends io.hyperspace.SparkSessionSuite {
+  override protected def withExtension: Boolean = false
+
+  test("an attached session records its queries; before attach nothing records them") {
+    val path = newDir("attach-src").getAbsolutePath + "/data"
+    spark.range(0, 100, 1, 2).selectExpr("id", "id % 7 AS k").write.parquet(path)
+    spark.read.parquet(path).createOrReplaceTempView("attach_src")
+    spark.conf.set(HyperspaceConf.ADVISOR_RECORD_QUERIES.key, "true")
+    spark.conf.set(HyperspaceConf.SYSTEM_PATH.key, newDir("attach-indexes").getAbsolutePath)
+    val query = "SELECT id FROM attach_src WHERE k = 3"
+    spark.sql(query).collect()
+    assert(QueryRecorder.recordedSoFar(spark).isEmpty) // no Hyperspace rule runs in this session yet
+    assert(Hyperspace.attach(spark))
+    spark.sql(query).collect()
+    spark.sql(query).collect()
+    assert(Hyperspace(spark).recordedQueries.map(q => q.label -> q.frequency) == Seq(query -> 2L))
+    assert(Hyperspace(spark).recommendRecorded().indexes.map(_.config.indexedColumns) == Seq(Seq("k")))
+  }
+}
