@@ -151,8 +151,9 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     val plan: Option[LogicalPlan] = verb match {
       case "explain" => Some(explain())
       case "show" => show()
-      case "clear" if peekIs("recorded") && peekIs("queries", 1) =>
-        pos += 2
+      case "clear" =>
+        expect("recorded")
+        expect("queries")
         Some(ClearRecordedQueriesCommand())
       // Not `<verb> HYPERSPACE INDEX <something>`: Spark's, e.g. DESCRIBE hyperspace [index] for a
       // table named hyperspace (and its column index).

@@ -158,6 +158,9 @@ class QueryRecorderSuite extends RuleTestSupport {
       assert(e.getMessage.contains("no query has been recorded"), e.getMessage)
       val bad = intercept[HyperspaceException](spark.sql("SHOW HYPERSPACE RECOMMENDATIONS FOR RECORDED"))
       assert(bad.getMessage.contains("a query as a string literal, or RECORDED QUERIES"), bad.getMessage)
+      val clearIndex = intercept[HyperspaceException](spark.sql("CLEAR HYPERSPACE INDEX x"))
+      assert(clearIndex.getMessage.contains("RECORDED"), clearIndex.getMessage)
+      spark.sql("CLEAR CACHE") // Spark's own statement is still Spark's
     }
   }
 }
