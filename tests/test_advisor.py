@@ -14,6 +14,7 @@ from hyperspace import (
     HyperspaceConfig,
     HyperspaceException,
     Recommendations,
+    RecordedQuery,
     disable_hyperspace,
     enable_hyperspace,
 )
@@ -139,3 +140,57 @@ def test_bad_input_gets_clear_errors(spark: SparkSession, hs: Hyperspace, tables
         hs.recommend(["SELECT 1"], budget_bytes=-5)
     with pytest.raises(HyperspaceException, match="Workload query 1 must be a DataFrame"):
         hs.recommend([42])  # type: ignore[list-item]
+
+
+RECORD_KEY = "spark.hyperspace.advisor.recordQueries"
+
+
+def test_recorded_queries_weight_the_recommendation(
+    spark: SparkSession, hs: Hyperspace, tables: dict[str, str]
+) -> None:
+    spark.read.parquet(tables["left"]).createOrReplaceTempView("rec_left")
+    lookup_k = "SELECT a FROM rec_left WHERE k = 5"
+    lookup_a = "SELECT k FROM rec_left WHERE a = 30"
+    spark.sql(lookup_k).collect()
+    with pytest.raises(HyperspaceException, match=f"query recording is off in this session: set {RECORD_KEY}=true"):
+        hs.recommend()
+    with HyperspaceConfig(spark).override(advisor_record_queries=True):
+        hs.clear_recorded_queries()
+        try:
+            for _ in range(3):
+                spark.sql(lookup_k).collect()
+            spark.sql(lookup_a).collect()
+            spark.sql("SHOW HYPERSPACE INDEXES").collect()  # a command: not recorded
+            assert hs.recorded_queries() == [RecordedQuery(lookup_k, 3), RecordedQuery(lookup_a, 1)]
+            assert hs.recordedQueries() == hs.recorded_queries()
+
+            recs = hs.recommend()
+            explicit = hs.recommend([(lookup_k, 3.0), lookup_a])
+            assert [(r.config, r.benefit, r.queries) for r in recs.indexes] == [
+                (r.config, r.benefit, r.queries) for r in explicit.indexes
+            ], f"{recs}\n---\n{explicit}"
+            assert {r.config.indexed_columns for r in recs.indexes} == {("k",), ("a",)}, str(recs)
+            # With room for one index, the query run three times wins.
+            assert [r.config.indexed_columns for r in hs.recommend(max_indexes=1).indexes] == [("k",)]
+
+            assert hs.clear_recorded_queries() == 2
+            assert hs.recorded_queries() == []
+            with pytest.raises(HyperspaceException, match="no query has been recorded in this session yet"):
+                hs.recommend()
+        finally:
+            hs.clear_recorded_queries()
+
+
+def test_recorded_queries_are_bounded(spark: SparkSession, hs: Hyperspace, tables: dict[str, str]) -> None:
+    left = spark.read.parquet(tables["left"])
+    with HyperspaceConfig(spark).override(advisor_record_queries=True, advisor_max_recorded_queries=2):
+        hs.clear_recorded_queries()
+        try:
+            for k in (1, 2, 1, 3):
+                left.where(f"k = {k}").select("a").collect()
+            recorded = hs.recorded_queries()
+            # Literals make distinct plans; k = 2 was the least recently run of the three.
+            assert [q.frequency for q in recorded] == [2, 1], recorded
+            assert all(q.query.startswith("recorded query ") and tables["left"] in q.query for q in recorded)
+        finally:
+            hs.clear_recorded_queries()

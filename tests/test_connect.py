@@ -533,3 +533,41 @@ def test_recommend_over_connect_a_source_sql_cannot_name(
         assert _rows(query) == expected
         assert _uses(hs, query, [name]) == [name]
         hs.delete_index(name)
+
+
+def test_recorded_queries_over_connect_as_over_py4j(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
+) -> None:
+    from test_advisor import _wide
+
+    path = _wide(spark, tmp_path / "rec", 2000, 4)
+    sql = ["SELECT a FROM cx_rec WHERE k = 5", "SELECT k FROM cx_rec WHERE a = 30"]
+    record_key = "spark.hyperspace.advisor.recordQueries"
+    seen: dict[str, tuple[object, ...]] = {}
+    for name, s in (("classic", spark), ("connect", connect_spark)):
+        s.read.parquet(path).createOrReplaceTempView("cx_rec")
+        with _advisor_session(s, tmp_path / "indexes") as hs:
+            s.conf.set(record_key, "true")
+            hs.clear_recorded_queries()
+            try:
+                for _ in range(3):
+                    s.sql(sql[0]).collect()
+                s.sql(sql[1]).collect()
+                s.read.parquet(path).where("a = 60").select("k").collect()
+                recorded = hs.recorded_queries()
+                assert [q.frequency for q in recorded] == [3, 1, 1], (name, recorded)
+                assert [q.query for q in recorded][:2] == sql, (name, recorded)
+                recs = hs.recommend()
+                assert {r.config.indexed_columns for r in recs.indexes} == {("k",), ("a",)}, (name, str(recs))
+                seen[name] = (tuple(recorded), tuple(_recommendation(recs)))
+                assert hs.clear_recorded_queries() == 3
+                with pytest.raises(HyperspaceException, match="no query has been recorded in this session yet"):
+                    hs.recommend()
+                s.conf.unset(record_key)
+                with pytest.raises(HyperspaceException, match="query recording is off in this session"):
+                    hs.recommend()
+            finally:
+                s.conf.unset(record_key)
+                hs.clear_recorded_queries()
+    # The same recorded queries, labels and weights, and the same recommendation over both transports.
+    assert seen["connect"] == seen["classic"], f"{seen['connect']}\n---\n{seen['classic']}"

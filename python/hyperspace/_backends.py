@@ -62,8 +62,10 @@ class Backend(Protocol):
     def why_not(self, df: DataFrame, index_name: str | None) -> str: ...
     def what_if(self, df: DataFrame, configs: Sequence[IndexConfig]) -> str: ...
     def recommend(
-        self, workload: Sequence[WorkloadQuery], budget_bytes: int | None, max_indexes: int | None
+        self, workload: Sequence[WorkloadQuery] | None, budget_bytes: int | None, max_indexes: int | None
     ) -> tuple[str, Callable[[], None], dict[str, str]]: ...
+    def recorded_queries(self) -> list[tuple[str, int]]: ...
+    def clear_recorded_queries(self) -> int: ...
 
 
 def is_connect_session(spark: object) -> bool:
@@ -154,22 +156,31 @@ class Py4jBackend:
         return str(self._jhs.whatIfFromJson(java_dataframe(df), payload))
 
     def recommend(
-        self, workload: Sequence[WorkloadQuery], budget_bytes: int | None, max_indexes: int | None
+        self, workload: Sequence[WorkloadQuery] | None, budget_bytes: int | None, max_indexes: int | None
     ) -> tuple[str, Callable[[], None], dict[str, str]]:
-        jworkload = self._jhs.newWorkload()
-        for q in workload:
-            if isinstance(q.query, str):
-                jworkload.addSql(q.query, q.weight)
-            else:
-                jworkload.add(java_dataframe(q.query), q.label, q.weight)
         budget = -1 if budget_bytes is None else budget_bytes
         most = -1 if max_indexes is None else max_indexes
-        jrecs = self._jhs.recommendWorkload(jworkload, budget, most)
+        if workload is None:
+            jrecs = self._jhs.recommendRecordedFor(budget, most)
+        else:
+            jworkload = self._jhs.newWorkload()
+            for q in workload:
+                if isinstance(q.query, str):
+                    jworkload.addSql(q.query, q.weight)
+                else:
+                    jworkload.add(java_dataframe(q.query), q.label, q.weight)
+            jrecs = self._jhs.recommendWorkload(jworkload, budget, most)
 
         def create_all() -> None:
             jrecs.createAll()
 
         return str(jrecs.toJson()), create_all, {}
+
+    def recorded_queries(self) -> list[tuple[str, int]]:
+        return [(str(q["query"]), int(q["frequency"])) for q in json.loads(str(self._jhs.recordedQueriesJson()))]
+
+    def clear_recorded_queries(self) -> int:
+        return int(self._jhs.clearRecordedQueries())
 
 
 # ---- SQL (Spark Connect) -----------------------------------------------------------------------
@@ -395,23 +406,29 @@ class SqlBackend:
         return self._with_view(df, lambda view: str(self._one(f"EXPLAIN HYPERSPACE WHAT IF {specs} TABLE {view}")))
 
     def recommend(
-        self, workload: Sequence[WorkloadQuery], budget_bytes: int | None, max_indexes: int | None
+        self, workload: Sequence[WorkloadQuery] | None, budget_bytes: int | None, max_indexes: int | None
     ) -> tuple[str, Callable[[], None], dict[str, str]]:
-        with ExitStack() as views:
-            # A DataFrame reaches the server as a temporary view, its query `TABLE <view>`.
-            texts = [
-                q.query
-                if isinstance(q.query, str)
-                else f"TABLE {views.enter_context(self._view(q.query, f'Workload {q.label}'))}"
-                for q in workload
-            ]
-            labels = {t: q.label for t, q in zip(texts, workload, strict=True) if not isinstance(q.query, str)}
-            clauses = "".join(
-                ([f" BUDGET {budget_bytes}"] if budget_bytes is not None else [])
-                + ([f" LIMIT {max_indexes}"] if max_indexes is not None else [])
-            )
-            queries = ", ".join(f"{quote_string(t)} WEIGHT {q.weight!r}" for t, q in zip(texts, workload, strict=True))
-            rows = self._rows(f"SHOW HYPERSPACE RECOMMENDATIONS{clauses} FOR {queries}")
+        clauses = "".join(
+            ([f" BUDGET {budget_bytes}"] if budget_bytes is not None else [])
+            + ([f" LIMIT {max_indexes}"] if max_indexes is not None else [])
+        )
+        labels: dict[str, str] = {}
+        if workload is None:
+            rows = self._rows(f"SHOW HYPERSPACE RECOMMENDATIONS{clauses} FOR RECORDED QUERIES")
+        else:
+            with ExitStack() as views:
+                # A DataFrame reaches the server as a temporary view, its query `TABLE <view>`.
+                texts = [
+                    q.query
+                    if isinstance(q.query, str)
+                    else f"TABLE {views.enter_context(self._view(q.query, f'Workload {q.label}'))}"
+                    for q in workload
+                ]
+                labels = {t: q.label for t, q in zip(texts, workload, strict=True) if not isinstance(q.query, str)}
+                queries = ", ".join(
+                    f"{quote_string(t)} WEIGHT {q.weight!r}" for t, q in zip(texts, workload, strict=True)
+                )
+                rows = self._rows(f"SHOW HYPERSPACE RECOMMENDATIONS{clauses} FOR {queries}")
         indexes = [
             {
                 "rank": r["rank"],
@@ -444,6 +461,12 @@ class SqlBackend:
                 self._rows(create_statement(cast(KindConfig, config), str(i["sourceSql"])))
 
         return payload, create_all, labels
+
+    def recorded_queries(self) -> list[tuple[str, int]]:
+        return [(str(r["query"]), int(r["frequency"])) for r in self._rows("SHOW HYPERSPACE RECORDED QUERIES")]
+
+    def clear_recorded_queries(self) -> int:
+        return int(self._rows("CLEAR HYPERSPACE RECORDED QUERIES")[0]["cleared"])
 
 
 def _mode(mode: object) -> str:

@@ -14,7 +14,14 @@ from hyperspace.index_config import IndexConfig
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["QueryEvidence", "RecommendedIndex", "Recommendations", "WorkloadItem", "normalize_workload"]
+__all__ = [
+    "QueryEvidence",
+    "RecordedQuery",
+    "RecommendedIndex",
+    "Recommendations",
+    "WorkloadItem",
+    "normalize_workload",
+]
 
 #: A workload query: a DataFrame, a SQL string, or either with a weight (its relative frequency).
 WorkloadItem = Union["DataFrame", str, tuple[Union["DataFrame", str], float]]
@@ -64,6 +71,15 @@ def normalize_workload(workload: object) -> list[WorkloadQuery]:
                 f"got {type(item).__name__}."
             )
     return out
+
+
+@dataclass(frozen=True)
+class RecordedQuery:
+    """A query the session recorded: its label (the SQL text, or ``recorded query <n> (reads ...)``)
+    and how many times it ran, its weight in :meth:`Hyperspace.recommend` without a workload."""
+
+    query: str
+    frequency: int
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,18 @@ class HyperspaceConfig:
         _from_float,
         "Fraction of the files a split index seek pruned that planning re-scans to check it (0: off).",
     )
+    advisor_record_queries = _Setting(
+        "spark.hyperspace.advisor.recordQueries",
+        _to_bool,
+        _from_bool,
+        "Whether the session records the queries it runs for recommend() without a workload (default False).",
+    )
+    advisor_max_recorded_queries = _Setting(
+        "spark.hyperspace.advisor.maxRecordedQueries",
+        int,
+        _from_int,
+        "Most distinct recorded queries a session keeps; the least recently run goes first (default 200).",
+    )
 
     # No instance dictionary: a misspelt setting (conf.num_bucket = 8) must fail, not quietly
     # become a Python attribute that changes nothing.

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 from hyperspace import exceptions
 from hyperspace._backends import Backend, backend_for
 from hyperspace._jvm import spark_line, translate_errors
-from hyperspace.advisor import Recommendations, WorkloadItem, normalize_workload
+from hyperspace.advisor import Recommendations, RecordedQuery, WorkloadItem, normalize_workload
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
@@ -554,21 +554,37 @@ class Hyperspace:
 
     @translate_errors
     def recommend(
-        self, workload: Sequence[WorkloadItem], budget_bytes: int | None = None, max_indexes: int | None = None
+        self,
+        workload: Sequence[WorkloadItem] | None = None,
+        budget_bytes: int | None = None,
+        max_indexes: int | None = None,
     ) -> Recommendations:
         """The covering indexes worth building for ``workload`` (DataFrames, SQL strings, or
         ``(query, weight)`` tuples): candidates from each query's filters and join keys, their benefit
         from what-if plans (bytes read, shuffles and sorts removed, weighted), chosen greedily by benefit
         per estimated byte within ``budget_bytes`` and ``max_indexes``. Nothing is built until
-        ``create_all()``. See docs/advisor.md."""
+        ``create_all()``. Without ``workload``, the queries this session ran while
+        ``spark.hyperspace.advisor.recordQueries`` was on, each weighted by how often it ran (an error
+        when recording is off or nothing was recorded). See docs/advisor.md."""
         for value, what in ((budget_bytes, "budget_bytes"), (max_indexes, "max_indexes")):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise exceptions.HyperspaceException(
                     f"recommend: {what} must be a whole number of at least 0; got {value!r}."
                 )
-        queries = normalize_workload(workload)
+        queries = None if workload is None else normalize_workload(workload)
         payload, create_all, labels = self._backend.recommend(queries, budget_bytes, max_indexes)
         return Recommendations._from_json(payload, translate_errors(create_all), labels)
+
+    @translate_errors
+    def recorded_queries(self) -> list[RecordedQuery]:
+        """The queries this session recorded for :meth:`recommend` without a workload, least recently
+        run first, each with how many times it ran (empty when recording never ran)."""
+        return [RecordedQuery(q, n) for q, n in self._backend.recorded_queries()]
+
+    @translate_errors
+    def clear_recorded_queries(self) -> int:
+        """Forgets the queries this session recorded; returns how many distinct ones there were."""
+        return self._backend.clear_recorded_queries()
 
     @staticmethod
     def _show(text: str, display: bool) -> str:
@@ -588,6 +604,8 @@ class Hyperspace:
     optimizeIndex = optimize_index
     lastQuerySkippingStats = last_query_skipping_stats
     skippingStats = skipping_stats
+    recordedQueries = recorded_queries
+    clearRecordedQueries = clear_recorded_queries
 
     def __repr__(self) -> str:
         return (

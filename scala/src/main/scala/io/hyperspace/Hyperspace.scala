@@ -286,6 +286,27 @@ class Hyperspace(val spark: SparkSession) {
   def recommendWorkload(workload: advisor.Workload, budgetBytes: Long, maxIndexes: Int): advisor.Recommendations =
     recommend(workload.result, Option(budgetBytes).filter(_ >= 0), Option(maxIndexes).filter(_ >= 0))
 
+  /**
+   * [[recommend]] for the queries this session ran and recorded
+   * (`spark.hyperspace.advisor.recordQueries`), each weighted by how many times it ran; an error
+   * when recording is off or nothing was recorded.
+   */
+  def recommendRecorded(budgetBytes: Option[Long] = None, maxIndexes: Option[Int] = None): advisor.Recommendations =
+    recommend(failingAs("recommend", "*")(advisor.QueryRecorder.workload(spark)), budgetBytes, maxIndexes)
+
+  /** [[recommendRecorded]] with a negative budget or count meaning none, for Python. */
+  def recommendRecordedFor(budgetBytes: Long, maxIndexes: Int): advisor.Recommendations =
+    recommendRecorded(Option(budgetBytes).filter(_ >= 0), Option(maxIndexes).filter(_ >= 0))
+
+  /** The queries this session recorded for the advisor, least recently run first. */
+  def recordedQueries: Seq[advisor.RecordedQuery] = advisor.QueryRecorder.recordedSoFar(spark)
+
+  /** [[recordedQueries]] as a JSON array of `{"query", "frequency"}`, for Python. */
+  def recordedQueriesJson: String = advisor.RecordedQuery.toJson(recordedQueries)
+
+  /** Forgets the queries this session recorded; returns how many distinct ones there were. */
+  def clearRecordedQueries(): Int = advisor.QueryRecorder.clear(spark)
+
   /** [[createIndex]] with the config as JSON (see `IndexConfig.fromJson`), for the Python bindings. */
   def createIndexFromJson(df: DataFrame, configJson: String): Unit =
     createIndex(df, failingAs("create", "(from JSON)")(IndexConfig.fromJson(configJson)))

@@ -28,7 +28,8 @@ private[advisor] final case class Candidate(key: String, relation: LogicalRelati
  *     including the other columns the query needs from it; candidates on the same relation and
  *     indexed columns are merged (the union of their included columns).
  *  2. Estimate: each candidate is a hypothetical index ([[WhatIf.entryFor]]: the relation's real
- *     files, the size its columns' share of the row width gives); a query's cost with a set of
+ *     files, the size its columns' share of the row width gives, string widths sampled by
+ *     [[ColumnWidths]]); a query's cost with a set of
  *     indexes is [[PlanCost]] of the plan Hyperspace's own rules make with exactly that set.
  *  3. Select greedily: each round, every remaining candidate that fits the budget and count is
  *     planned together with those already chosen (so interactions count: the second side of a
@@ -61,8 +62,11 @@ object IndexAdvisor {
     val evaluated = workload.map(new EvaluatedQuery(_))
     val candidates = enumerate(evaluated)
     val entries = mutable.Map[String, LogEntry]()
+    val widths = mutable.Map[String, Map[String, Double]]() // per relation key, sampled once
     def entryOf(c: Candidate, df: DataFrame): LogEntry =
-      entries.getOrElseUpdate(c.name, WhatIf.entryFor(df, c.relation, c.config))
+      entries.getOrElseUpdate(c.name,
+        WhatIf.entryFor(df, c.relation, c.config,
+          widths.getOrElseUpdate(c.key, ColumnWidths.sampled(spark, c.relation))))
     def sizeOf(c: Candidate): Long = entryOf(c, evaluated.head.query.df).content.sizeInBytes
 
     def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entryOf(_, q.query.df)))

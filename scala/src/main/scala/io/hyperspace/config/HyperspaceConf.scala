@@ -209,6 +209,21 @@ object HyperspaceConf {
       .checkValues(Set("cost", "index"))
       .createWithDefault("cost")
 
+  val ADVISOR_RECORD_QUERIES: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.advisor.recordQueries")
+      .doc("Whether the session records the queries it runs (plan only, no data), so that " +
+        "recommend() without a workload advises on them; off by default.")
+      .booleanConf
+      .createWithDefault(false)
+
+  val ADVISOR_MAX_RECORDED_QUERIES: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.advisor.maxRecordedQueries")
+      .doc("Most distinct queries a session keeps recorded; past it the least recently run is " +
+        "dropped (each holds its plan, and with it the source's file listing).")
+      .intConf
+      .checkValue(n => n > 0 && n <= 100000, "must be between 1 and 100000")
+      .createWithDefault(200)
+
   /**
    * Not a session setting but a DataFrameReader option, under the original Hyperspace's name:
    * the glob pattern(s), comma-separated, a source is read with, e.g.
@@ -228,7 +243,7 @@ object HyperspaceConf {
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_JOIN_SELECTION,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_JOIN_PRUNING_ENABLED, SPLIT_JOIN_PRUNING_MAX_KEYS,
-    AUDIT_SAMPLE_RATE)
+    AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -340,4 +355,8 @@ object HyperspaceConf {
   def indexedBatchSize(spark: SparkSession): Long = INDEXED_BATCH_SIZE.readFrom(spark)
   /** How equi-joins on an Indexed DataFrame's key are planned: "cost" or "index". */
   def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)
+  /** Whether the session records its queries for the advisor. */
+  def advisorRecordQueries(spark: SparkSession): Boolean = ADVISOR_RECORD_QUERIES.readFrom(spark)
+  /** How many distinct recorded queries the session keeps. */
+  def advisorMaxRecordedQueries(spark: SparkSession): Int = ADVISOR_MAX_RECORDED_QUERIES.readFrom(spark)
 }

@@ -30,6 +30,7 @@ final class QueryPlanning(df: DataFrame) {
   private lazy val withoutRewriting: SparkSession = {
     val copy = HyperspaceSparkSessionExtension.rebound(SparkInternals.cloneSession(spark))
     copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "false")
+    copy.conf.set(HyperspaceConf.ADVISOR_RECORD_QUERIES.key, "false") // a private copy's plans are not the user's
     copy
   }
 
@@ -72,6 +73,7 @@ final class QueryPlanning(df: DataFrame) {
   private def recordedRun: Decisions = {
     val copy = HyperspaceSparkSessionExtension.rebound(SparkInternals.cloneSession(spark))
     copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "true")
+    copy.conf.set(HyperspaceConf.ADVISOR_RECORD_QUERIES.key, "false") // a private copy's plans are not the user's
     val log = new RecordingLog
     val optimized = ApplyHyperspace.recording(copy, log) {
       SparkInternals.ofRows(copy, logical).queryExecution.optimizedPlan

@@ -3,7 +3,7 @@ package io.hyperspace.explain
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute
 import org.apache.spark.sql.execution.datasources.LogicalRelation
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{StructField, StructType}
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.{IndexConfig, IndexNames}
@@ -57,17 +57,26 @@ object WhatIf {
   /**
    * A log entry for an index that is not built: the real source files, and one estimated data
    * file per bucket sized by the share of the row width the index keeps (files never read).
+   * Column widths come from `widths` (lower-case top-level name → bytes, e.g. sampled) where
+   * it has them, else from the types' default sizes.
    */
-  private[hyperspace] def entryFor(df: DataFrame, relation: LogicalRelation, config: IndexConfig): LogEntry = {
+  private[hyperspace] def entryFor(
+      df: DataFrame,
+      relation: LogicalRelation,
+      config: IndexConfig,
+      widths: Map[String, Double] = Map.empty): LogEntry = {
     val spark = df.sparkSession
     val source = FileSource(relation, CandidateIndexes.sourceScan(relation).get)
     val numBuckets = config.numBuckets.getOrElse(HyperspaceConf.numBuckets(spark))
     val definition = CoveringIndex.define(spark, config.name, source, config.indexedColumns,
       config.includedColumns, numBuckets, config.lineage.getOrElse(false))
     val described = source.describe()
-    val indexWidth = DataTypeWidth.of(definition.schema)
-    val rowWidth = math.max(1, relation.schema.fields.map(_.dataType.defaultSize).sum)
-    val estimated = (described.sizeInBytes * indexWidth / rowWidth).max(numBuckets.toLong)
+    def width(f: StructField): Double =
+      widths.getOrElse(f.name.toLowerCase(java.util.Locale.ROOT), f.dataType.defaultSize.toDouble)
+    val indexSchema = org.apache.spark.sql.types.DataType.fromJson(definition.schema).asInstanceOf[StructType]
+    val indexWidth = indexSchema.fields.map(width).sum
+    val rowWidth = math.max(1.0, relation.schema.fields.map(width).sum)
+    val estimated = (described.sizeInBytes * indexWidth / rowWidth).toLong.max(numBuckets.toLong)
     val root = s"hypothetical:/${config.name}"
     val files = (0 until numBuckets).map(b =>
       ContentFile(f"v__=0/part-00000-hypothetical_$b%05d.c000.snappy.parquet", estimated / numBuckets, 0L))
@@ -77,9 +86,4 @@ object WhatIf {
       Signature.of(described.files))
   }
 
-  private object DataTypeWidth {
-    def of(schemaJson: String): Long =
-      org.apache.spark.sql.types.DataType.fromJson(schemaJson).asInstanceOf[StructType]
-        .fields.map(_.dataType.defaultSize.toLong).sum
-  }
 }

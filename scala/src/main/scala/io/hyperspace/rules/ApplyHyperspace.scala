@@ -27,8 +27,27 @@ import io.hyperspace.sources.TableScans
  */
 case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
 
-  override def apply(plan: LogicalPlan): LogicalPlan =
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    recordQueriesIfAsked()
     if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark))
+  }
+
+  // The advisor's query recorder is registered from here because this rule is the one part of
+  // Hyperspace every session it is installed in runs (extension, attach, a Spark Connect
+  // server's sessions), before the query it optimizes runs: that query is already recorded.
+  @volatile private var recorderInstalled = false
+
+  private def recordQueriesIfAsked(): Unit =
+    if (!recorderInstalled) {
+      try {
+        if (HyperspaceConf.advisorRecordQueries(spark)) {
+          io.hyperspace.advisor.QueryRecorder.install(spark)
+          recorderInstalled = true
+        }
+      } catch {
+        case NonFatal(e) => logWarning(s"Hyperspace could not start recording queries for the advisor: $e")
+      }
+    }
 
   // A malformed apply.enabled value must not break queries of a session: treat it as off.
   private def isEnabled: Boolean =

@@ -279,24 +279,52 @@ case class ShowIndexedTablesCommand() extends HyperspaceCommand(indexedTableSche
  * `ON` part of the `CREATE HYPERSPACE INDEX` statement that builds it, `evidence` the queries
  * it serves as JSON.
  */
+object RecommendCommand {
+  val schema: StructType = StructType(Seq(
+      StructField("rank", IntegerType, nullable = false),
+      StructField("name", StringType, nullable = false),
+      StructField("source", StringType, nullable = false),
+      StructField("sourceSql", StringType, nullable = true),
+      StructField("indexedColumns", ArrayType(StringType, containsNull = false), nullable = false),
+      StructField("includedColumns", ArrayType(StringType, containsNull = false), nullable = false),
+      StructField("estimatedSizeBytes", LongType, nullable = false),
+      StructField("estimatedBuildBytes", LongType, nullable = false),
+      StructField("benefit", LongType, nullable = false),
+      StructField("evidence", StringType, nullable = false)))
+
+  def rows(recommendations: io.hyperspace.advisor.Recommendations): Seq[Row] = recommendations.indexes.map { r =>
+    Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.config.indexedColumns, r.config.includedColumns,
+      r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries))
+  }
+}
+
 case class RecommendCommand(queries: Seq[(String, Double)], budgetBytes: Option[Long], maxIndexes: Option[Int])
-  extends HyperspaceCommand(StructType(Seq(
-        StructField("rank", IntegerType, nullable = false),
-        StructField("name", StringType, nullable = false),
-        StructField("source", StringType, nullable = false),
-        StructField("sourceSql", StringType, nullable = true),
-        StructField("indexedColumns", ArrayType(StringType, containsNull = false), nullable = false),
-        StructField("includedColumns", ArrayType(StringType, containsNull = false), nullable = false),
-        StructField("estimatedSizeBytes", LongType, nullable = false),
-        StructField("estimatedBuildBytes", LongType, nullable = false),
-        StructField("benefit", LongType, nullable = false),
-        StructField("evidence", StringType, nullable = false)))) {
+  extends HyperspaceCommand(RecommendCommand.schema) {
   override def run(spark: SparkSession): Seq[Row] = {
     val hs = hyperspace(spark)
     val workload = queries.map { case (q, w) => io.hyperspace.advisor.WorkloadQuery.sql(spark, q, w) }
-    hs.recommend(workload, budgetBytes, maxIndexes).indexes.map { r =>
-      Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.config.indexedColumns, r.config.includedColumns,
-        r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries))
-    }
+    RecommendCommand.rows(hs.recommend(workload, budgetBytes, maxIndexes))
   }
+}
+
+/** `SHOW HYPERSPACE RECOMMENDATIONS ... FOR RECORDED QUERIES`: the rows of [[RecommendCommand]]. */
+case class RecommendRecordedCommand(budgetBytes: Option[Long], maxIndexes: Option[Int])
+  extends HyperspaceCommand(RecommendCommand.schema) {
+  override def run(spark: SparkSession): Seq[Row] =
+    RecommendCommand.rows(hyperspace(spark).recommendRecorded(budgetBytes, maxIndexes))
+}
+
+/** `SHOW HYPERSPACE RECORDED QUERIES`: one row per recorded query, least recently run first. */
+case class ShowRecordedQueriesCommand()
+  extends HyperspaceCommand(StructType(Seq(
+        StructField("query", StringType, nullable = false),
+        StructField("frequency", LongType, nullable = false)))) {
+  override def run(spark: SparkSession): Seq[Row] =
+    hyperspace(spark).recordedQueries.map(q => Row(q.label, q.frequency))
+}
+
+/** `CLEAR HYPERSPACE RECORDED QUERIES`: forgets them; one row, how many distinct queries there were. */
+case class ClearRecordedQueriesCommand()
+  extends HyperspaceCommand(StructType(Seq(StructField("cleared", IntegerType, nullable = false)))) {
+  override def run(spark: SparkSession): Seq[Row] = Seq(Row(hyperspace(spark).clearRecordedQueries()))
 }

@@ -20,7 +20,7 @@ import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, Sketch, Sketch
  */
 object HyperspaceStatements {
 
-  private val verbs = "create|refresh|optimize|drop|restore|vacuum|cancel|show|describe|desc|explain"
+  private val verbs = "create|refresh|optimize|drop|restore|vacuum|cancel|show|describe|desc|explain|clear"
   // Leading comments and whitespace, then a verb and HYPERSPACE: cheap enough to run on every
   // statement Spark parses, and nothing else is tokenized.
   private val prefix: Regex = s"(?is)^(?:\\s|--[^\\n]*(?:\\n|$$)|/\\*.*?\\*/)*(?:$verbs)\\s+hyperspace\\b.*".r
@@ -151,6 +151,10 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     val plan: Option[LogicalPlan] = verb match {
       case "explain" => Some(explain())
       case "show" => show()
+      case "clear" =>
+        expect("recorded")
+        expect("queries")
+        Some(ClearRecordedQueriesCommand())
       // Not `<verb> HYPERSPACE INDEX <something>`: Spark's, e.g. DESCRIBE hyperspace [index] for a
       // table named hyperspace (and its column index).
       case _ if !peekIs("index") || peek(1).isEmpty => None
@@ -346,6 +350,9 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
       Some(ShowIndexSummaryCommand())
     } else if (accept("status")) {
       Some(ShowStatusCommand())
+    } else if (peekIs("recorded") && peekIs("queries", 1)) {
+      pos += 2
+      Some(ShowRecordedQueriesCommand())
     } else if (accept("recommendations")) {
       Some(recommendations())
     } else if (accept("skipping")) {
@@ -355,6 +362,7 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
   }
 
   // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR 'query' [WEIGHT w] [, 'query' [WEIGHT w]]...
+  // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR RECORDED QUERIES
   private def recommendations(): LogicalPlan = {
     def number(what: String): String = peek() match {
       case Some(t) if t.kind == Token.Number => pos += 1; t.text
@@ -368,18 +376,24 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     val budget = if (accept("budget")) Some(whole("a budget in bytes")) else None
     val limit = if (accept("limit")) Some(whole("a maximum index count")) else None
     expect("for")
-    val queries = Seq.newBuilder[(String, Double)]
-    do {
-      val text = peek() match {
-        case Some(t) if t.kind == Token.Str => pos += 1; t.text
-        case _ => fail("a query as a string literal")
-      }
-      val weight = if (accept("weight")) number("a weight").toDouble else 1.0
-      queries += text -> weight
-    } while (acceptSymbol(","))
-    end()
     if (limit.exists(_ > Int.MaxValue)) fail("a smaller LIMIT")
-    RecommendCommand(queries.result(), budget, limit.map(_.toInt))
+    if (peekIs("recorded") && peekIs("queries", 1)) {
+      pos += 2
+      end()
+      RecommendRecordedCommand(budget, limit.map(_.toInt))
+    } else {
+      val queries = Seq.newBuilder[(String, Double)]
+      do {
+        val text = peek() match {
+          case Some(t) if t.kind == Token.Str => pos += 1; t.text
+          case _ => fail("a query as a string literal, or RECORDED QUERIES")
+        }
+        val weight = if (accept("weight")) number("a weight").toDouble else 1.0
+        queries += text -> weight
+      } while (acceptSymbol(","))
+      end()
+      RecommendCommand(queries.result(), budget, limit.map(_.toInt))
+    }
   }
 
   // EXPLAIN HYPERSPACE [VERBOSE] query

@@ -192,4 +192,31 @@ class IndexAdvisorSuite extends RuleTestSupport {
       buildAndCheck(recs, queries.toMap)
     }
   }
+
+  test("index sizes follow sampled string widths: a narrow index over rows of long strings fits a small budget") {
+    val path = newDir("advisor-widths").getAbsolutePath + "/data"
+    spark.range(0, 4000, 1, 4).selectExpr("id", "id % 97 AS k", "id * 3 AS a",
+      "CONCAT(REPEAT('x', 400), CAST(id AS STRING)) AS payload", "CAST(NULL AS STRING) AS empty")
+      .write.parquet(path)
+    val lookup = spark.read.parquet(path).where("k = 5").select("a")
+    val relation = lookup.queryExecution.optimizedPlan.collectFirst {
+      case r: org.apache.spark.sql.execution.datasources.LogicalRelation => r
+    }.get
+    val widths = ColumnWidths.sampled(spark, relation)
+    assert(widths("payload") > 400 && widths("payload") < 405, widths)
+    assert(widths("empty") == 0.0 && widths("k") == 8.0 && widths("id") == 8.0, widths)
+
+    val sourceBytes = new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+    // (k, a) is 16 of ~427 bytes a row; with a string's default 20 bytes it would be 16 of 64, a
+    // quarter of the source, and not fit a tenth of it.
+    val recs = hs.recommend(Seq(q(lookup, "lookup")), budgetBytes = Some(sourceBytes / 10))
+    assert(recs.indexes.map(r => (r.config.indexedColumns, r.config.includedColumns)) == Seq(Seq("k") -> Seq("a")),
+      recs)
+    val share = recs.indexes.head.estimatedSizeBytes.toDouble / sourceBytes
+    assert(share > 0.03 && share < 0.045, s"$share of $sourceBytes bytes")
+    // A query needing the long strings gets an index almost as large as the source.
+    val wide = spark.read.parquet(path).where("k = 5").select("payload")
+    val wideRecs = hs.recommend(Seq(q(wide, "wide")))
+    assert(wideRecs.indexes.head.estimatedSizeBytes.toDouble / sourceBytes > 0.95, wideRecs)
+  }
 }

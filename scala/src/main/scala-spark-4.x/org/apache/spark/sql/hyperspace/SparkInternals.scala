@@ -77,6 +77,10 @@ object SparkInternals {
    */
   def waitForListenerEvents(spark: SparkSession): Unit = spark.sparkContext.listenerBus.waitUntilEmpty()
 
+  /** The query execution listeners registered on `spark` (Spark lists them for its own tests only). */
+  def queryExecutionListeners(spark: SparkSession): Seq[org.apache.spark.sql.util.QueryExecutionListener] =
+    spark.listenerManager.listListeners().toSeq
+
   /**
    * For each partition of the cached `rdd`, the ids of the executors whose block manager holds
    * it (empty when it is not cached anywhere). The block manager master is `private[spark]`.
