@@ -48,6 +48,17 @@ def test_defaults_are_typed(conf: HyperspaceConfig) -> None:
     assert conf.system_path.endswith("/indexes")
 
 
+def test_every_setting_reads_back_what_it_renders(conf: HyperspaceConfig) -> None:
+    # Each setting's value round-trips through its session string: a parser that disagrees with
+    # its renderer (e.g. Python's bool() of "false", which is True) reads a setting it did not set.
+    for name in HyperspaceConfig.settings():
+        value = getattr(conf, name)
+        if isinstance(value, bool):
+            for flipped in (not value, value):
+                with conf.override(**{name: flipped}):
+                    assert getattr(conf, name) is flipped, name
+
+
 def test_setting_an_attribute_sets_the_session_key(spark: SparkSession, conf: HyperspaceConfig) -> None:
     try:
         conf.num_buckets = 16

@@ -254,10 +254,10 @@ class HyperspaceConfig:
     )
     split_join_pruning_enabled = _Setting(
         "spark.hyperspace.index.split.joinPruning.enabled",
-        bool,
+        _to_bool,
         _from_bool,
         "Whether a small join side's keys, collected while planning, prune the row groups a split "
-        "index's source reads (default True).",
+        "index's source reads (default False: opt-in).",
     )
     split_join_pruning_max_keys = _Setting(
         "spark.hyperspace.index.split.joinPruning.maxKeys",
