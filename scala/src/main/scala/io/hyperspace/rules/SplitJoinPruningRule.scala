@@ -135,10 +135,7 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
    */
   private def keysOf(spark: SparkSession, small: LogicalPlan, key: Expression): Option[Seq[Any]] = {
     val max = HyperspaceConf.splitJoinPruningMaxKeys(spark)
-    val listing = small.collectLeaves().collect { case r: LogicalRelation =>
-      r.relation.asInstanceOf[HadoopFsRelation].location.inputFiles.sorted.mkString("\u0000")
-    }
-    val cacheKey = (small.canonicalized, key.canonicalized, listing, max)
+    val cacheKey = (small.canonicalized, key.canonicalized, dataOf(small), max)
     keys.get(cacheKey).getOrElse {
       val keyOnly = SparkInternals.ofRows(spark, Project(Seq(Alias(key, "__hs_join_key")()), small))
         .where("__hs_join_key IS NOT NULL")
@@ -156,6 +153,29 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
     }
   }
 
-  private val keys = new BoundedCache[(LogicalPlan, Expression, Seq[String], Int), Option[Seq[Any]]](
+  /**
+   * A digest of the data `small` reads: every file its relations list, with its size, modification
+   * time and the listing's per-file metadata (where a Delta deletion vector is named). Paths alone
+   * would keep serving the keys of a file rewritten in place, and a key missing from them would
+   * prune big-side rows that match.
+   */
+  private def dataOf(small: LogicalPlan): String = {
+    val sha = java.security.MessageDigest.getInstance("SHA-256")
+    small.collectLeaves().foreach {
+      case r: LogicalRelation =>
+        r.relation.asInstanceOf[HadoopFsRelation].location.listFiles(Nil, Nil).flatMap(_.files)
+          .map { f =>
+            val s = f.fileStatus
+            val metadata = f.metadata.toSeq.map { case (k, v) => s"$k=$v" }.sorted.mkString(",")
+            s"${s.getPath}\u0000${s.getLen}\u0000${s.getModificationTime}\u0000$metadata\u0001"
+          }
+          .sorted
+          .foreach(line => sha.update(line.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+      case _ =>
+    }
+    sha.digest().map("%02x".format(_)).mkString
+  }
+
+  private val keys = new BoundedCache[(LogicalPlan, Expression, String, Int), Option[Seq[Any]]](
     32, 1000000L, _.fold(1L)(_.size.toLong + 1))
 }
