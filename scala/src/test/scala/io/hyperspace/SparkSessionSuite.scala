@@ -76,6 +76,24 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally super.afterAll()
   }
 
+  /**
+   * The Spark jobs started while `body` ran. Events still queued from before are delivered first
+   * and those of `body` after it, so neither is missed nor miscounted.
+   */
+  protected def jobsDuring(body: => Any): Int = {
+    val jobs = new java.util.concurrent.atomic.AtomicInteger
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit = jobs.incrementAndGet()
+    }
+    org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
+    spark.sparkContext.addSparkListener(listener)
+    try {
+      body
+      org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
+      jobs.get
+    } finally spark.sparkContext.removeSparkListener(listener)
+  }
+
   /** A fresh directory under the suite's temp directory. */
   protected def newDir(name: String): File = {
     val dir = new File(tempDir, s"$name-${System.nanoTime()}")

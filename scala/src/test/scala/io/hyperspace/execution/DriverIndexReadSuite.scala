@@ -1,11 +1,7 @@
 package io.hyperspace.execution
 
-import java.util.concurrent.atomic.AtomicInteger
-
-import org.apache.spark.scheduler.{SparkListener, SparkListenerJobStart}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
@@ -27,19 +23,7 @@ class DriverIndexReadSuite extends RuleTestSupport {
     plan.collect { case d: DriverIndexReadExec => d }
 
   /** The number of Spark jobs `action` starts on `df` (created first: reading a schema may take a job). */
-  private def jobsOf[T](df: DataFrame)(action: DataFrame => T): Int = {
-    val started = new AtomicInteger
-    val listener = new SparkListener {
-      override def onJobStart(jobStart: SparkListenerJobStart): Unit = started.incrementAndGet()
-    }
-    SparkInternals.waitForListenerEvents(spark)
-    spark.sparkContext.addSparkListener(listener)
-    try {
-      action(df)
-      SparkInternals.waitForListenerEvents(spark)
-      started.get
-    } finally spark.sparkContext.removeSparkListener(listener)
-  }
+  private def jobsOf[T](df: DataFrame)(action: DataFrame => T): Int = jobsDuring(action(df))
 
   private def withConf[T](pairs: (String, String)*)(body: => T): T = {
     pairs.foreach { case (k, v) => spark.conf.set(k, v) }

@@ -32,6 +32,15 @@ class IndexedPartitionSuite extends AnyFunSuite {
   private def build(rows: Seq[InternalRow], batchSize: Int = 4 << 20): IndexedPartition =
     IndexedPartition.build(schema, 0, batchSize, rows.iterator)
 
+  /** `p` written with Java serialization and read back, as a block stored on disk would be. */
+  private def serializedCopy(p: IndexedPartition): IndexedPartition = {
+    val out = new ByteArrayOutputStream()
+    val oos = new ObjectOutputStream(out)
+    oos.writeObject(p)
+    oos.close()
+    new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject().asInstanceOf[IndexedPartition]
+  }
+
   test("equal keys chain newest first; every row is found by a scan in insertion order") {
     val rows = Seq(row(1L, "a", 1), row(2L, "b", 2), row(1L, "c", 3), row(1L, "d", 4))
     val p = build(rows)
@@ -118,12 +127,7 @@ class IndexedPartitionSuite extends AnyFunSuite {
   test("java serialization round-trips the rows and the trie") {
     val rows = (0 until 3000).map(i => row(if (i % 100 == 0) null else i.toLong % 300, s"r$i", i))
     val p = build(rows, batchSize = 8192).append(Iterator(row(7L, "late", -1)))
-    val out = new ByteArrayOutputStream()
-    val oos = new ObjectOutputStream(out)
-    oos.writeObject(p)
-    oos.close()
-    val copy = new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject()
-      .asInstanceOf[IndexedPartition]
+    val copy = serializedCopy(p)
     assert(scan(copy) == scan(p))
     (0 until 300).foreach(k => assert(lookup(copy, k.toLong) == lookup(p, k.toLong)))
     assert(copy.rowCount == p.rowCount && copy.keyCount == p.keyCount)
@@ -229,12 +233,7 @@ class IndexedPartitionSuite extends AnyFunSuite {
     def r(k: String, i: Int): InternalRow = new GenericInternalRow(Array[Any](UTF8String.fromString(k), i))
     val p = IndexedPartition.build(s, 0, 4096, (0 until 2000).map(i => r(s"k${i % 150}", i)).iterator)
       .append(Iterator(r("k3", -1), r("new", -2)))
-    val out = new ByteArrayOutputStream()
-    val oos = new ObjectOutputStream(out)
-    oos.writeObject(p)
-    oos.close()
-    val copy = new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject()
-      .asInstanceOf[IndexedPartition]
+    val copy = serializedCopy(p)
     (Seq("new") ++ (0 until 150).map(i => s"k$i")).foreach { k =>
       val key = p.codec.keyOfValue(UTF8String.fromString(k))
       assert(copy.lookup(key).map(_.getInt(1)).toSeq == p.lookup(key).map(_.getInt(1)).toSeq, k)

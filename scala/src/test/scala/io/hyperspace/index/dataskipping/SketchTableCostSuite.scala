@@ -1,11 +1,7 @@
 package io.hyperspace.index.dataskipping
 
-import java.util.concurrent.atomic.AtomicInteger
-
-import org.apache.spark.scheduler.{SparkListener, SparkListenerJobStart}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.dataskipping.DataSkippingTestSupport
 
@@ -14,21 +10,6 @@ import io.hyperspace.dataskipping.DataSkippingTestSupport
  * touches the index's sketch table; a usable one reads it once per index version.
  */
 class SketchTableCostSuite extends DataSkippingTestSupport {
-
-  /** The Spark jobs started while `body` ran (planning alone starts none of its own). */
-  private def jobsDuring(body: => Unit): Int = {
-    val jobs = new AtomicInteger()
-    val listener = new SparkListener {
-      override def onJobStart(e: SparkListenerJobStart): Unit = jobs.incrementAndGet()
-    }
-    SparkInternals.waitForListenerEvents(spark)
-    spark.sparkContext.addSparkListener(listener)
-    try {
-      body
-      SparkInternals.waitForListenerEvents(spark)
-      jobs.get()
-    } finally spark.sparkContext.removeSparkListener(listener)
-  }
 
   /** Plans `df` with Hyperspace on; returns the Spark jobs planning started. */
   private def planningJobs(df: DataFrame): Int = withHyperspace(on = true)(jobsDuring(df.queryExecution.optimizedPlan))

@@ -165,19 +165,8 @@ class SplitIndexSuite extends RuleTestSupport {
     try withHyperspace(on = true) {
         // The optimizer runs the rule to a fixed point, several times; the lookup runs once.
         for (filter <- Seq("k = 17", "k > 10")) {
-          val jobs = new java.util.concurrent.atomic.AtomicInteger
-          val listener = new org.apache.spark.scheduler.SparkListener {
-            override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit = jobs.incrementAndGet()
-          }
-          val query = df.where(filter)
-          org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
-          spark.sparkContext.addSparkListener(listener)
-          try {
-            query.queryExecution.optimizedPlan
-            org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
-          } finally spark.sparkContext.removeSparkListener(listener)
           // At most one job: a lookup of a few small index files is read in the driver, without one.
-          assert(jobs.get <= 1, filter)
+          assert(jobsWhilePlanning(df.where(filter)) <= 1, filter)
         }
       }
     finally {
@@ -187,19 +176,7 @@ class SplitIndexSuite extends RuleTestSupport {
   }
 
   /** Jobs run while `query` is optimized (where the split index is looked up). */
-  private def jobsWhilePlanning(query: DataFrame): Int = {
-    val jobs = new java.util.concurrent.atomic.AtomicInteger
-    val listener = new org.apache.spark.scheduler.SparkListener {
-      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit = jobs.incrementAndGet()
-    }
-    org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
-    spark.sparkContext.addSparkListener(listener)
-    try {
-      query.queryExecution.optimizedPlan
-      org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
-    } finally spark.sparkContext.removeSparkListener(listener)
-    jobs.get
-  }
+  private def jobsWhilePlanning(query: DataFrame): Int = jobsDuring(query.queryExecution.optimizedPlan)
 
   test("a filter estimated to reach too many row groups runs no lookup; a selective one still seeks") {
     hs.createIndex(df, SplitIndexConfig("sEst", Seq("k")))

@@ -187,21 +187,11 @@ class SplitJoinPruningSuite extends RuleTestSupport {
       val small = dim.where(s"name IN (${names(Seq(5, 6, 7))})")
       def jobs(rate: String): Int = {
         spark.conf.set(AuditKey, rate)
-        val count = new java.util.concurrent.atomic.AtomicInteger
-        val listener = new org.apache.spark.scheduler.SparkListener {
-          override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit = count.incrementAndGet()
-        }
         withHyperspace(on = true) {
           // A fresh filter each time, so no cached lookup hides the audit's reads.
           val query = joined(small).where(s"id >= ${-1 - Random.nextInt(1000)}")
-          org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
-          spark.sparkContext.addSparkListener(listener)
-          try {
-            query.queryExecution.optimizedPlan
-            org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
-          } finally spark.sparkContext.removeSparkListener(listener)
+          jobsDuring(query.queryExecution.optimizedPlan)
         }
-        count.get
       }
       // The first run also collects the small side's keys (cached after it).
       try {

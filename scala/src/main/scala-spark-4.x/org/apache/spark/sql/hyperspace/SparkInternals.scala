@@ -108,6 +108,11 @@ object SparkInternals {
   }
 }
 
+/**
+ * Lets an object stored in Spark's block manager report its own size instead of having
+ * `SizeEstimator` walk its object graph (slow for tries of millions of entries, and wrong for
+ * data shared between cached versions). `KnownSizeEstimation` is `private[spark]`.
+ */
 trait BlockSized extends org.apache.spark.util.KnownSizeEstimation {
   /** Bytes the block manager should account for this object. */
   def blockSizeInBytes: Long
