@@ -22,6 +22,39 @@ case class SeekEstimate(keys: Long, rowGroupsPerKey: Double, rowGroups: Double, 
     f"$keys key value(s) × $rowGroupsPerKey%.1f row group(s) per key among about ${rowGroups.round} row groups"
 }
 
+/**
+ * What an estimate is computed from: the mean number of row groups a key's rows lie in, the
+ * estimated number of row groups of the indexed files a scan lists, and the scan's bytes in files
+ * the index covers and in files it does not (read whole).
+ */
+case class SeekLayout(rowGroupsPerKey: Double, rowGroups: Double, indexedBytes: Long, wholeBytes: Long) {
+
+  /** The expected share of the scan's bytes a seek for `keys` key values reads. */
+  def fraction(keys: Long): Double = {
+    // Expected share of `rowGroups` reached by `keys × rowGroupsPerKey` independent uniform hits.
+    val reached = 1.0 - math.pow(1.0 - 1.0 / rowGroups, keys.toDouble * rowGroupsPerKey)
+    val total = indexedBytes + wholeBytes
+    if (total == 0) 0.0 else (reached * indexedBytes + wholeBytes) / total
+  }
+
+  def estimate(keys: Long): SeekEstimate = SeekEstimate(keys, rowGroupsPerKey, rowGroups, fraction(keys))
+
+  /**
+   * The most key values whose seek is expected to read at most `maxFraction` of the scan's bytes
+   * (0 when not even one's is), up to `upTo`. `fraction` grows with the keys, so a bisection.
+   */
+  def keysWithin(maxFraction: Double, upTo: Long): Long =
+    if (fraction(1) > maxFraction) 0L
+    else {
+      var (lo, hi) = (1L, math.max(1L, upTo))
+      while (lo < hi) {
+        val mid = lo + (hi - lo + 1) / 2
+        if (fraction(mid) <= maxFraction) lo = mid else hi = mid - 1
+      }
+      lo
+    }
+}
+
 object SeekEstimate {
 
   /**
@@ -51,24 +84,27 @@ object SeekEstimate {
       onKeys: Seq[Expression],
       resolver: Resolver,
       indexedBytes: Long,
-      wholeBytes: Long): Option[SeekEstimate] = {
+      wholeBytes: Long): Option[SeekEstimate] =
+    layout(entry, indexedBytes, wholeBytes).flatMap { l =>
+      val pinned = keys.map(k => valuesPinned(onKeys, a => resolver(a.name, k)))
+      if (pinned.exists(_.isEmpty)) None
+      else Some(l.estimate(pinned.flatten.map(BigInt(_)).product.min(BigInt(Long.MaxValue)).toLong))
+    }
+
+  /**
+   * The index's layout from its build statistics, for a scan listing `indexedBytes` of files it
+   * covers and `wholeBytes` of files it does not; None when the log predates the statistics.
+   */
+  def layout(entry: LogEntry, indexedBytes: Long, wholeBytes: Long): Option[SeekLayout] = {
     val stats = entry.content.files.map(_.stats.flatMap(s => s.locations.map(s.rowCount -> _)))
     if (stats.isEmpty || stats.exists(_.isEmpty)) return None
     val rows = stats.flatten.map(_._1).sum
     val located = stats.flatten.map(_._2)
     val distinctKeys = located.map(_.keys).sum
     if (rows == 0 || distinctKeys == 0) return None
-    val pinned = keys.map(k => valuesPinned(onKeys, a => resolver(a.name, k)))
-    if (pinned.exists(_.isEmpty)) return None
-    val values = pinned.flatten.map(BigInt(_)).product.min(BigInt(Long.MaxValue)).toLong
     val perKey = math.max(1.0, located.map(_.keyRowGroups).sum.toDouble / distinctKeys)
     val meanGroupBytes = math.max(1.0, located.map(_.rowGroupBytes).map(BigDecimal(_)).sum.toDouble / rows)
-    val groups = math.max(1.0, indexedBytes / meanGroupBytes)
-    // Expected share of `groups` reached by `values × perKey` independent uniform hits.
-    val reached = 1.0 - math.pow(1.0 - 1.0 / groups, values.toDouble * perKey)
-    val total = indexedBytes + wholeBytes
-    val fraction = if (total == 0) 0.0 else (reached * indexedBytes + wholeBytes) / total
-    Some(SeekEstimate(values, perKey, groups, fraction))
+    Some(SeekLayout(perKey, math.max(1.0, indexedBytes / meanGroupBytes), indexedBytes, wholeBytes))
   }
 
   /**
