@@ -7,7 +7,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, Expression, In, Literal, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{LocalLimit, LocalRelation, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.hyperspace.SparkInternals
@@ -195,8 +195,10 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
       val cap = rowsCap(spark, small)
       val cacheKey = (small.canonicalized, dataOf(small), cap)
       rows.get(cacheKey).getOrElse {
-        // A limit one past the cap: a side with more rows is read only that far.
-        val collected = SparkInternals.ofRows(spark, small).limit(cap + 1)
+        // One job, each task keeping at most one row past the cap (a side with more rows is read
+        // that far per task). A global limit would run a job per batch of partitions, one after
+        // the other: measured to cost more than the broadcast these rows replace.
+        val collected = SparkInternals.ofRows(spark, LocalLimit(Literal(cap + 1), small))
           .queryExecution.executedPlan.executeCollect().toSeq
         val result = if (collected.size > cap) None else Some(collected)
         rows.put(cacheKey, result)

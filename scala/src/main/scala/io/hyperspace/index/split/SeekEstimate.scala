@@ -1,9 +1,10 @@
 package io.hyperspace.index.split
 
 import org.apache.spark.sql.catalyst.analysis.Resolver
-import org.apache.spark.sql.catalyst.expressions.{Attribute, EqualNullSafe, EqualTo, Expression, In, InSet, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, EqualNullSafe, EqualTo, Expression, GreaterThan, GreaterThanOrEqual, In, InSet, LessThan, LessThanOrEqual, Literal}
+import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType}
 
-import io.hyperspace.log.LogEntry
+import io.hyperspace.log.{ColumnStats, LogEntry}
 
 /**
  * How much of a scan a seek is expected to read, from the index's build statistics alone
@@ -70,8 +71,9 @@ object SeekEstimate {
    * The estimate for `onKeys` (conjuncts over the key columns `keys` of `entry`) on a scan
    * listing `indexedBytes` of files the index covers and `wholeBytes` of files it does not; None
    * when it cannot be told: the log predates the statistics (some file has none), or some key
-   * column is not pinned to literal values by `=`, `<=>` or `IN` (ranges and other predicates
-   * are looked up, as before).
+   * column is not pinned to literal values by `=`, `<=>` or `IN` — except a single integral or
+   * date key bounded by literal ranges, whose keys in range are estimated from each index file's
+   * key range ([[keysInRange]]); other predicates are looked up.
    *
    * Hits are taken as spread at random over the row groups (keys in no particular order in the
    * source); for data clustered on the key, `rowGroupsPerKey` is about 1 and the estimate stays
@@ -87,8 +89,12 @@ object SeekEstimate {
       wholeBytes: Long): Option[SeekEstimate] =
     layout(entry, indexedBytes, wholeBytes).flatMap { l =>
       val pinned = keys.map(k => valuesPinned(onKeys, a => resolver(a.name, k)))
-      if (pinned.exists(_.isEmpty)) None
-      else Some(l.estimate(pinned.flatten.map(BigInt(_)).product.min(BigInt(Long.MaxValue)).toLong))
+      if (pinned.forall(_.isDefined)) {
+        Some(l.estimate(pinned.flatten.map(BigInt(_)).product.min(BigInt(Long.MaxValue)).toLong))
+      } else keys match {
+        case Seq(k) => keysInRange(entry, k, onKeys, a => resolver(a.name, k)).map(l.estimate)
+        case _ => None
+      }
     }
 
   /**
@@ -105,6 +111,56 @@ object SeekEstimate {
     val perKey = math.max(1.0, located.map(_.keyRowGroups).sum.toDouble / distinctKeys)
     val meanGroupBytes = math.max(1.0, located.map(_.rowGroupBytes).map(BigDecimal(_)).sum.toDouble / rows)
     Some(SeekLayout(perKey, math.max(1.0, indexedBytes / meanGroupBytes), indexedBytes, wholeBytes))
+  }
+
+  /**
+   * The index's keys the conjuncts' bounds (`<`, `<=`, `>`, `>=`, `BETWEEN` with literals) allow
+   * an integral or date key `key` (stored name) to take: per index file, its distinct keys times
+   * the share of its [min, max] range inside the bounds, as if its keys were spread evenly over
+   * that range (hash buckets hold keys from the whole domain, so each file's keys spread like the
+   * source's). None without a bound, for other types, or when a file has no recorded range.
+   */
+  private def keysInRange(entry: LogEntry, key: String, conjuncts: Seq[Expression], isKey: Attribute => Boolean)
+      : Option[Long] = {
+    def integral(e: Expression): Boolean = e match {
+      case a: Attribute => isKey(a) && Seq(ByteType, ShortType, IntegerType, LongType, DateType).contains(a.dataType)
+      case _ => false
+    }
+    def value(l: Literal): Option[BigInt] = Option(l.value).collect {
+      case v: Byte => BigInt(v)
+      case v: Short => BigInt(v)
+      case v: Int => BigInt(v)
+      case v: Long => BigInt(v)
+    }
+    // (lower, upper) bounds, inclusive.
+    val bounds: Seq[(Option[BigInt], Option[BigInt])] = conjuncts.collect {
+      case GreaterThan(a, l: Literal) if integral(a) => (value(l).map(_ + 1), None)
+      case GreaterThanOrEqual(a, l: Literal) if integral(a) => (value(l), None)
+      case LessThan(a, l: Literal) if integral(a) => (None, value(l).map(_ - 1))
+      case LessThanOrEqual(a, l: Literal) if integral(a) => (None, value(l))
+      case GreaterThan(l: Literal, a) if integral(a) => (None, value(l).map(_ - 1))
+      case GreaterThanOrEqual(l: Literal, a) if integral(a) => (None, value(l))
+      case LessThan(l: Literal, a) if integral(a) => (value(l).map(_ + 1), None)
+      case LessThanOrEqual(l: Literal, a) if integral(a) => (value(l), None)
+    }
+    if (bounds.isEmpty) return None
+    val lo = bounds.flatMap(_._1).maxOption
+    val hi = bounds.flatMap(_._2).minOption
+    val perFile = entry.content.files.map { f =>
+      f.stats.flatMap { s =>
+        val keys = s.locations.map(_.keys).getOrElse(0L)
+        s.columns.get(key) match {
+          case Some(ColumnStats(Some(min), Some(max), _)) =>
+            val (m, mx) = (BigInt(min), BigInt(max))
+            val overlap = (hi.fold(mx)(_.min(mx)) - lo.fold(m)(_.max(m)) + 1).max(0)
+            Some(BigDecimal(keys) * BigDecimal(overlap) / BigDecimal(mx - m + 1))
+          case _ if keys == 0 => Some(BigDecimal(0)) // only NULL keys: no range to overlap
+          case _ => None
+        }
+      }
+    }
+    if (perFile.exists(_.isEmpty)) None
+    else Some(perFile.flatten.sum.setScale(0, BigDecimal.RoundingMode.CEILING).min(BigDecimal(Long.MaxValue)).toLong)
   }
 
   /**
