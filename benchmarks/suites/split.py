@@ -27,9 +27,7 @@ VARIANTS = ("spark", "hyperspace", "hyperspace_pruning")
 
 
 def _parquet_bytes(path: str | Path) -> int:
-    return sum(
-        os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs if f.endswith(".parquet")
-    )
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs if f.endswith(".parquet"))
 
 
 def _switch(spark: Any, variant: str) -> None:

@@ -159,7 +159,8 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
             val sought = SplitSeekRule.seek(spark, onKey, (kept :+ inKeys).reduce(And), relation, log,
               s"${key.name} IN (the ${values.size} join key(s) of the other side)" +
                 (if (kept.isEmpty) "" else s" AND ${kept.map(_.sql).mkString(" AND ")}"))
-            Some(sought.map(s => big transformUp { case r: LogicalRelation if r eq relation => s }).getOrElse(big) -> local)
+            Some(sought.map(s => big transformUp { case r: LogicalRelation if r eq relation => s }).getOrElse(big) ->
+              local)
           }
       }
     }

@@ -167,7 +167,7 @@ class SplitJoinPruningSuite extends RuleTestSupport {
         val why = hs.whyNot(joined(small), "jLimit")
         assert(!why.contains("more than 40 distinct join keys"), why)
         assert(why.contains("has 40 distinct join keys; a seek for more than") &&
-          why.contains("is estimated to read over 25%"), why)
+            why.contains("is estimated to read over 25%"), why)
         assert(!readsDim(joined(small)))
       } finally spark.conf.unset(MaxKeysKey)
       spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
