@@ -61,7 +61,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     # carry it over to l_orderkey), so only join pruning narrows lineitem.
     prices = [
         str(r[0])
-        for r in spark.sql("SELECT o_totalprice FROM orders TABLESAMPLE (0.1 PERCENT)").collect()
+        for r in spark.sql("SELECT o_totalprice FROM orders ORDER BY rand(19) LIMIT 1000").collect()
         if r[0] is not None
     ]
 
