@@ -81,17 +81,35 @@ with HyperspaceConfig(spark).override(system_path=root + "/idx"):
     print("in100 whyNot:", hs.why_not(inlist(), "sk", display=False).strip().replace("\n", " | "))
     disable_hyperspace(spark)
 
-    for name, q in [("point", point), ("in100", inlist), ("join2", join_of(2)), ("join10", join_of(10))]:
+    # SPLIT_BENCH_QUERIES picks cases (e.g. "join1,join2,join10,join100,join1000"); joinN joins with a
+    # small side filtered to N keys. Join pruning is on for the "with" runs unless SPLIT_BENCH_PRUNING=default.
+    if os.environ.get("SPLIT_BENCH_PRUNING", "on") == "on":
+        spark.conf.set("spark.hyperspace.index.split.joinPruning.enabled", "true")
+    cases = {"point": point, "in100": inlist} | {f"join{n}": join_of(n) for n in (1, 2, 10, 100, 1000)}
+    chosen = os.environ.get("SPLIT_BENCH_QUERIES", "point,in100,join2,join10").split(",")
+    runs = int(os.environ.get("SPLIT_BENCH_RUNS", "7"))
+    for name in chosen:
+        q = cases[name]
         times = {True: [], False: []}
-        for i in range(7):
+        plans = {True: [], False: []}
+        for i in range(runs):
             for on in [True, False] if i % 2 == 0 else [False, True]:
                 (enable_hyperspace if on else disable_hyperspace)(spark)
                 df = q()
                 t = time.perf_counter()
+                df._jdf.queryExecution().executedPlan()  # planning (with join pruning's key collection)
+                planned = time.perf_counter()
                 df.collect()
                 times[on].append(time.perf_counter() - t)
+                plans[on].append(planned - t)
+        if name.startswith("join"):
+            enable_hyperspace(spark)
+            why = hs.why_not(q(), "sk", display=False).strip().replace("\n", " | ")
+            print(f"{name} whyNot: {why[:400]}")
         disable_hyperspace(spark)
         m_on, m_off = statistics.median(times[True][1:]), statistics.median(times[False][1:])
+        p_on, p_off = statistics.median(plans[True][1:]), statistics.median(plans[False][1:])
         print(
-            f"{name}: with split index {m_on * 1000:.0f} ms, without {m_off * 1000:.0f} ms, speedup {m_off / m_on:.2f}x, loadavg {open('/proc/loadavg').read().strip()}"
+            f"{name}: with split index {m_on * 1000:.0f} ms (planning {p_on * 1000:.0f}), without {m_off * 1000:.0f} ms "
+            f"(planning {p_off * 1000:.0f}), speedup {m_off / m_on:.2f}x, loadavg {open('/proc/loadavg').read().strip()}"
         )

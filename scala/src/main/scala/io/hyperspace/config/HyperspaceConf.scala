@@ -154,15 +154,16 @@ object HyperspaceConf {
     buildConf("spark.hyperspace.index.split.joinPruning.enabled")
       .doc("In an equi-join of a split-indexed Parquet source with a small side (under Spark's " +
         "autoBroadcastJoinThreshold), the small side's join keys are collected while planning and the " +
-        "source reads only the row groups that can hold them. Off by default: the small side runs while " +
-        "planning, which was measured to cost more than the pruning saves on a 2M-row source with 10 keys.")
+        "source reads only the row groups that can hold them, when the index's statistics estimate that a " +
+        "seek for that many keys reads at most maxReadFraction of the source. Off by default: a small side " +
+        "with more keys than pay still runs while planning, measured slower than Spark's broadcast of it.")
       .booleanConf
       .createWithDefault(false)
 
   val SPLIT_JOIN_PRUNING_MAX_KEYS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.index.split.joinPruning.maxKeys")
-      .doc("Most distinct join keys of the small side that join pruning collects while planning; a " +
-        "small side with more is not used to prune.")
+      .doc("Most distinct join keys of the small side that join pruning seeks for (fewer when the " +
+        "index's statistics estimate that fewer pay); a small side with more is not used to prune.")
       .intConf
       .checkValue(n => n >= 1, "must be at least 1")
       .createWithDefault(1000)

@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, IsNotNull, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -84,8 +84,11 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val candidates = CandidateIndexes.forRelation(spark, ours, relation, Nil, log, Set(RewriteFamily.RowGroupSeek))
     val withKeys = candidates.flatMap { c =>
       val keys = SplitIndex.keyColumns(c.entry.index)
+      // Not `key IS NOT NULL` alone: Spark infers it for every join key and filtered column, it
+      // keeps nearly every row, and a lookup for it collected `maxLocations` index rows to fall back.
       val onKeys = conjuncts.filter(p =>
-        p.references.nonEmpty && p.references.forall(a => keys.exists(k => resolver(k, a.name))))
+        !p.isInstanceOf[IsNotNull] &&
+          p.references.nonEmpty && p.references.forall(a => keys.exists(k => resolver(k, a.name))))
       if (onKeys.isEmpty) {
         reject(c.entry, Reason.NoFilterOnKeys(keys))
         None
@@ -147,6 +150,13 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val (covered, whole) = listed.partition(indexed.contains)
     SeekEstimate.of(entry, SplitIndex.keyColumns(entry.index), onKeys, spark.sessionState.conf.resolver,
       covered.map(_.size).sum, whole.map(_.size).sum)
+  }
+
+  /** The index's layout over a scan listing `listed`, from its build statistics ([[SeekEstimate.layout]]). */
+  private[rules] def layoutOf(entry: LogEntry, listed: Seq[FileKey]): Option[SeekLayout] = {
+    val indexed = CandidateIndexes.indexedFiles(entry)
+    val (covered, whole) = listed.partition(indexed.contains)
+    SeekEstimate.layout(entry, covered.map(_.size).sum, whole.map(_.size).sum)
   }
 
   private def withSeek(relation: LogicalRelation, fs: HadoopFsRelation, plan: SeekPlan, entry: LogEntry)

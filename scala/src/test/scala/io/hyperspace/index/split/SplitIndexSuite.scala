@@ -4,7 +4,7 @@ import scala.util.Random
 
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.catalyst.expressions.{EqualTo, Literal}
+import org.apache.spark.sql.catalyst.expressions.{And, EqualTo, Expression, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
@@ -175,6 +175,11 @@ class SplitIndexSuite extends RuleTestSupport {
     }
   }
 
+  private def splitConjuncts(e: Expression): Seq[Expression] = e match {
+    case And(a, b) => splitConjuncts(a) ++ splitConjuncts(b)
+    case other => Seq(other)
+  }
+
   /** Jobs run while `query` is optimized (where the split index is looked up). */
   private def jobsWhilePlanning(query: DataFrame): Int = jobsDuring(query.queryExecution.optimizedPlan)
 
@@ -203,8 +208,21 @@ class SplitIndexSuite extends RuleTestSupport {
       assert(why.contains("estimated to read") && why.contains("300 key value(s)") &&
           why.contains("the index was not read"), why)
       assert(seekScans(sameResult(df.where(narrow))).size == 1)
-      // Ranges have no estimate: looked up as before, and the lookup decides.
-      assert(hs.whyNot(df.where("k > 10"), "sEst").contains("the seek would read"))
+      // Ranges of the int key: the keys in range from each index file's key range and key count.
+      withHyperspace(on = true) {
+        assert(jobsWhilePlanning(df.where("k > 10")) == 0, "the unselective range looked the index up")
+      }
+      val wideRange = hs.whyNot(df.where("k > 10"), "sEst")
+      assert(wideRange.contains("estimated to read") && wideRange.contains("the index was not read"), wideRange)
+      assert(seekScans(sameResult(df.where("k BETWEEN 100 AND 102"))).size == 1)
+      def rangeEstimate(filter: String): SeekEstimate = SeekEstimate.of(entry, Seq("k"),
+        df.where(filter).queryExecution.optimizedPlan.collectFirst { case Filter(c, _) => c }.toSeq
+          .flatMap(splitConjuncts), spark.sessionState.conf.resolver, 1000000L, 0L).get
+      // 1800 keys evenly over [0, 1799]: about 3 in [100, 102], 900 below 900, 1789 above 10.
+      assert(rangeEstimate("k BETWEEN 100 AND 102").keys <= 10)
+      val below = rangeEstimate("k < 900 AND 5 <= k").keys
+      assert(below > 800 && below < 1000, below)
+      assert(rangeEstimate("k > 10").keys > 1600)
 
       // A log written before the statistics (no `locations`) gives no estimate: the lookup decides.
       val old = entry.copy(content = entry.content.copy(files = entry.content.files.map(f =>

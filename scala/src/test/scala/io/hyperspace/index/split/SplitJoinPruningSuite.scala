@@ -3,7 +3,9 @@ package io.hyperspace.index.split
 import scala.util.Random
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.functions.col
 
 import io.hyperspace.rules.RuleTestSupport
 
@@ -42,7 +44,6 @@ class SplitJoinPruningSuite extends RuleTestSupport {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     spark.conf.set(AuditKey, "1.0")
-    // Opt-in (off by default until a cost check refuses joins where it does not pay).
     spark.conf.set(EnabledKey, "true")
   }
 
@@ -63,6 +64,17 @@ class SplitJoinPruningSuite extends RuleTestSupport {
       r.relation match {
         case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
           fs.location.isInstanceOf[SplitSeekFileIndex]
+        case _ => false
+      }
+    case _ => false
+  })
+
+  /** Whether the optimized plan reads `dimPath` (rather than its rows, collected while planning). */
+  private def readsDim(df: DataFrame): Boolean = withHyperspace(on = true)(df.queryExecution.optimizedPlan.exists {
+    case r: org.apache.spark.sql.execution.datasources.LogicalRelation =>
+      r.relation match {
+        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
+          fs.location.rootPaths.exists(_.toString.contains("join-dim"))
         case _ => false
       }
     case _ => false
@@ -93,6 +105,8 @@ class SplitJoinPruningSuite extends RuleTestSupport {
       assert(stats.exists(s => s.filter.contains("join key(s) of the other side") && s.bytesSkipped > 0), stats)
       val explained = withHyperspace(on = true)(hs.explain(joined(small)))
       assert(explained.contains("jInner") && explained.contains("SplitSeek"), explained)
+      // The small side ran once, while planning: its rows replace it, so it is not run again.
+      assert(!readsDim(joined(small)))
       // Off: the same join without pruning.
       spark.conf.set(EnabledKey, "false")
       try assert(seekScans(sameResult(joined(small))).isEmpty)
@@ -122,7 +136,10 @@ class SplitJoinPruningSuite extends RuleTestSupport {
           }
         sameResult(query())
         if (prunable(joinType)) {
-          assert(prunes(query()), joinType)
+          // Or the big side is not read at all: a small side without rows becomes an empty local
+          // relation, and Spark drops a join with it.
+          val plan = withHyperspace(on = true)(query().queryExecution.optimizedPlan)
+          assert(prunes(query()) || plan.collectLeaves().forall(_.isInstanceOf[LocalRelation]), plan.treeString)
           pruned += 1
         } else assert(!prunes(query()), s"$joinType must not prune the preserved side")
       }
@@ -142,10 +159,17 @@ class SplitJoinPruningSuite extends RuleTestSupport {
           assert(why.contains(s"more than $max distinct join keys") && why.contains(MaxKeysKey), why)
         } finally spark.conf.unset(MaxKeysKey)
       }
-      // Exactly 40 keys are within a limit of 40.
+      // 40 keys are within a limit of 40, but not within what pays: a seek for them is estimated
+      // to read more than maxReadFraction of the big side. Its rows still replace the small side.
       spark.conf.set(MaxKeysKey, "40")
-      try assert(!hs.whyNot(joined(small), "jLimit").contains("distinct join keys"))
-      finally spark.conf.unset(MaxKeysKey)
+      try {
+        assert(seekScans(sameResult(joined(small))).isEmpty)
+        val why = hs.whyNot(joined(small), "jLimit")
+        assert(!why.contains("more than 40 distinct join keys"), why)
+        assert(why.contains("has 40 distinct join keys; a seek for more than") &&
+            why.contains("is estimated to read over 25%"), why)
+        assert(!readsDim(joined(small)))
+      } finally spark.conf.unset(MaxKeysKey)
       spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
       try assert(seekScans(sameResult(joined(small))).isEmpty)
       finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
@@ -153,6 +177,57 @@ class SplitJoinPruningSuite extends RuleTestSupport {
       val wide = dim.where(s"name IN (${names(0 until 900)})")
       assert(seekScans(sameResult(joined(wide))).isEmpty)
       assert(hs.whyNot(joined(wide), "jLimit").contains("estimated to read"))
+    }
+  }
+
+  test("cost check: a big side where one key reaches too much is not pruned, and the small side is not run") {
+    // Two files, one row group each: any key's seek reads at least half the bytes.
+    val path = newDir("join-coarse").getAbsolutePath + "/data"
+    spark.range(0, 2000, 1, 2).selectExpr("id", "CAST(pmod(hash(id), 2000) AS INT) AS k").write.parquet(path)
+    val coarse = spark.read.parquet(path)
+    hs.createIndex(coarse, SplitIndexConfig("jCoarse", Seq("k")))
+    try {
+      val small = dim.where(s"name IN (${names(Seq(3, 5))})")
+      def query = spark.read.parquet(path).join(small, col("k") === col("k2"))
+      assert(seekScans(sameResult(query)).isEmpty)
+      val why = hs.whyNot(query, "jCoarse")
+      assert(why.contains("a seek for even one join key is estimated to read") && why.contains("was not run"), why)
+      // Nothing ran while planning: neither the small side nor a lookup.
+      val planned = query
+      assert(withHyperspace(on = true)(jobsDuring(planned.queryExecution.optimizedPlan)) == 0)
+      assert(readsDim(query))
+    } finally {
+      hs.deleteIndex("jCoarse")
+      vacuumNow("jCoarse")
+    }
+  }
+
+  test("a small side with more rows than a broadcast local relation holds is not collected") {
+    withIndex("jRows") {
+      // Under a 200 KB threshold (the side's own size estimate is about 180 KB) at most a few
+      // thousand rows are collected; `tag < 5` keeps 10,000.
+      val small = dim.where("tag < 5")
+      val dimBytes = withHyperspace(on = false)(dim.queryExecution.optimizedPlan.stats.sizeInBytes)
+      spark.conf.set("spark.sql.autoBroadcastJoinThreshold", (dimBytes + 1024).toString)
+      try {
+        assert(seekScans(sameResult(joined(small))).isEmpty)
+        val why = hs.whyNot(joined(small), "jRows")
+        assert(why.contains("more than") && why.contains("rows, more than a local relation"), why)
+        assert(readsDim(joined(small)))
+      } finally spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    }
+  }
+
+  test("an inferred `key IS NOT NULL` alone is not looked up") {
+    withIndex("jNotNull") {
+      spark.conf.set(EnabledKey, "false")
+      try {
+        // Spark infers `k IS NOT NULL` on the big side of the join; a lookup for it would be a job.
+        val small = dim.where(s"name IN (${names(Seq(1, 2))})")
+        val query = joined(small).where(s"id >= ${-1 - Random.nextInt(1000)}")
+        assert(withHyperspace(on = true)(jobsDuring(query.queryExecution.optimizedPlan)) == 0)
+        assert(hs.whyNot(big.where("k IS NOT NULL"), "jNotNull").contains("no condition on the key columns"))
+      } finally spark.conf.set(EnabledKey, "true")
     }
   }
 
