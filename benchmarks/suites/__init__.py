@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import broadcast, dataskipping, indexed, lakehouse, maintenance, overhead, seek, tpch
+from benchmarks.suites import broadcast, dataskipping, indexed, lakehouse, maintenance, onepart, overhead, seek, tpch
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -21,4 +21,5 @@ SUITES: dict[str, Suite] = {
     "broadcast": broadcast.run,
     "lakehouse": lakehouse.run,
     "seek": seek.run,
+    "onepart": onepart.run,
 }
