@@ -25,14 +25,16 @@ QUERIES = {
     "date_range": (QUERY_DIR / "date_range.sql").read_text(),
     "q6_zorder": (QUERY_DIR / "q6_zorder.sql").read_text(),
     "q6": (QUERY_DIR / "q6.sql").read_text(),
-    "order_total": "SELECT count(*) AS lines, sum(l_extendedprice) AS total FROM lineitem WHERE l_orderkey = 4242",
-    "order_by_line": "SELECT l_linenumber, sum(l_quantity) FROM lineitem WHERE l_orderkey = 4242 GROUP BY l_linenumber",
+    "order_total": "SELECT count(*) AS lines, sum(l_extendedprice) AS total FROM lineitem WHERE l_orderkey = 4227",
+    "order_by_line": "SELECT l_linenumber, sum(l_quantity) FROM lineitem WHERE l_orderkey = 4227 GROUP BY l_linenumber",
 }
-VARIANTS = ("spark", "hyperspace_shuffle", "hyperspace")
+VARIANTS = ("spark", "hyperspace_shuffle", "hyperspace", "hyperspace_no_aqe")
 
 
 def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
-    """No index; the index with Spark's shuffle kept (one-partition read off); the default."""
+    """No index; the index with Spark's shuffle kept (one-partition read off); the default; the
+    default without adaptive execution (what AQE's own planning at execution costs)."""
+    spark.conf.set("spark.sql.adaptive.enabled", str(variant != "hyperspace_no_aqe").lower())
     if variant == "spark":
         disable_hyperspace(spark)
     else:
@@ -95,6 +97,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         )
     disable_hyperspace(spark)
     conf.one_partition_max_bytes = ONE_PARTITION_DEFAULT
+    spark.conf.unset("spark.sql.adaptive.enabled")
     load = os.getloadavg()
     return {"queries": results, "load": load, "markdown": _markdown(results, load, runs)}
 
@@ -106,7 +109,7 @@ def _markdown(results: dict[str, Any], load: tuple[float, ...], runs: int) -> li
         "Variants: *spark* without indexes; *hyperspace_shuffle* with them but "
         "`onePartition.maxBytes=0` (Spark's plan over the index scan: partial aggregate, Exchange, "
         "final aggregate); *hyperspace* with them and the default (the few index files read as one "
-        f"partition, no Exchange). Milliseconds, medians of {runs} interleaved runs per variant; load "
+        f"partition, no Exchange); *hyperspace_no_aqe* the same with `spark.sql.adaptive.enabled=false`. Milliseconds, medians of {runs} interleaved runs per variant; load "
         f"average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}. *plan*: analysis + "
         "optimization + physical planning; *execute*: from the planned query to rows in Python; "
         "*job*: Spark jobs' submission to completion, summed (inside *execute*); *task run / deser / "

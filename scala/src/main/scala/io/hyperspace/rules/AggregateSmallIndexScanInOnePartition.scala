@@ -3,8 +3,8 @@ package io.hyperspace.rules
 import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.catalyst.expressions.{Expression, PredicateHelper}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, LogicalPlan, Project, Repartition}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PredicateHelper}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, Repartition}
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import io.hyperspace.config.HyperspaceConf
@@ -24,7 +24,9 @@ import io.hyperspace.shims.FileRelation
  * or grouped, with or without DISTINCT), so no Exchange is planned, with AQE on or off.
  *
  * A coalesce never changes rows; it only sets how many tasks read them. Above
- * `spark.hyperspace.index.onePartition.maxBytes` the files keep Spark's own split into tasks.
+ * `spark.hyperspace.index.onePartition.maxBytes` the files keep Spark's own split into tasks, and
+ * a grouped aggregate that Spark already plans without a shuffle (on the index's buckets) or
+ * whose partitioning a join above may use is left alone.
  */
 object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with PredicateHelper with Logging {
 
@@ -36,10 +38,34 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
         plan
     }
 
-  private def rewrite(plan: LogicalPlan): LogicalPlan = plan.transformUp {
-    case agg: Aggregate if reads(agg.child).exists { case (r, filters) => small(r, filters) } =>
+  /**
+   * Aggregates below a join are left grouped as Spark plans them: their hash-partitioned output
+   * can be what the join needs, where one partition would be shuffled again. A global
+   * aggregate's output is one partition either way.
+   */
+  private def rewrite(plan: LogicalPlan, belowJoin: Boolean = false): LogicalPlan = plan match {
+    case agg: Aggregate if eligible(agg, belowJoin) =>
       agg.withNewChildren(Seq(Repartition(1, shuffle = false, agg.child)))
+    case join: Join => join.mapChildren(rewrite(_, belowJoin = true))
+    case other => other.mapChildren(rewrite(_, belowJoin))
   }
+
+  private def eligible(agg: Aggregate, belowJoin: Boolean): Boolean = {
+    val global = agg.groupingExpressions.isEmpty
+    (global || !belowJoin) && reads(agg.child).exists { case (relation, filters) =>
+      (global || !groupedOnBuckets(agg, relation)) && small(relation, filters)
+    }
+  }
+
+  /**
+   * Whether `agg` groups on (a superset of) the index's bucket columns: Spark then reads the
+   * buckets as partitions and needs no shuffle already, in as many tasks as buckets.
+   */
+  private def groupedOnBuckets(agg: Aggregate, relation: IndexHadoopFsRelation): Boolean =
+    relation.bucketSpec.exists { spec =>
+      val grouped = agg.groupingExpressions.collect { case a: Attribute => a.name.toLowerCase }.toSet
+      spec.bucketColumnNames.forall(c => grouped.contains(c.toLowerCase))
+    }
 
   /** The index relation `plan` reads through only Filters and Projects, with the filters' conjuncts. */
   private def reads(plan: LogicalPlan): Option[(IndexHadoopFsRelation, Seq[Expression])] = plan match {

@@ -128,6 +128,23 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     assert(coalesced(sorted) == 0, sorted.treeString)
   }
 
+  test("grouped aggregates whose partitioning Spark uses are left as Spark plans them") {
+    // Grouped on the index's bucket column: the buckets are the partitions, no shuffle either way.
+    val onBuckets = sameResult(df.where("id IN (5, 4242)").groupBy("id").count())
+    assert(coalesced(onBuckets) == 0 && shuffles(onBuckets) == 0, onBuckets.treeString)
+    assert(indexScans(onBuckets).forall(_.bucketedScan), onBuckets.treeString)
+    // Below a join: its hash-partitioned output may be what the join needs.
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+      val totals = df.where("d = DATE'2024-03-01'").groupBy("k").agg(Map("x" -> "sum"))
+      val joined = sameResult(totals.join(df.where("id < 100").select("k", "id"), "k"))
+      assert(coalesced(joined) == 0, joined.treeString)
+      // A global aggregate below a join outputs one partition anyway.
+      val global = df.where("d = DATE'2024-03-01'").selectExpr("max(k) AS k")
+      val joinedGlobal = sameResult(global.join(df.select("k", "id"), "k"))
+      assert(coalesced(joinedGlobal) == 1, joinedGlobal.treeString)
+    }
+  }
+
   test("differential: generated aggregates over small index scans give Spark's rows") {
     val random = new Random(1818)
     def pick[T](xs: T*): T = xs(random.nextInt(xs.size))
