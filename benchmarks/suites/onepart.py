@@ -127,6 +127,8 @@ def _markdown(results: dict[str, Any], load: tuple[float, ...], runs: int) -> li
             )
         ratio = per["spark"]["total_ms"] / per["hyperspace"]["total_ms"]
         before = per["spark"]["total_ms"] / per["hyperspace_shuffle"]["total_ms"]
-        lines.append(f"| {name} | **no index / index** | **{ratio:.2f}×** (with the shuffle: {before:.2f}×) | | | | | | | | |")
+        lines.append(
+            f"| {name} | **no index / index** | **{ratio:.2f}×** (with the shuffle: {before:.2f}×) | | | | | | | | |"
+        )
     lines.append("")
     return lines

@@ -56,7 +56,8 @@ object HyperspaceSparkSessionExtension {
     else {
       SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
       val experimental = spark.experimental
-      experimental.extraOptimizations ++= Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion, AggregateSmallIndexScanInOnePartition)
+      experimental.extraOptimizations ++=
+        Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion, AggregateSmallIndexScanInOnePartition)
       experimental.extraStrategies ++= Seq(HyperspaceStrategy, IndexedStrategy)
       // Under the name the line's registry gives injected functions (three parts on Spark 4.2).
       val (name, info, builder) = BucketId.registration

@@ -70,7 +70,9 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
   /** The index relation `plan` reads through only Filters and Projects, with the filters' conjuncts. */
   private def reads(plan: LogicalPlan): Option[(IndexHadoopFsRelation, Seq[Expression])] = plan match {
     case FileRelation(_, r: IndexHadoopFsRelation) => Some((r, Nil))
-    case Filter(condition, child) => reads(child).map { case (r, fs) => (r, splitConjunctivePredicates(condition) ++ fs) }
+    case Filter(condition, child) => reads(child).map { case (r, fs) =>
+        (r, splitConjunctivePredicates(condition) ++ fs)
+      }
     case Project(_, child) => reads(child)
     case _ => None
   }

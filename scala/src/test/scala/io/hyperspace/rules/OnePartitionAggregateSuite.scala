@@ -45,9 +45,9 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     pairs.foreach { case (k, v) => spark.conf.set(k, v) }
     try body
     finally before.foreach {
-      case (k, Some(v)) => spark.conf.set(k, v)
-      case (k, None) => spark.conf.unset(k)
-    }
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
   }
 
   private def withAqe[T](on: Boolean)(body: => T): T = withConf("spark.sql.adaptive.enabled" -> on.toString)(body)
