@@ -15,6 +15,7 @@ import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 class OnePartitionAggregateSuite extends RuleTestSupport {
 
   private val MaxBytesKey = "spark.hyperspace.index.onePartition.maxBytes"
+  private val OneReadPartition = "spark.sql.files.minPartitionNum" -> "1"
   private val Rows = 8000
 
   /** `id`; `k` 0..99; `g` a group of 7 values with NULLs; `x` a double; `s` a string; `d` a date. */
@@ -75,7 +76,9 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     }
 
     test(s"a range on a Z-order index: global and grouped aggregates plan no shuffle ($mode)") {
-      withAqe(aqe) {
+      // Files this small are one read partition only when Spark is not asked to spread them
+      // over the cores (each file counts the 4 MB open cost).
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneReadPartition) {
         val range = "d BETWEEN DATE'2024-03-01' AND DATE'2024-03-07'"
         def global = df.where(range).selectExpr("sum(x * 2)", "count(*)", "avg(k)")
         def grouped = df.where(range).groupBy("g").agg(Map("x" -> "sum", "k" -> "max"))
@@ -98,7 +101,7 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
       withAqe(aqe) {
         val plan = sameResult(df.where("id = -5").selectExpr("count(*)", "sum(x)", "min(d)"))
         assert(shuffles(plan) == 0 && coalesced(plan) == 1, plan.treeString)
-        val plan2 = sameResult(df.where("id = -5").groupBy("g").count())
+        val plan2 = withConf(OneReadPartition)(sameResult(df.where("id = -5").groupBy("g").count()))
         assert(shuffles(plan2) == 0, plan2.treeString)
       }
     }
@@ -113,9 +116,17 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     withConf(MaxBytesKey -> "1") {
       assert(shuffles(sameResult(q)) == 1)
     }
+    // Several files Spark spreads over its cores keep their tasks (and the shuffle), under any limit.
+    val several = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
+    assert(indexScans(several).map(_.metrics("numFiles").value).sum > 1, several.treeString)
+    assert(coalesced(several) == 0 && shuffles(several) == 1, several.treeString)
+    withConf(OneReadPartition) {
+      val one = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
+      assert(coalesced(one) == 1 && shuffles(one) == 0, one.treeString)
+    }
     // A scan of every index file, above the limit, keeps Spark's tasks and its shuffle.
     val all = entries("opById").last.content.files.map(_.size).sum
-    withConf(MaxBytesKey -> (all - 1).toString) {
+    withConf(MaxBytesKey -> (all - 1).toString, OneReadPartition) {
       val plan = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
       assert(indexesUsed(plan) == Seq("opById") && coalesced(plan) == 0, plan.treeString)
     }
@@ -124,17 +135,17 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
   test("operators other than an aggregate over the small scan are left as Spark plans them") {
     val plan = sameResult(df.where("id = 4242").select("id", "x"))
     assert(coalesced(plan) == 0, plan.treeString)
-    val sorted = sameResult(df.where("d = DATE'2024-03-01'").orderBy("x").select("x", "id"))
+    val sorted = withConf(OneReadPartition)(sameResult(df.where("d = DATE'2024-03-01'").orderBy("x").select("x", "id")))
     assert(coalesced(sorted) == 0, sorted.treeString)
   }
 
   test("grouped aggregates whose partitioning Spark uses are left as Spark plans them") {
     // Grouped on the index's bucket column: the buckets are the partitions, no shuffle either way.
-    val onBuckets = sameResult(df.where("id IN (5, 4242)").groupBy("id").count())
+    val onBuckets = withConf(OneReadPartition)(sameResult(df.where("id IN (5, 4242)").groupBy("id").count()))
     assert(coalesced(onBuckets) == 0 && shuffles(onBuckets) == 0, onBuckets.treeString)
     assert(indexScans(onBuckets).forall(_.bucketedScan), onBuckets.treeString)
     // Below a join: its hash-partitioned output may be what the join needs.
-    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1", OneReadPartition) {
       val totals = df.where("d = DATE'2024-03-01'").groupBy("k").agg(Map("x" -> "sum"))
       val joined = sameResult(totals.join(df.where("id < 100").select("k", "id"), "k"))
       assert(coalesced(joined) == 0, joined.treeString)
@@ -168,7 +179,7 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
       val select = (groups ++ aggs).mkString(", ")
       val sql = s"SELECT $select FROM src WHERE $where" +
         (if (groups.isEmpty) "" else s" GROUP BY ${groups.mkString(", ")}")
-      withAqe(random.nextBoolean()) {
+      withConf("spark.sql.adaptive.enabled" -> random.nextBoolean().toString, OneReadPartition) {
         df.createOrReplaceTempView("src")
         val plan =
           try sameResult(spark.sql(sql))
