@@ -225,8 +225,8 @@ class HyperspaceConfig:
         "spark.hyperspace.index.onePartition.maxBytes",
         int,
         _from_size,
-        "Index bytes (after bucket and range pruning) up to which an aggregate over an index scan reads "
-        "them as one partition, with no shuffle; 0 turns it off (default 8m).",
+        "Index bytes (after bucket and range pruning) up to which an aggregate over an index scan that "
+        "Spark reads as one input partition is planned with no shuffle; 0 turns it off (default 8m).",
     )
 
     indexed_num_partitions = _Setting(
