@@ -72,6 +72,10 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     seek = raw["suites"]["seek"]["queries"]["star_lookup"]
     assert seek["hyperspace"]["jobs"] == 0 and seek["hyperspace_job"]["jobs"] >= 1, seek
     assert seek["hyperspace"]["rowCount"] > 0 and "## Tiny seeks" in report
+    # An aggregate of one order's lines (one small index file) plans no shuffle unless turned off.
+    onepart = raw["suites"]["onepart"]["queries"]["order_total"]
+    assert onepart["hyperspace"]["exchanges"] == 0 and onepart["hyperspace_shuffle"]["exchanges"] == 1, onepart
+    assert "## Small aggregates over an index" in report
     indexed = raw["suites"]["indexed"]
     assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000
     assert indexed["memory"]["indexBlockManagerBytes"] > 0 and "## Indexed DataFrame" in report

@@ -8,7 +8,18 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks.context import BenchContext
-from benchmarks.suites import broadcast, dataskipping, indexed, lakehouse, maintenance, overhead, seek, split, tpch
+from benchmarks.suites import (
+    broadcast,
+    dataskipping,
+    indexed,
+    lakehouse,
+    maintenance,
+    onepart,
+    overhead,
+    seek,
+    split,
+    tpch,
+)
 
 Suite = Callable[[BenchContext], dict[str, Any]]
 
@@ -22,4 +33,5 @@ SUITES: dict[str, Suite] = {
     "lakehouse": lakehouse.run,
     "seek": seek.run,
     "split": split.run,
+    "onepart": onepart.run,
 }

@@ -221,6 +221,14 @@ class HyperspaceConfig:
         "Matching rows beyond which a driver-side read gives way to a Spark job (default 10000).",
     )
 
+    one_partition_max_bytes = _Setting(
+        "spark.hyperspace.index.onePartition.maxBytes",
+        int,
+        _from_size,
+        "Index bytes (after bucket and range pruning) up to which an aggregate over an index scan that "
+        "Spark reads as one input partition is planned with no shuffle; 0 turns it off (default 8m).",
+    )
+
     indexed_num_partitions = _Setting(
         "spark.hyperspace.indexed.numPartitions",
         int,

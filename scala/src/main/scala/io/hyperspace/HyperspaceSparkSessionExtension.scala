@@ -6,7 +6,7 @@ import org.apache.spark.sql.hyperspace.InjectedFunctions
 import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
-import io.hyperspace.rules.{ApplyHyperspace, PushFilterThroughBucketUnion}
+import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, PushFilterThroughBucketUnion}
 import io.hyperspace.sql.HyperspaceSqlParser
 
 /**
@@ -26,6 +26,8 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     // After ApplyHyperspace in the same optimizer batch: filters of hybrid-scanned join sides
     // then reach the index and the appended files (Spark pushes them on from there).
     extensions.injectOptimizerRule(_ => PushFilterThroughBucketUnion)
+    // After the rewrites, which put the index scans it looks for into the plan.
+    extensions.injectOptimizerRule(_ => AggregateSmallIndexScanInOnePartition)
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
     extensions.injectPlannerStrategy(_ => IndexedStrategy)
     extensions.injectColumnar(_ => IndexPhysicalRules)
@@ -54,7 +56,8 @@ object HyperspaceSparkSessionExtension {
     else {
       SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
       val experimental = spark.experimental
-      experimental.extraOptimizations ++= Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion)
+      experimental.extraOptimizations ++=
+        Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion, AggregateSmallIndexScanInOnePartition)
       experimental.extraStrategies ++= Seq(HyperspaceStrategy, IndexedStrategy)
       // Under the name the line's registry gives injected functions (three parts on Spark 4.2).
       val (name, info, builder) = BucketId.registration

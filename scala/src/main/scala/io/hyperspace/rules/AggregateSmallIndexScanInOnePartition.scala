@@ -1,0 +1,115 @@
+package io.hyperspace.rules
+
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PredicateHelper}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, Repartition}
+import org.apache.spark.sql.catalyst.rules.Rule
+
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.shims.FileRelation
+
+/**
+ * An aggregate over an index scan that reads few enough bytes (after bucket and range pruning)
+ * reads them in one partition, so the aggregate needs no shuffle.
+ *
+ * Spark plans an aggregate as a partial and a final step with an Exchange between them, because
+ * a file scan reports an unknown partitioning even when its files are one input partition: a
+ * one-week range of a Z-order index read one 0.5 MB file, then paid a shuffle and a second AQE
+ * stage (benchmarks/results/tpch-sf1-issue18.md). A coalesce to one partition (`Repartition`
+ * without shuffle, planned as `CoalesceExec`) above the Filters and Projects over the scan
+ * reports a single partition, which satisfies every distribution an aggregate asks for (global
+ * or grouped, with or without DISTINCT), so no Exchange is planned, with AQE on or off.
+ *
+ * A coalesce never changes rows; it only sets how many tasks read them. Above
+ * `spark.hyperspace.index.onePartition.maxBytes` the files keep Spark's own split into tasks, and
+ * a grouped aggregate that Spark already plans without a shuffle (on the index's buckets) or
+ * whose partitioning a join above may use is left alone.
+ */
+object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with PredicateHelper with Logging {
+
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    try rewrite(plan)
+    catch {
+      case NonFatal(e) =>
+        logWarning(s"Hyperspace could not plan a small index aggregate in one partition: $e", e)
+        plan
+    }
+
+  /**
+   * Aggregates below a join are left grouped as Spark plans them: their hash-partitioned output
+   * can be what the join needs, where one partition would be shuffled again. A global
+   * aggregate's output is one partition either way.
+   */
+  private def rewrite(plan: LogicalPlan, belowJoin: Boolean = false): LogicalPlan = plan match {
+    case agg: Aggregate if eligible(agg, belowJoin) =>
+      agg.withNewChildren(Seq(Repartition(1, shuffle = false, agg.child)))
+    case join: Join => join.mapChildren(rewrite(_, belowJoin = true))
+    case other => other.mapChildren(rewrite(_, belowJoin))
+  }
+
+  private def eligible(agg: Aggregate, belowJoin: Boolean): Boolean = {
+    val global = agg.groupingExpressions.isEmpty
+    (global || !belowJoin) && reads(agg.child).exists { case (relation, filters) =>
+      (global || !groupedOnBuckets(agg, relation)) && small(relation, filters)
+    }
+  }
+
+  /**
+   * Whether `agg` groups on (a superset of) the index's bucket columns: Spark then reads the
+   * buckets as partitions and needs no shuffle already, in as many tasks as buckets.
+   */
+  private def groupedOnBuckets(agg: Aggregate, relation: IndexHadoopFsRelation): Boolean =
+    relation.bucketSpec.exists { spec =>
+      val grouped = agg.groupingExpressions.collect { case a: Attribute => a.name.toLowerCase }.toSet
+      spec.bucketColumnNames.forall(c => grouped.contains(c.toLowerCase))
+    }
+
+  /** The index relation `plan` reads through only Filters and Projects, with the filters' conjuncts. */
+  private def reads(plan: LogicalPlan): Option[(IndexHadoopFsRelation, Seq[Expression])] = plan match {
+    case FileRelation(_, r: IndexHadoopFsRelation) => Some((r, Nil))
+    case Filter(condition, child) => reads(child).map { case (r, fs) =>
+        (r, splitConjunctivePredicates(condition) ++ fs)
+      }
+    case Project(_, child) => reads(child)
+    case _ => None
+  }
+
+  /**
+   * Whether the files the scan lists for `filters` total at most the session's limit and Spark
+   * would read them as one input partition anyway: then one task reads them either way and
+   * only the shuffle goes. Files Spark would spread over several tasks keep them (measured: a
+   * year of a Z-order index, 16 files, was no faster in one task than in two plus a shuffle).
+   */
+  private def small(relation: IndexHadoopFsRelation, filters: Seq[Expression]): Boolean = {
+    val spark = relation.sparkSession
+    val limit = HyperspaceConf.onePartitionMaxBytes(spark)
+    lazy val sizes = relation.location.listFiles(Nil, filters).flatMap(_.files).map(_.fileStatus.getLen)
+    limit > 0 && sizes.sum <= limit && onePartition(spark, sizes)
+  }
+
+  /**
+   * Whether Spark's packing of files into read partitions (FilePartition: split size from
+   * `spark.sql.files.maxPartitionBytes`, `openCostInBytes` and the minimum partition number,
+   * files placed largest first, each costing its length plus the open cost) makes one partition.
+   */
+  private def onePartition(spark: SparkSession, sizes: Seq[Long]): Boolean = {
+    val conf = spark.sessionState.conf
+    val openCost = conf.filesOpenCostInBytes
+    val minPartitions = conf.filesMinPartitionNum.getOrElse(
+      spark.conf.getOption("spark.sql.leafNodeDefaultParallelism").map(_.toInt)
+        .getOrElse(spark.sparkContext.defaultParallelism))
+    val total = sizes.map(_ + openCost).sum
+    val maxSplit = math.min(conf.filesMaxPartitionBytes, math.max(openCost, total / math.max(1, minPartitions)))
+    val (partitions, _) = sizes.sorted(Ordering[Long].reverse).foldLeft((0, Long.MaxValue)) {
+      case ((count, current), size) if size > maxSplit => (count + 2, current) // split over tasks
+      case ((count, current), size) if current == Long.MaxValue || current + size > maxSplit =>
+        (count + 1, size + openCost)
+      case ((count, current), size) => (count, current + size + openCost)
+    }
+    partitions <= 1
+  }
+}
