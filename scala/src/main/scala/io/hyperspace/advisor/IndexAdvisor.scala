@@ -7,15 +7,21 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
-import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
+import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.log.LogEntry
+import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.sources.FileSource
 
 /**
- * A candidate index: covering, over the relation `key` names, bucketed on `indexed`, including
- * the columns every query it came from needs besides (merged across queries).
+ * A candidate index over the relation `key` names: covering (bucketed on its indexed columns),
+ * Z-order covering (laid out over them), both including the columns every query it came from
+ * needs besides (merged across queries), or data skipping (a MinMax sketch of one column).
  */
-private[advisor] final case class Candidate(key: String, relation: LogicalRelation, config: IndexConfig) {
+private[advisor] final case class Candidate(key: String, relation: LogicalRelation, config: IndexKindConfig) {
   def name: String = config.name
 }
 
@@ -60,16 +66,46 @@ object IndexAdvisor {
     val started = System.nanoTime()
 
     val evaluated = workload.map(new EvaluatedQuery(_))
-    val candidates = enumerate(evaluated)
-    val entries = mutable.Map[String, LogEntry]()
-    val widths = mutable.Map[String, Map[String, Double]]() // per relation key, sampled once
-    def entryOf(c: Candidate, df: DataFrame): LogEntry =
-      entries.getOrElseUpdate(c.name,
-        WhatIf.entryFor(df, c.relation, c.config,
-          widths.getOrElseUpdate(c.key, ColumnWidths.sampled(spark, c.relation))))
-    def sizeOf(c: Candidate): Long = entryOf(c, evaluated.head.query.df).content.sizeInBytes
+    // Hypothetical sketch tables are written here (read by the data skipping rule as a built
+    // index's), and deleted when the advisor returns.
+    val scratch = new org.apache.hadoop.fs.Path(HyperspaceConf.systemPath(spark),
+      s"_advisor/${java.util.UUID.randomUUID()}")
+    try {
+      val samples = mutable.Map[String, RelationSample]() // per relation key, sampled once
+      def sampleOf(c: Candidate): RelationSample = samples.getOrElseUpdate(c.key, RelationSample.of(spark, c.relation))
+      val entries = mutable.Map[String, LogEntry]()
+      def entryOf(c: Candidate, df: DataFrame): LogEntry =
+        entries.getOrElseUpdate(c.name, c.config match {
+          case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
+          case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
+          case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d, scratch)
+          case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
+        })
+      // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
+      val candidates = enumerate(evaluated).filter { c =>
+        try { entryOf(c, evaluated.head.query.df); true }
+        catch { case _: HyperspaceException => false }
+      }
+      recommendAmong(spark, workload, evaluated, candidates, c => entryOf(c, evaluated.head.query.df), budgetBytes,
+        maxIndexes, started)
+    } finally {
+      val fs = scratch.getFileSystem(spark.sessionState.newHadoopConf())
+      if (fs.exists(scratch)) fs.delete(scratch, true)
+    }
+  }
 
-    def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entryOf(_, q.query.df)))
+  private def recommendAmong(
+      spark: SparkSession,
+      workload: Seq[WorkloadQuery],
+      evaluated: Seq[EvaluatedQuery],
+      candidates: Seq[Candidate],
+      entry: Candidate => LogEntry,
+      budgetBytes: Option[Long],
+      maxIndexes: Option[Int],
+      started: Long): Recommendations = {
+    def sizeOf(c: Candidate): Long = entry(c).content.sizeInBytes
+
+    def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entry))
 
     val chosen = mutable.ArrayBuffer[(Candidate, Long)]() // with the benefit it had when chosen
     var current = evaluated.map(_.baseline)
@@ -106,7 +142,7 @@ object IndexAdvisor {
 
     val recommended = kept.zipWithIndex.map { case ((c, benefit), i) =>
       val size = sizeOf(c)
-      val sourceBytes = entryOf(c, evaluated.head.query.df).source.sizeInBytes
+      val sourceBytes = entry(c).source.sizeInBytes
       val served = evaluated.indices.filter(q => finalCosts(q).used.contains(c.name)).map { q =>
         val (before, after) = (evaluated(q).baseline, finalCosts(q))
         QueryEvidence(evaluated(q).query.label, evaluated(q).query.weight, before.bytesRead, after.bytesRead,
@@ -122,29 +158,63 @@ object IndexAdvisor {
       (System.nanoTime() - started) / 1000000)
   }
 
-  /** One covering candidate per filtered column and join key set, merged per relation and indexed columns. */
+  /**
+   * The candidates of every kind, merged per relation, kind and indexed columns:
+   *
+   *  - covering: one per filtered column (equality or range) and per join key set, including the
+   *    other columns the query needs;
+   *  - Z-order covering: one per range-filtered column and one over the first two (by name) of a
+   *    query's range-filtered columns, including the other columns it needs (a range reads only
+   *    the files whose ranges meet it, where a hash-bucketed index reads every bucket);
+   *  - data skipping: a MinMax sketch per filtered column, for sources it can serve (not
+   *    partitioned or of a table format): it helps where values cluster by file, which only the
+   *    per-file ranges tell — the what-if plan decides, not the enumeration.
+   */
   private def enumerate(queries: Seq[EvaluatedQuery]): Seq[Candidate] = {
-    val merged = mutable.LinkedHashMap[(String, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
+    sealed trait Kind
+    case object Covering extends Kind
+    case object ZOrder extends Kind
+    case object Skipping extends Kind
+    val merged =
+      mutable.LinkedHashMap[(String, Kind, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
+    def add(use: RelationUse, kind: Kind, indexed: Seq[String], included: Seq[String]): Unit = {
+      val slot = merged.getOrElseUpdate((use.key, kind, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
+        (use.relation, mutable.LinkedHashSet[String]()))
+      slot._2 ++= included.filterNot(n => indexed.exists(_.equalsIgnoreCase(n)))
+    }
     for (q <- queries; use <- q.uses) {
       val keySets = (use.equality ++ use.range).map(Seq(_)) ++ use.joinKeys
-      keySets.distinct.foreach { indexed =>
-        val slot = merged.getOrElseUpdate((use.key, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
-          (use.relation, mutable.LinkedHashSet[String]()))
-        slot._2 ++= use.needed.filterNot(n => indexed.exists(_.equalsIgnoreCase(n)))
+      keySets.distinct.foreach(add(use, Covering, _, use.needed))
+      def ranged(c: String) = use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => FileRanges.supported(a.dataType))
+      val ranges = use.range.filter(ranged)
+      (ranges.map(Seq(_)) ++ (if (ranges.size >= 2) Seq(ranges.sorted.take(2)) else Nil))
+        .foreach(add(use, ZOrder, _, use.needed))
+      val fs = CandidateIndexes.sourceScan(use.relation)
+      if (fs.exists(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty)) {
+        (use.equality ++ use.range).filter(ranged).distinct.foreach(c => add(use, Skipping, Seq(c), Nil))
       }
     }
     val names = mutable.Map[String, Int]()
-    merged.toSeq.map { case ((key, indexedLower), (relation, included)) =>
+    merged.toSeq.map { case ((key, kind, indexedLower), (relation, included)) =>
       val indexed = indexedLower.map(l => relation.output.find(_.name.equalsIgnoreCase(l)).map(_.name).getOrElse(l))
       // In the relation's column order, so the same columns always make the same config.
       val includedInOrder = relation.output.map(_.name).filter(included.contains)
-      val base = nameOf(relation, indexed)
+      val base = nameOf(relation, indexed, kind match {
+        case Covering => "by"
+        case ZOrder => "zorder"
+        case Skipping => "minmax"
+      })
       val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
-      Candidate(key, relation, IndexConfig(if (n == 1) base else s"${base}_$n", indexed, includedInOrder))
+      val name = if (n == 1) base else s"${base}_$n"
+      Candidate(key, relation, kind match {
+        case Covering => IndexConfig(name, indexed, includedInOrder)
+        case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
+        case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
+      })
     }
   }
 
-  private def nameOf(relation: LogicalRelation, indexed: Seq[String]): String = {
+  private def nameOf(relation: LogicalRelation, indexed: Seq[String], infix: String): String = {
     val table = relation.catalogTable.map(_.identifier.table).getOrElse(
       relation.relation match {
         case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
@@ -152,7 +222,7 @@ object IndexAdvisor {
         case _ => "source"
       })
     def clean(s: String): String = s.replaceAll("[^A-Za-z0-9]+", "_").stripPrefix("_").stripSuffix("_")
-    (s"${clean(table)}_by_${indexed.map(clean).mkString("_")}").take(120)
+    (s"${clean(table)}_${infix}_${indexed.map(clean).mkString("_")}").take(120)
   }
 
   private def sqlName(relation: LogicalRelation): Option[String] = {

@@ -31,7 +31,7 @@ import io.hyperspace.log.{ColumnStats, ContentFile, FileStats}
  * minimum and maximum, which Spark orders above every number), nor is a row group whose
  * statistics are missing.
  */
-private[index] object ParquetFooterRanges extends Logging {
+private[hyperspace] object ParquetFooterRanges extends Logging {
 
   /**
    * Per file name, its row count and its range of each of `ranged` (stored names of `schema`);
@@ -44,6 +44,14 @@ private[index] object ParquetFooterRanges extends Logging {
     val all = described.takeWhile(_.isDefined).flatten.toMap
     if (all.size == files.map(_.name).distinct.size) Some(all) else None
   }
+
+  /**
+   * The row count and ranges of `columns` (top-level names of `schema`) of one Parquet file, from
+   * its footer: only the columns whose footer statistics are exact ([[fromFooter]]); None when
+   * the footer cannot be used at all. Used by the index advisor on source files.
+   */
+  def fileStats(conf: Configuration, path: Path, schema: StructType, columns: Seq[String]): Option[FileStats] =
+    describe(conf, path, schema, columns.filter(c => fromFooter(schema(c).dataType)))
 
   /** The footer key Spark writes in files whose dates and timestamps were rebased (LEGACY mode). */
   private val LegacyDateTimeKey = "org.apache.spark.legacyDateTime"
