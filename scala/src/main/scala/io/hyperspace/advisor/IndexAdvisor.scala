@@ -41,7 +41,8 @@ private[advisor] final case class Candidate(key: String, relation: LogicalRelati
  *     planned together with those already chosen (so interactions count: the second side of a
  *     join gains the shuffles the first side alone could not remove), its benefit is the
  *     weighted cost it removes from the queries whose plans use it, and the best benefit per
- *     estimated byte is taken; none with a positive benefit ends the search.
+ *     estimated byte is taken (without a budget, the best benefit); none with a positive
+ *     benefit ends the search.
  *  4. Check: the workload is planned with the chosen set, and an index no plan uses is dropped
  *     (repeated until every index left is used) — the advisor never recommends an index the
  *     optimizer would not use.
@@ -123,7 +124,11 @@ object IndexAdvisor {
       }
       if (options.isEmpty) searching = false
       else {
-        val (best, benefit, after) = options.maxBy { case (c, b, _) => (b / math.max(1L, sizeOf(c)), b, c.name) }
+        // Under a budget, bytes are what is spent: the best benefit per byte. Without one, only the
+        // count limits, and a tiny index with a small benefit must not take a slot from a larger one.
+        val (best, benefit, after) =
+          if (budgetBytes.isDefined) options.maxBy { case (c, b, _) => (b / math.max(1L, sizeOf(c)), b, c.name) }
+          else options.maxBy { case (c, b, _) => (b, -sizeOf(c).toDouble, c.name) }
         chosen += best -> math.round(benefit)
         current = after
         remaining = remaining.filterNot(_.name == best.name)
