@@ -196,10 +196,9 @@ def test_recorded_queries_are_bounded(spark: SparkSession, hs: Hyperspace, table
             hs.clear_recorded_queries()
 
 
-@pytest.fixture(scope="module")
-def kinds_table(spark: SparkSession, work_dir: Path) -> str:
-    # Rows over 8 files: x and y independent and uniform, ts rising from file to file, r random.
-    path = str(work_dir / "advisor-kinds")
+def _write_kinds_table(spark: SparkSession, where: Path) -> str:
+    """Rows over 8 files: x and y independent and uniform, ts rising from file to file, r random."""
+    path = str(where)
     spark.range(0, 40000, 1, 8).selectExpr(
         "id AS ts",
         "CAST(pmod(hash(id, 1), 1000) AS INT) AS x",
@@ -209,6 +208,11 @@ def kinds_table(spark: SparkSession, work_dir: Path) -> str:
         "REPEAT(CAST(id AS STRING), 8) AS payload",
     ).write.parquet(path)
     return path
+
+
+@pytest.fixture(scope="module")
+def kinds_table(spark: SparkSession, work_dir: Path) -> str:
+    return _write_kinds_table(spark, work_dir / "advisor-kinds")
 
 
 def _source_bytes(path: str) -> int:

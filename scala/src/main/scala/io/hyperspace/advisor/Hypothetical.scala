@@ -2,12 +2,9 @@ package io.hyperspace.advisor
 
 import java.util.Locale
 
-import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{Row, SparkSession}
-import org.apache.spark.sql.catalyst.CatalystTypeConverters
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.BoundReference
 import org.apache.spark.sql.catalyst.util.TypeUtils
-import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.StructType
 
 import io.hyperspace.HyperspaceException
@@ -36,7 +33,7 @@ private[advisor] object Hypothetical {
   def zorderEntry(spark: SparkSession, sample: RelationSample, config: ZOrderCoveringIndexConfig): LogEntry = {
     val source = sample.source
     val definition = ZOrderCoveringIndex.define(spark, config, source)
-    val described = source.describe()
+    val described = sample.described
     val stored = CoveringIndex.storedSchema(definition)
     val estimated = sizeOf(sample, stored)
     val indexed = config.indexedColumns.map(c => sample.indexOf(c).getOrElse(
@@ -51,7 +48,7 @@ private[advisor] object Hypothetical {
     val bounds = indexed.indices.map(j =>
       ZOrderLayout.boundaries(sample.rows.map(r => (r.get(indexed(j), types(j)), 1.0)), types(j), (1 << bits) - 2))
     val z = ZOrderValue(indexed.indices.map(j => BoundReference(indexed(j), types(j), nullable = true)), bounds, bits)
-    val laidOut = sample.rows.sortBy(r => z.eval(r).asInstanceOf[Long])
+    val laidOut = sample.rows.map(r => (z.eval(r).asInstanceOf[Long], r)).sortBy(_._1).map(_._2)
     val perFile = math.max(1, (laidOut.size + numFiles - 1) / numFiles)
     val groups = if (laidOut.isEmpty) Seq(Nil) else laidOut.grouped(perFile).toSeq
     val rowsPerFile = sample.rowCount / groups.size
@@ -71,12 +68,13 @@ private[advisor] object Hypothetical {
   /**
    * A data skipping index of MinMax sketches that is not built: its sketch table (one row per
    * source file, as the kind's build writes it) is made from each file's range of the columns
-   * ([[RelationSample.fileRanges]]: the Parquet footer's, or the sampled rows') and written as
-   * Parquet under `scratch`, so the data skipping rule reads and evaluates it as a built index's.
-   * A source file whose range is not known gets no row: it is always read, as by a built index.
+   * ([[RelationSample.fileRanges]]: the Parquet footer's, or the sampled rows') and carried by the
+   * entry itself ([[DataSkippingIndexData.HypotheticalRowsProperty]]), so the data skipping rule
+   * reads and evaluates it as a built index's table, without a file or a Spark job. A source file
+   * whose range is not known gets no row: it is always read, as by a built index. Its size is the
+   * table's: a row per file, of the row count, id and the columns' sampled widths twice.
    */
-  def skippingEntry(spark: SparkSession, sample: RelationSample, config: DataSkippingIndexConfig, scratch: Path)
-      : LogEntry = {
+  def skippingEntry(spark: SparkSession, sample: RelationSample, config: DataSkippingIndexConfig): LogEntry = {
     val source = sample.source
     val columns = config.sketches.map {
       case MinMaxSketch(c) => c
@@ -88,7 +86,7 @@ private[advisor] object Hypothetical {
       throw new HyperspaceException(s"Hypothetical data skipping index '${config.name}': unexpected sketch table " +
         s"${schema.simpleString} (a partitioned source adds partition sketches).")
     }
-    val described = source.describe()
+    val described = sample.described
     val ranges = columns.map(sample.fileRanges)
     val rows = described.files.flatMap { f =>
       val perColumn = ranges.map(_.get(f))
@@ -96,29 +94,24 @@ private[advisor] object Hypothetical {
       else {
         val values = perColumn.flatten.zipWithIndex.flatMap { case ((_, s), j) =>
           val t = schema(2 + 2 * j).dataType
-          Seq(s.min, s.max).map(_.map(v => CatalystTypeConverters.convertToScala(FileRanges.decode(v, t), t)).orNull)
+          Seq(s.min, s.max).map(_.map(FileRanges.decode(_, t)).orNull)
         }
-        Some(Row.fromSeq(Seq(f.id, perColumn.head.get._1) ++ values))
+        Some(Seq[Any](f.id, perColumn.head.get._1) ++ values)
       }
     }
-    val dir = new Path(scratch, s"${config.name}/${Content.versionDirName(0)}")
-    val copy = SparkInternals.cloneSession(spark)
-    copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "false")
-    copy.conf.set(HyperspaceConf.ADVISOR_RECORD_QUERIES.key, "false")
-    copy.createDataFrame(copy.sparkContext.parallelize(rows, 1), schema).write.parquet(dir.toString)
-    val fsys = dir.getFileSystem(spark.sessionState.newHadoopConf())
-    val written = fsys.listStatus(dir).filter(s => s.isFile && s.getPath.getName.endsWith(".parquet")).map { s =>
-      ContentFile(s"${Content.versionDirName(0)}/${s.getPath.getName}", s.getLen, s.getModificationTime)
-    }.toSeq
-    val root = new Path(scratch, config.name).toString
-    entry(config.name, definition, Content(root, 0, written), described)
+    val withRows = definition.copy(properties = definition.properties +
+      (DataSkippingIndexData.HypotheticalRowsProperty -> DataSkippingIndexData.hypotheticalRowsJson(rows, schema)))
+    val width = 16.0 + columns.map(c => 2 * sample.widths.getOrElse(c.toLowerCase(Locale.ROOT), 8.0)).sum
+    val size = (described.files.size * width).toLong.max(1L)
+    val file = ContentFile(s"${Content.versionDirName(0)}/part-00000-hypothetical.c000.snappy.parquet", size, 0L)
+    entry(config.name, withRows, Content(s"hypothetical:/${config.name}", 0, Seq(file)), described)
   }
 
   /** Estimated bytes of index data holding `stored` columns: the source's bytes times their width share. */
   private def sizeOf(sample: RelationSample, stored: StructType): Long = {
     val width = stored.fields.map(f => sample.widths.getOrElse(f.name.toLowerCase(Locale.ROOT),
       f.dataType.defaultSize.toDouble)).sum
-    (sample.source.describe().sizeInBytes * width / sample.rowWidth).toLong.max(1L)
+    (sample.described.sizeInBytes * width / sample.rowWidth).toLong.max(1L)
   }
 
   private def entry(name: String, definition: IndexDefinition, content: Content, described: Source): LogEntry =

@@ -7,7 +7,6 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
 import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
 import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
@@ -21,7 +20,11 @@ import io.hyperspace.sources.FileSource
  * Z-order covering (laid out over them), both including the columns every query it came from
  * needs besides (merged across queries), or data skipping (a MinMax sketch of one column).
  */
-private[advisor] final case class Candidate(key: String, relation: LogicalRelation, config: IndexKindConfig) {
+private[advisor] final case class Candidate(
+    key: String,
+    relation: LogicalRelation,
+    config: IndexKindConfig,
+    joinKeys: Boolean = false) {
   def name: String = config.name
 }
 
@@ -47,7 +50,7 @@ private[advisor] final case class Candidate(key: String, relation: LogicalRelati
  *     (repeated until every index left is used) — the advisor never recommends an index the
  *     optimizer would not use.
  */
-object IndexAdvisor {
+object IndexAdvisor extends org.apache.spark.internal.Logging {
 
   def recommend(
       spark: SparkSession,
@@ -67,32 +70,30 @@ object IndexAdvisor {
     val started = System.nanoTime()
 
     val evaluated = workload.map(new EvaluatedQuery(_))
-    // Hypothetical sketch tables are written here (read by the data skipping rule as a built
-    // index's), and deleted when the advisor returns.
-    val scratch = new org.apache.hadoop.fs.Path(HyperspaceConf.systemPath(spark),
-      s"_advisor/${java.util.UUID.randomUUID()}")
-    try {
-      val samples = mutable.Map[String, RelationSample]() // per relation key, sampled once
-      def sampleOf(c: Candidate): RelationSample = samples.getOrElseUpdate(c.key, RelationSample.of(spark, c.relation))
-      val entries = mutable.Map[String, LogEntry]()
-      def entryOf(c: Candidate, df: DataFrame): LogEntry =
-        entries.getOrElseUpdate(c.name, c.config match {
-          case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
-          case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
-          case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d, scratch)
-          case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
-        })
-      // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
-      val candidates = enumerate(evaluated).filter { c =>
-        try { entryOf(c, evaluated.head.query.df); true }
-        catch { case _: HyperspaceException => false }
-      }
-      recommendAmong(spark, workload, evaluated, candidates, c => entryOf(c, evaluated.head.query.df), budgetBytes,
-        maxIndexes, started)
-    } finally {
-      val fs = scratch.getFileSystem(spark.sessionState.newHadoopConf())
-      if (fs.exists(scratch)) fs.delete(scratch, true)
+    val samples = mutable.Map[String, RelationSample]() // per relation key, sampled once
+    def sampleOf(c: Candidate): RelationSample = samples.getOrElseUpdate(c.key, RelationSample.of(spark, c.relation))
+    val entries = mutable.Map[String, LogEntry]()
+    def entryOf(c: Candidate, df: DataFrame): LogEntry =
+      entries.getOrElseUpdate(c.name, c.config match {
+        case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
+        case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
+        case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
+        case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
+      })
+    // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
+    val enumerated = enumerate(evaluated)
+    val planned = System.nanoTime()
+    val candidates = enumerated.filter { c =>
+      val t = System.nanoTime()
+      try { entryOf(c, evaluated.head.query.df); true }
+      catch { case _: HyperspaceException => false }
+      finally logDebug(s"Advisor: candidate ${c.name} made in ${(System.nanoTime() - t) / 1000000} ms.")
     }
+    logInfo(s"Advisor: ${workload.size} queries planned and ${enumerated.size} candidates enumerated in " +
+      s"${(planned - started) / 1000000} ms; ${samples.size} relations sampled and ${candidates.size} " +
+      s"hypothetical indexes made in ${(System.nanoTime() - planned) / 1000000} ms.")
+    recommendAmong(spark, workload, evaluated, candidates, c => entryOf(c, evaluated.head.query.df), budgetBytes,
+      maxIndexes, started)
   }
 
   private def recommendAmong(
@@ -111,30 +112,52 @@ object IndexAdvisor {
     val chosen = mutable.ArrayBuffer[(Candidate, Long)]() // with the benefit it had when chosen
     var current = evaluated.map(_.baseline)
     var remaining = candidates
+    // Under a budget, bytes are what is spent: the best benefit per byte. Without one, only the
+    // count limits, and a tiny index with a small benefit must not take a slot from a larger one.
+    def score(c: Candidate, benefit: Double): Double =
+      if (budgetBytes.isDefined) benefit / math.max(1L, sizeOf(c)) else benefit
+    def rank(o: (Candidate, Double, Seq[PlanCost])): (Double, Double, Double, String) =
+      (score(o._1, o._2), o._2, -sizeOf(o._1).toDouble, o._1.name)
+    // The benefit each candidate had when last planned: a bound on what it can have now, except
+    // on a join's keys (the other side's index can make it pay more).
+    val lastBenefit = mutable.Map[String, Double]()
     var searching = true
     while (searching && maxIndexes.forall(chosen.size < _)) {
       val used = chosen.map(c => sizeOf(c._1)).sum
-      val options = remaining.filter(c => budgetBytes.forall(used + sizeOf(c) <= _)).flatMap { c =>
+      def plan(c: Candidate): Option[(Candidate, Double, Seq[PlanCost])] = {
         val set = chosen.map(_._1).toSeq :+ c
         val after = costs(set)
         val benefit = evaluated.indices.collect {
           case i if after(i).used.contains(c.name) => evaluated(i).query.weight * (current(i).work - after(i).work)
         }.sum
+        lastBenefit(c.name) = benefit
         if (benefit > 0) Some((c, benefit, after)) else None
       }
+      val fitting = remaining.filter(c => budgetBytes.forall(used + sizeOf(c) <= _))
+      // Lazy greedy (CELF): a filter index's benefit only shrinks as others are chosen, so those
+      // planned before are planned again in the order of their last benefit, only while that
+      // bound could still beat the best found this round.
+      val (eager, deferred) = fitting.partition(c => c.joinKeys || !lastBenefit.contains(c.name))
+      val options = mutable.ArrayBuffer[(Candidate, Double, Seq[PlanCost])]()
+      options ++= eager.flatMap(plan)
+      deferred.sortBy(c => -score(c, lastBenefit(c.name))).foreach { c =>
+        val best = if (options.isEmpty) None else Some(options.maxBy(rank))
+        if (best.forall(b => score(b._1, b._2) < score(c, lastBenefit(c.name)))) options ++= plan(c)
+      }
+      // An index serving a filter that no plan uses to advantage is used by none later either (a
+      // filter rewrite does not depend on other indexes): dropped. One on a join's keys stays.
+      remaining = remaining.filter(c => c.joinKeys || lastBenefit.get(c.name).forall(_ > 0))
       if (options.isEmpty) searching = false
       else {
-        // Under a budget, bytes are what is spent: the best benefit per byte. Without one, only the
-        // count limits, and a tiny index with a small benefit must not take a slot from a larger one.
-        val (best, benefit, after) =
-          if (budgetBytes.isDefined) options.maxBy { case (c, b, _) => (b / math.max(1L, sizeOf(c)), b, c.name) }
-          else options.maxBy { case (c, b, _) => (b, -sizeOf(c).toDouble, c.name) }
+        val (best, benefit, after) = options.maxBy(rank)
         chosen += best -> math.round(benefit)
         current = after
         remaining = remaining.filterNot(_.name == best.name)
       }
     }
 
+    logInfo(s"Advisor: greedy selection of ${chosen.size} in ${(System.nanoTime() - started) / 1000000} ms " +
+      s"since the start, ${evaluated.map(_.plansMade).sum} plans made.")
     // Drop what no plan uses once all are in place (a later choice can take over an earlier one's queries).
     var kept = chosen.toSeq
     var finalCosts = costs(kept.map(_._1))
@@ -182,6 +205,7 @@ object IndexAdvisor {
     case object Skipping extends Kind
     val merged =
       mutable.LinkedHashMap[(String, Kind, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
+    val joined = mutable.Set[(String, Seq[String])]() // covering candidates on a join's keys
     def add(use: RelationUse, kind: Kind, indexed: Seq[String], included: Seq[String]): Unit = {
       val slot = merged.getOrElseUpdate((use.key, kind, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
         (use.relation, mutable.LinkedHashSet[String]()))
@@ -190,6 +214,7 @@ object IndexAdvisor {
     for (q <- queries; use <- q.uses) {
       val keySets = (use.equality ++ use.range).map(Seq(_)) ++ use.joinKeys
       keySets.distinct.foreach(add(use, Covering, _, use.needed))
+      use.joinKeys.foreach(k => joined += ((use.key, k.map(_.toLowerCase(java.util.Locale.ROOT)))))
       def ranged(c: String) = use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => FileRanges.supported(a.dataType))
       val ranges = use.range.filter(ranged)
       (ranges.map(Seq(_)) ++ (if (ranges.size >= 2) Seq(ranges.sorted.take(2)) else Nil))
@@ -215,7 +240,7 @@ object IndexAdvisor {
         case Covering => IndexConfig(name, indexed, includedInOrder)
         case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
         case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
-      })
+      }, joinKeys = kind == Covering && joined.contains((key, indexedLower)))
     }
   }
 
@@ -259,6 +284,7 @@ object IndexAdvisor {
     private val keys = uses.map(_.key).toSet
     lazy val baseline: PlanCost = PlanCost.of(planning.physicalWithout)
     private val cache = mutable.Map[Set[String], PlanCost]()
+    def plansMade: Int = cache.size
 
     def costWith(set: Seq[Candidate], entryOf: Candidate => LogEntry): PlanCost = {
       val relevant = set.filter(c => keys.contains(c.key))

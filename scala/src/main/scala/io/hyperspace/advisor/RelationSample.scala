@@ -2,8 +2,6 @@ package io.hyperspace.advisor
 
 import java.util.Locale
 
-import scala.collection.mutable
-
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
@@ -15,16 +13,17 @@ import org.apache.spark.sql.types._
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.{FileRanges, ParquetFooterRanges}
-import io.hyperspace.log.{ColumnStats, SourceFile}
+import io.hyperspace.log.{ColumnStats, FileStats, SourceFile}
 import io.hyperspace.rules.CandidateIndexes
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
 /**
  * What the advisor knows of a relation's data beyond its file listing, read once per relation:
  *
- *  - a sample of rows spread over all its files: every scan task (a split of one or more files)
- *    contributes its first rows, so data whose values drift from file to file is seen in every
- *    file, and no task reads more than the first row groups of its split;
+ *  - a sample of rows spread over all its files: the scan is planned with one task per file, and
+ *    each task contributes its file's first rows (of up to 400 files, evenly over the listing),
+ *    so data whose values drift from file to file is seen in every file, and no task reads more
+ *    than its file's first row group;
  *  - the average width of each top-level column (strings and binaries from the sample, other
  *    types Spark's default size), for index sizes;
  *  - per source file, its row count and the range of a column, from the Parquet footers when the
@@ -42,7 +41,9 @@ private[advisor] final class RelationSample private (
     spark: SparkSession) {
 
   private val fs: HadoopFsRelation = CandidateIndexes.sourceScan(relation).get
-  private lazy val files: Seq[SourceFile] = source.describe().files
+  /** The source as an index built now would record it (its listing), described once. */
+  lazy val described: io.hyperspace.log.Source = source.describe()
+  private def files: Seq[SourceFile] = described.files
 
   /** Top-level column name (lower case) → average width in bytes. */
   lazy val widths: Map[String, Double] = {
@@ -62,21 +63,19 @@ private[advisor] final class RelationSample private (
   private def isParquet: Boolean =
     fs.fileFormat.getClass == classOf[ParquetFileFormat] && source.versioned.isEmpty
 
-  private lazy val footerCache = mutable.Map[(String, String), Option[(Long, Option[ColumnStats])]]()
-
-  /** One Parquet file's row count and range of `column`, from its footer. */
-  private def footer(file: SourceFile, column: String): Option[(Long, Option[ColumnStats])] =
-    footerCache.getOrElseUpdate((file.path, column), {
+  /** Per Parquet file: its footer's row count and the ranges it tells exactly, read once. */
+  private lazy val footers: Map[String, Option[FileStats]] =
+    if (!isParquet) Map.empty
+    else {
       val conf = spark.sessionState.newHadoopConf()
-      ParquetFooterRanges.fileStats(conf, new Path(file.path), fs.dataSchema, Seq(column))
-        .map(s => s.rowCount -> s.columns.get(column))
-    })
+      val columns = fs.dataSchema.fieldNames.toSeq
+      files.map(f => f.path -> ParquetFooterRanges.fileStats(conf, new Path(f.path), fs.dataSchema, columns)).toMap
+    }
 
   /** The estimated number of rows: footers' counts (Parquet), else bytes over the sampled row width. */
   lazy val rowCount: Long = {
-    val counted = if (isParquet && fs.dataSchema.nonEmpty) {
-      val first = fs.dataSchema.fields.head.name
-      val perFile = files.map(f => footer(f, first).map(_._1))
+    val counted = if (isParquet) {
+      val perFile = files.map(f => footers.get(f.path).flatten.map(_.rowCount))
       if (perFile.forall(_.isDefined)) Some(perFile.flatten.sum) else None
     } else None
     counted.getOrElse((files.map(_.size).sum / rowWidth).toLong.max(rows.size.toLong))
@@ -99,9 +98,8 @@ private[advisor] final class RelationSample private (
     val name = schema(i).name
     val fromFooters =
       if (isParquet && fs.dataSchema.fieldNames.contains(name) && fs.partitionSchema.isEmpty) {
-        val perFile = files.map(f => f -> footer(f, name))
-        if (perFile.forall(_._2.exists(_._2.isDefined))) Some(perFile.map { case (f, s) => f -> (s.get._1, s.get._2.get) })
-        else None
+        val perFile = files.map(f => f -> footers.get(f.path).flatten.flatMap(s => s.columns.get(name).map(s.rowCount -> _)))
+        if (perFile.forall(_._2.isDefined)) Some(perFile.map { case (f, s) => f -> s.get }) else None
       } else None
     fromFooters.map(_.toMap).getOrElse {
       val pathColumn = schema.size
@@ -120,14 +118,15 @@ private[advisor] final class RelationSample private (
   }
 }
 
-private[advisor] object RelationSample {
+private[advisor] object RelationSample extends org.apache.spark.internal.Logging {
 
   /** Rows sampled per relation, about: enough for stable averages and curve boundaries. */
   val SampleRows: Int = 10000
   /** Rows each sampled scan task contributes at least (a task costs its first row group anyway). */
   private val MinRowsPerTask = 50
-  /** At most this many scan tasks are sampled; beyond it, every n-th task is (evenly over the listing). */
+  /** At most this many files are sampled; beyond it, every n-th is (evenly over the listing). */
   private val MaxTasks = 400
+  private val OneFilePerTask = 1L << 50
 
   /** The sample of `relation`: one Spark job reading the first rows of each (sampled) scan task. */
   def of(spark: SparkSession, relation: LogicalRelation): RelationSample = {
@@ -139,16 +138,25 @@ private[advisor] object RelationSample {
     val copy = SparkInternals.cloneSession(spark)
     copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "false")
     copy.conf.set(HyperspaceConf.ADVISOR_RECORD_QUERIES.key, "false")
-    val df = SparkInternals.ofRows(copy, relation)
+    // One scan task per file, never a file split or files packed together: each task's first
+    // rows are then its file's first rows, and every file is sampled.
+    copy.conf.set("spark.sql.files.maxPartitionBytes", OneFilePerTask.toString)
+    copy.conf.set("spark.sql.files.openCostInBytes", OneFilePerTask.toString)
+    // The scan sizes its tasks by its relation's session: the relation is rebound to the copy.
+    val rebound = relation.copy(relation = fs.copy()(copy))
+    val df = SparkInternals.ofRows(copy, rebound)
       .select(fields.map(f => col(s"`${f.name.replace("`", "``")}`")).toSeq :+ col("_metadata.file_path"): _*)
     val rdd = df.queryExecution.toRdd
     val tasks = rdd.getNumPartitions
     val step = math.max(1, (tasks + MaxTasks - 1) / MaxTasks)
     val sampledTasks = (tasks + step - 1) / step
     val perTask = math.max(MinRowsPerTask, (SampleRows + sampledTasks - 1) / math.max(1, sampledTasks))
+    val started = System.nanoTime()
     val rows = rdd.mapPartitionsWithIndex { (i, it) =>
       if (i % step == 0) it.take(perTask).map(_.copy()) else Iterator.empty
     }.collect().toSeq
+    logInfo(s"Sampled ${rows.size} rows of ${source.format} ${fs.location.rootPaths.mkString(", ")} from " +
+      s"$sampledTasks of $tasks scan tasks in ${(System.nanoTime() - started) / 1000000} ms.")
     new RelationSample(relation, source, schema, rows, spark)
   }
 }

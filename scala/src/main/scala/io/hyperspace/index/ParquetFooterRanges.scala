@@ -47,11 +47,22 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
 
   /**
    * The row count and ranges of `columns` (top-level names of `schema`) of one Parquet file, from
-   * its footer: only the columns whose footer statistics are exact ([[fromFooter]]); None when
-   * the footer cannot be used at all. Used by the index advisor on source files.
+   * its footer: of the columns whose footer statistics tell their range exactly, the others left
+   * out; None when the footer cannot be read. Used by the index advisor on source files.
    */
   def fileStats(conf: Configuration, path: Path, schema: StructType, columns: Seq[String]): Option[FileStats] =
-    describe(conf, path, schema, columns.filter(c => fromFooter(schema(c).dataType)))
+    try {
+      val footer = Using.resource(ParquetFileReader.open(HadoopInputFile.fromPath(path, conf)))(_.getFooter)
+      val blocks = footer.getBlocks.asScala.toSeq.filter(_.getRowCount > 0)
+      val rebased = footer.getFileMetaData.getKeyValueMetaData.containsKey(LegacyDateTimeKey)
+      val ranged = columns.filter(c => fromFooter(schema(c).dataType) && !(rebased && isDateTime(schema(c).dataType)))
+      val described = ranged.flatMap(c => columnRange(blocks, c, schema(c).dataType).flatten.map(c -> _))
+      Some(FileStats(blocks.map(_.getRowCount).sum, described.toMap))
+    } catch {
+      case NonFatal(e) =>
+        logWarning(s"Hyperspace cannot read the footer of $path.", e)
+        None
+    }
 
   /** The footer key Spark writes in files whose dates and timestamps were rebased (LEGACY mode). */
   private val LegacyDateTimeKey = "org.apache.spark.legacyDateTime"
