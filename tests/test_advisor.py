@@ -247,9 +247,7 @@ def test_two_column_ranges_get_a_zorder_index_then_create_all(
             hs.delete_index(top.config.name)
 
 
-def test_a_column_clustered_by_file_gets_a_minmax_sketch(
-    spark: SparkSession, hs: Hyperspace, kinds_table: str
-) -> None:
+def test_a_column_clustered_by_file_gets_a_minmax_sketch(spark: SparkSession, hs: Hyperspace, kinds_table: str) -> None:
     from hyperspace import DataSkippingIndexConfig, MinMaxSketch
 
     clustered = spark.read.parquet(kinds_table).where("ts BETWEEN 12000 AND 12500")

@@ -18,8 +18,8 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from hyperspace import exceptions
-from hyperspace.advisor import recommended_config
 from hyperspace._jvm import EXTENSION_CLASS, JavaObject, java_dataframe, java_hyperspace, python_dataframe
+from hyperspace.advisor import recommended_config
 from hyperspace.dataskipping import CustomSketch, DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig

@@ -105,7 +105,7 @@ class QueryEvidence:
 
 
 #: The configs the advisor recommends: covering, Z-order covering and data skipping (MinMax sketches).
-RecommendedConfig = Union[IndexConfig, ZOrderCoveringIndexConfig, DataSkippingIndexConfig]
+RecommendedConfig = IndexConfig | ZOrderCoveringIndexConfig | DataSkippingIndexConfig
 
 
 def recommended_config(

@@ -36,8 +36,9 @@ private[advisor] object Hypothetical {
     val described = sample.described
     val stored = CoveringIndex.storedSchema(definition)
     val estimated = sizeOf(sample, stored)
-    val indexed = config.indexedColumns.map(c => sample.indexOf(c).getOrElse(
-      throw new HyperspaceException(s"Hypothetical Z-order index '${config.name}': column '$c' was not sampled.")))
+    val indexed = config.indexedColumns.map(c =>
+      sample.indexOf(c).getOrElse(
+        throw new HyperspaceException(s"Hypothetical Z-order index '${config.name}': column '$c' was not sampled.")))
     val types = indexed.map(sample.schema(_).dataType)
     val storedNames = CoveringIndex.storedIndexedColumns(definition)
     val defaultRow = math.max(1L, stored.fields.map(_.dataType.defaultSize.toLong).sum)
@@ -109,8 +110,9 @@ private[advisor] object Hypothetical {
 
   /** Estimated bytes of index data holding `stored` columns: the source's bytes times their width share. */
   private def sizeOf(sample: RelationSample, stored: StructType): Long = {
-    val width = stored.fields.map(f => sample.widths.getOrElse(f.name.toLowerCase(Locale.ROOT),
-      f.dataType.defaultSize.toDouble)).sum
+    val width = stored.fields.map(f =>
+      sample.widths.getOrElse(f.name.toLowerCase(Locale.ROOT),
+        f.dataType.defaultSize.toDouble)).sum
     (sample.described.sizeInBytes * width / sample.rowWidth).toLong.max(1L)
   }
 

@@ -74,12 +74,13 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     def sampleOf(c: Candidate): RelationSample = samples.getOrElseUpdate(c.key, RelationSample.of(spark, c.relation))
     val entries = mutable.Map[String, LogEntry]()
     def entryOf(c: Candidate, df: DataFrame): LogEntry =
-      entries.getOrElseUpdate(c.name, c.config match {
-        case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
-        case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
-        case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
-        case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
-      })
+      entries.getOrElseUpdate(c.name,
+        c.config match {
+          case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
+          case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
+          case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
+          case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
+        })
     // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
     val enumerated = enumerate(evaluated)
     val planned = System.nanoTime()
@@ -215,7 +216,8 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       val keySets = (use.equality ++ use.range).map(Seq(_)) ++ use.joinKeys
       keySets.distinct.foreach(add(use, Covering, _, use.needed))
       use.joinKeys.foreach(k => joined += ((use.key, k.map(_.toLowerCase(java.util.Locale.ROOT)))))
-      def ranged(c: String) = use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => FileRanges.supported(a.dataType))
+      def ranged(c: String) =
+        use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => FileRanges.supported(a.dataType))
       val ranges = use.range.filter(ranged)
       (ranges.map(Seq(_)) ++ (if (ranges.size >= 2) Seq(ranges.sorted.take(2)) else Nil))
         .foreach(add(use, ZOrder, _, use.needed))
@@ -229,18 +231,20 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       val indexed = indexedLower.map(l => relation.output.find(_.name.equalsIgnoreCase(l)).map(_.name).getOrElse(l))
       // In the relation's column order, so the same columns always make the same config.
       val includedInOrder = relation.output.map(_.name).filter(included.contains)
-      val base = nameOf(relation, indexed, kind match {
-        case Covering => "by"
-        case ZOrder => "zorder"
-        case Skipping => "minmax"
-      })
+      val base = nameOf(relation, indexed,
+        kind match {
+          case Covering => "by"
+          case ZOrder => "zorder"
+          case Skipping => "minmax"
+        })
       val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
       val name = if (n == 1) base else s"${base}_$n"
-      Candidate(key, relation, kind match {
-        case Covering => IndexConfig(name, indexed, includedInOrder)
-        case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
-        case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
-      }, joinKeys = kind == Covering && joined.contains((key, indexedLower)))
+      Candidate(key, relation,
+        kind match {
+          case Covering => IndexConfig(name, indexed, includedInOrder)
+          case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
+          case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
+        }, joinKeys = kind == Covering && joined.contains((key, indexedLower)))
     }
   }
 

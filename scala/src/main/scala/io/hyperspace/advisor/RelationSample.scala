@@ -50,7 +50,9 @@ private[advisor] final class RelationSample private (
     val fixed = relation.schema.fields.map(f => f.name.toLowerCase(Locale.ROOT) -> f.dataType.defaultSize.toDouble)
     val sampled = schema.fields.zipWithIndex.collect {
       case (f, i) if (f.dataType == StringType || f.dataType == BinaryType) && rows.nonEmpty =>
-        val lengths = rows.map(r => if (r.isNullAt(i)) 0 else if (f.dataType == StringType) r.getUTF8String(i).numBytes()
+        val lengths = rows.map(r =>
+          if (r.isNullAt(i)) 0
+          else if (f.dataType == StringType) r.getUTF8String(i).numBytes()
           else r.getBinary(i).length)
         f.name.toLowerCase(Locale.ROOT) -> lengths.sum.toDouble / lengths.size
     }
@@ -98,7 +100,8 @@ private[advisor] final class RelationSample private (
     val name = schema(i).name
     val fromFooters =
       if (isParquet && fs.dataSchema.fieldNames.contains(name) && fs.partitionSchema.isEmpty) {
-        val perFile = files.map(f => f -> footers.get(f.path).flatten.flatMap(s => s.columns.get(name).map(s.rowCount -> _)))
+        val perFile =
+          files.map(f => f -> footers.get(f.path).flatten.flatMap(s => s.columns.get(name).map(s.rowCount -> _)))
         if (perFile.forall(_._2.isDefined)) Some(perFile.map { case (f, s) => f -> s.get }) else None
       } else None
     fromFooters.map(_.toMap).getOrElse {

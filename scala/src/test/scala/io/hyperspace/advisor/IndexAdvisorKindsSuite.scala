@@ -58,9 +58,9 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
         }
       }
     } finally recs.indexes.foreach { r =>
-      hs.deleteIndex(r.config.name)
-      vacuumNow(r.config.name)
-    }
+        hs.deleteIndex(r.config.name)
+        vacuumNow(r.config.name)
+      }
 
   test("ranges on two independent columns get a Z-order covering index over both, reading fewer bytes") {
     // About 60 files: enough for the curve to cut the square into cells a box of each column's
@@ -126,7 +126,9 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
     // File i holds strings of 10 * (i + 1) bytes; the first file alone would say 10.
     spark.range(0, 8000, 1, 8).selectExpr("id", "REPEAT('s', CAST(10 * (1 + FLOOR(id / 1000)) AS INT)) AS s")
       .write.parquet(path)
-    val relation = spark.read.parquet(path).queryExecution.optimizedPlan.collectFirst { case r: LogicalRelation => r }.get
+    val relation = spark.read.parquet(path).queryExecution.optimizedPlan.collectFirst { case r: LogicalRelation =>
+      r
+    }.get
     val sample = RelationSample.of(spark, relation)
     val files = sample.rows.map(_.getUTF8String(sample.schema.size).toString).distinct
     assert(files.size == 8, files)

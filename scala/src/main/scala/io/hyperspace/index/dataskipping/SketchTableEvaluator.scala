@@ -75,7 +75,8 @@ object SketchTableEvaluator extends Logging {
    * The columns of `entry`'s sketch table, from the schema its log entry records: enough to
    * translate a filter, without reading the table.
    */
-  def attributes(entry: LogEntry): Seq[Attribute] = attributeCache.getOrElseUpdate(attributeKey(entry), toAttributes(entry))
+  def attributes(entry: LogEntry): Seq[Attribute] =
+    attributeCache.getOrElseUpdate(attributeKey(entry), toAttributes(entry))
 
   // A hypothetical entry (what-if, the advisor) has no incarnation: its root, schema and creation
   // time name it, so a filter translated against its attributes binds to the table loaded for it.
