@@ -1,11 +1,13 @@
 """The index advisor on the TPC-H suite's queries (#21).
 
-``python -m benchmarks.advisor_bench [--sf 0.01] [--runs 5]``: the tpch suite's queries are the
+``python -m benchmarks.advisor_bench [--sf 0.01] [--runs 5] [--name N] [--advisor-only]``: the tpch suite's queries are the
 workload; the advisor recommends indexes within a budget of 1x the source size; then the queries
 run three ways, interleaved — plain Spark, the hand-picked indexes of ``suites/tpch.py``, the
 advisor's — and the advisor's share of the hand-picked set's speedup is reported, with the
 advisor's own run time and the load average before and after. Writes
-``benchmarks/results/advisor-sf<SF>.{json,md}``.
+``benchmarks/results/advisor-sf<SF>.{json,md}`` (``--advisor-only``: only the advisor's run time and
+recommendations, no index built and no query run, into ``advisor-sf<SF>-advisor-only.{json,md}``).
+``--name`` names the work directory (``<data-dir>/work-<name>``).
 """
 
 from __future__ import annotations
@@ -49,11 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--buckets", type=int, default=8)
     parser.add_argument("--data-dir", default=str(HERE / "data"))
     parser.add_argument("--results-dir", default=str(HERE / "results"))
+    parser.add_argument("--name", default=None, help="work directory name (default advisor-sf<SF>)")
+    parser.add_argument("--advisor-only", action="store_true", help="time the advisor only; build and run nothing")
     args = parser.parse_args(argv)
-    name = f"advisor-sf{args.sf:g}"
+    name = f"advisor-sf{args.sf:g}" + ("-advisor-only" if args.advisor_only else "")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     data_dir = Path(args.data_dir).resolve()
-    work_dir = data_dir / f"work-{name}"
+    work_dir = data_dir / f"work-{args.name or name}"
     shutil.rmtree(work_dir, ignore_errors=True)
     builder = (
         SparkSession.builder.master("local[*]")
@@ -76,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # The hand-picked set, built by the tpch suite's own code (into work_dir/indexes).
         hand_path = str(work_dir / "indexes")
-        hand = build_indexes(spark, ctx)
+        hand = [] if args.advisor_only else build_indexes(spark, ctx)
 
         views = FileViews(spark, ctx)
         views.register()
@@ -91,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
         recs = hs.recommend([queries[q] for q in QUERIES], budget_bytes=source_bytes)
         advisor_seconds = time.perf_counter() - started
         ctx.log(f"advisor: {advisor_seconds:.1f}s\n{recs}")
+        if args.advisor_only:
+            load_after = _loadavg()
+            _write_advisor_only(args, name, source_bytes, advisor_seconds, recs, load_before, load_after)
+            return 0
         started = time.perf_counter()
         recs.create_all()
         advisor_build_seconds = time.perf_counter() - started
@@ -129,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
         "recommended": [
             {
                 "name": r.config.name,
-                "indexed": list(r.config.indexed_columns),
-                "included": list(r.config.included_columns),
+                "kind": r.kind,
+                "indexed": list(r.indexed_columns),
+                "included": list(r.included_columns),
                 "source": r.source,
                 "estimatedSizeBytes": r.estimated_size_bytes,
                 "sizeInBytes": advisor_sizes.get(r.config.name),
@@ -165,13 +174,13 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "## Recommended (rank order) vs hand-picked",
         "",
-        "| rank | index | indexed | included | estimated bytes | built bytes | queries served |",
-        "|---|---|---|---|---|---|---|",
+        "| rank | index | kind | indexed | included | estimated bytes | built bytes | queries served |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for i, r in enumerate(result["recommended"], start=1):
         served = ", ".join(label.get(q, q) for q in r["queries"])
         lines.append(
-            f"| {i} | {r['name']} | {', '.join(r['indexed'])} | {', '.join(r['included'])} | "
+            f"| {i} | {r['name']} | {r['kind']} | {', '.join(r['indexed'])} | {', '.join(r['included'])} | "
             f"{r['estimatedSizeBytes']:,} | {r['sizeInBytes'] or 0:,} | {served} |"
         )
     lines += [
@@ -187,6 +196,63 @@ def main(argv: list[str] | None = None) -> int:
     (out / f"{name}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out / name}.md; share {share:.0%}; medians {statistics.fmean(totals.values()):.3f}")
     return 0
+
+
+def _write_advisor_only(
+    args: argparse.Namespace,
+    name: str,
+    source_bytes: int,
+    seconds: float,
+    recs: Any,
+    load_before: list[float],
+    load_after: list[float],
+) -> None:
+    """The advisor's run time and its recommendations, when nothing is built or run."""
+    label = {sql.strip(): q for q, (sql, _) in load_queries().items()}
+    recommended = [
+        {
+            "name": r.config.name,
+            "kind": r.kind,
+            "indexed": list(r.indexed_columns),
+            "included": list(r.included_columns),
+            "estimatedSizeBytes": r.estimated_size_bytes,
+            "queries": [label.get(q.query.strip(), q.query) for q in r.queries],
+        }
+        for r in recs.indexes
+    ]
+    result = {
+        "sf": args.sf,
+        "loadavgBefore": load_before,
+        "loadavgAfter": load_after,
+        "sourceBytes": source_bytes,
+        "advisorSeconds": seconds,
+        "advisorElapsedMs": recs.elapsed_ms,
+        "recommended": recommended,
+    }
+    out = Path(args.results_dir)
+    (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = [
+        f"# The index advisor's run time on the TPC-H suite, SF {args.sf:g}",
+        "",
+        f"Written by `python -m benchmarks.advisor_bench --sf {args.sf:g} --files {args.files} --advisor-only`; "
+        f"load average {' / '.join(f'{x:.2f}' for x in load_before)} before, "
+        f"{' / '.join(f'{x:.2f}' for x in load_after)} after (`/proc/loadavg`, 1/5/15 min).",
+        "",
+        f"- Workload: the {len(QUERIES)} queries of `benchmarks/suites/tpch.py`, weight 1 each; budget 1x the "
+        f"source size ({source_bytes:,} bytes).",
+        f"- Advisor run time: {seconds:.1f} s (target <= 30 s at SF1); {len(recommended)} indexes recommended, "
+        f"~{sum(r['estimatedSizeBytes'] for r in recommended):,} bytes estimated.",
+        "",
+        "| rank | index | kind | indexed | included | estimated bytes | queries served |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for i, r in enumerate(recommended, start=1):
+        lines.append(
+            f"| {i} | {r['name']} | {r['kind']} | {', '.join(r['indexed'])} | {', '.join(r['included'])} | "
+            f"{r['estimatedSizeBytes']:,} | {', '.join(r['queries'])} |"
+        )
+    (out / f"{name}.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out / name}.md; advisor {seconds:.1f}s")
 
 
 if __name__ == "__main__":

@@ -194,3 +194,80 @@ def test_recorded_queries_are_bounded(spark: SparkSession, hs: Hyperspace, table
             assert all(q.query.startswith("recorded query ") and tables["left"] in q.query for q in recorded)
         finally:
             hs.clear_recorded_queries()
+
+
+def _write_kinds_table(spark: SparkSession, where: Path) -> str:
+    """Rows over 8 files: x and y independent and uniform, ts rising from file to file, r random."""
+    path = str(where)
+    spark.range(0, 40000, 1, 8).selectExpr(
+        "id AS ts",
+        "CAST(pmod(hash(id, 1), 1000) AS INT) AS x",
+        "CAST(pmod(hash(id, 2), 1000) AS INT) AS y",
+        "CAST(pmod(hash(id, 3), 100000) AS BIGINT) AS r",
+        "id * 3 AS a",
+        "REPEAT(CAST(id AS STRING), 8) AS payload",
+    ).write.parquet(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def kinds_table(spark: SparkSession, work_dir: Path) -> str:
+    return _write_kinds_table(spark, work_dir / "advisor-kinds")
+
+
+def _source_bytes(path: str) -> int:
+    return sum(p.stat().st_size for p in Path(path).glob("*.parquet"))
+
+
+def test_two_column_ranges_get_a_zorder_index_then_create_all(
+    spark: SparkSession, hs: Hyperspace, kinds_table: str
+) -> None:
+    from hyperspace import ZOrderCoveringIndexConfig
+
+    # About 60 files of Z-order layout: a box of each column's lowest 30% meets a fraction of them.
+    with HyperspaceConfig(spark).override(zorder_target_file_size="16k"):
+        box = spark.read.parquet(kinds_table).where("x BETWEEN 0 AND 300 AND y BETWEEN 0 AND 300").select("a")
+        recs = hs.recommend([box], max_indexes=1)
+        assert len(recs) == 1, str(recs)
+        top = recs.indexes[0]
+        assert isinstance(top.config, ZOrderCoveringIndexConfig), str(recs)
+        assert (tuple(top.config.indexed_columns), tuple(top.config.included_columns)) == (("x", "y"), ("a",))
+        assert top.kind == "ZOrderCoveringIndex" and top.indexed_columns == ("x", "y")
+        assert top.queries[0].bytes_after * 2 < top.estimated_size_bytes, str(recs)
+        assert "Z-order covering on (x, y) incl. (a)" in str(recs)
+        expected = _rows(box)
+        assert recs.create_all() == [top.config.name]
+        enable_hyperspace(spark)
+        try:
+            query = spark.read.parquet(kinds_table).where("x BETWEEN 0 AND 300 AND y BETWEEN 0 AND 300").select("a")
+            assert _rows(query) == expected
+            assert hs.why_not(query, top.config.name, display=False) == f"{top.config.name}: used by this query"
+        finally:
+            disable_hyperspace(spark)
+            hs.delete_index(top.config.name)
+
+
+def test_a_column_clustered_by_file_gets_a_minmax_sketch(spark: SparkSession, hs: Hyperspace, kinds_table: str) -> None:
+    from hyperspace import DataSkippingIndexConfig, MinMaxSketch
+
+    clustered = spark.read.parquet(kinds_table).where("ts BETWEEN 12000 AND 12500")
+    random = spark.read.parquet(kinds_table).where("r = 4242")
+    recs = hs.recommend([clustered, random], budget_bytes=_source_bytes(kinds_table) // 10)
+    assert [r.config.to_json() for r in recs.indexes] == [
+        DataSkippingIndexConfig("advisor_kinds_minmax_ts", MinMaxSketch("ts")).to_json()
+    ], str(recs)
+    r = recs.indexes[0]
+    assert r.kind == "DataSkippingIndex" and r.indexed_columns == ("MinMax(ts)",) and r.included_columns == ()
+    assert [q.query for q in r.queries] == ["query 1"]
+    assert r.queries[0].bytes_after * 4 < r.queries[0].bytes_before
+    assert "data skipping with MinMax(ts)" in str(recs)
+    expected = _rows(clustered)
+    recs.create_all()
+    enable_hyperspace(spark)
+    try:
+        query = spark.read.parquet(kinds_table).where("ts BETWEEN 12000 AND 12500")
+        assert _rows(query) == expected
+        assert hs.why_not(query, r.config.name, display=False) == f"{r.config.name}: used by this query"
+    finally:
+        disable_hyperspace(spark)
+        hs.delete_index(r.config.name)

@@ -362,8 +362,10 @@ def _recommendation(recs: hyperspace.Recommendations) -> list[tuple[object, ...]
         (
             r.rank,
             r.config.name,
-            r.config.indexed_columns,
-            r.config.included_columns,
+            r.kind,
+            r.indexed_columns,
+            r.included_columns,
+            r.config.to_json(),
             r.source,
             r.source_sql,
             r.estimated_size_bytes,
@@ -571,3 +573,39 @@ def test_recorded_queries_over_connect_as_over_py4j(
                 hs.clear_recorded_queries()
     # The same recorded queries, labels and weights, and the same recommendation over both transports.
     assert seen["connect"] == seen["classic"], f"{seen['connect']}\n---\n{seen['classic']}"
+
+
+def test_recommend_zorder_and_minmax_over_connect_as_over_py4j_then_create_all(
+    connect_spark: SparkSession, spark: SparkSession, tmp_path: Path
+) -> None:
+    from test_advisor import _source_bytes, _write_kinds_table
+
+    table = _write_kinds_table(spark, tmp_path / "kinds")
+    sql = [
+        "SELECT a FROM cx_kinds WHERE x BETWEEN 0 AND 300 AND y BETWEEN 0 AND 300",
+        "SELECT * FROM cx_kinds WHERE ts BETWEEN 12000 AND 12500",
+    ]
+    for s in (spark, connect_spark):
+        s.read.parquet(table).createOrReplaceTempView("cx_kinds")
+        s.conf.set("spark.hyperspace.index.zorder.targetFileSize", "16k")
+    try:
+        with _advisor_session(spark, tmp_path / "indexes") as local_hs:
+            # Half the source: no index of SELECT * fits, the sketch table and the narrow Z-order index do.
+            budget = _source_bytes(table) // 2
+            local = local_hs.recommend(sql, budget_bytes=budget)
+        with _advisor_session(connect_spark, tmp_path / "indexes") as hs:
+            recs = hs.recommend(sql, budget_bytes=budget)
+            assert _recommendation(recs) == _recommendation(local), f"{recs}\n---\n{local}"
+            by_query = {q.query: r.kind for r in recs.indexes for q in r.queries}
+            assert by_query == {sql[0]: "ZOrderCoveringIndex", sql[1]: "DataSkippingIndex"}, str(recs)
+
+            expected = [_rows(connect_spark.sql(q)) for q in sql]
+            names = recs.create_all()
+            enable_hyperspace(connect_spark)
+            for q, rows in zip(sql, expected, strict=True):
+                query = connect_spark.sql(q)
+                assert _rows(query) == rows, q
+                assert _uses(hs, query, names), f"{q} uses no recommended index:\n{hs.explain(query, display=False)}"
+    finally:
+        for s in (spark, connect_spark):
+            s.conf.unset("spark.hyperspace.index.zorder.targetFileSize")

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from hyperspace import exceptions
 from hyperspace._jvm import EXTENSION_CLASS, JavaObject, java_dataframe, java_hyperspace, python_dataframe
+from hyperspace.advisor import recommended_config
 from hyperspace.dataskipping import CustomSketch, DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig
 from hyperspace.index_kinds import KindConfig
@@ -433,6 +434,8 @@ class SqlBackend:
             {
                 "rank": r["rank"],
                 "name": r["name"],
+                "kind": r["kind"],
+                "config": r["config"],
                 "indexedColumns": list(r["indexedColumns"]),
                 "includedColumns": list(r["includedColumns"]),
                 "source": r["source"],
@@ -457,7 +460,9 @@ class SqlBackend:
                         "reading that source>, its config)."
                     )
             for i in indexes:
-                config = IndexConfig(str(i["name"]), list(i["indexedColumns"]), list(i["includedColumns"]))
+                config = recommended_config(
+                    i["kind"], i["config"], str(i["name"]), i["indexedColumns"], i["includedColumns"]
+                )
                 self._rows(create_statement(cast(KindConfig, config), str(i["sourceSql"])))
 
         return payload, create_all, labels

@@ -8,8 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
-from hyperspace import exceptions
-from hyperspace.index_config import IndexConfig
+from hyperspace import exceptions, index_kinds
+from hyperspace.dataskipping import DataSkippingIndexConfig
+from hyperspace.index_config import IndexConfig, ZOrderCoveringIndexConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "QueryEvidence",
     "RecordedQuery",
+    "RecommendedConfig",
     "RecommendedIndex",
     "Recommendations",
     "WorkloadItem",
@@ -102,24 +104,60 @@ class QueryEvidence:
         )
 
 
+#: The configs the advisor recommends: covering, Z-order covering and data skipping (MinMax sketches).
+RecommendedConfig = IndexConfig | ZOrderCoveringIndexConfig | DataSkippingIndexConfig
+
+
+def recommended_config(
+    kind: str | None, config_json: str | None, name: str, indexed: Sequence[str], included: Sequence[str]
+) -> RecommendedConfig:
+    """The config of a recommended index from the JVM's answer (its kind and the kind's config JSON).
+
+    An answer without a kind (an older JVM) is a covering index, as the advisor only recommended those.
+    """
+    if kind in (None, index_kinds.COVERING):
+        return IndexConfig(name, list(indexed), list(included))
+    if kind == index_kinds.ZORDER_COVERING:
+        return ZOrderCoveringIndexConfig(name, list(indexed), list(included))
+    if kind == index_kinds.DATA_SKIPPING and config_json is not None:
+        return DataSkippingIndexConfig.from_json(config_json)
+    raise exceptions.HyperspaceException(f"Recommended index '{name}' is of kind {kind!r}, unknown to this package.")
+
+
 @dataclass(frozen=True)
 class RecommendedIndex:
-    """One recommended covering index, its estimates and the queries whose plans use it."""
+    """One recommended index (covering, Z-order covering or data skipping), its estimates and the
+    queries whose plans use it.
+
+    ``indexed_columns`` are the columns it is keyed on (for a data skipping index, its sketches,
+    e.g. ``MinMax(ts)``), ``included_columns`` those it stores besides.
+    """
 
     rank: int
-    config: IndexConfig
+    config: RecommendedConfig
     source: str
     source_sql: str | None
     estimated_size_bytes: int
     estimated_build_bytes: int
     benefit: int
     queries: tuple[QueryEvidence, ...]
+    indexed_columns: tuple[str, ...] = ()
+    included_columns: tuple[str, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """The index kind's name in the index log (``CoveringIndex``, ``ZOrderCoveringIndex``, ...)."""
+        return self.config.kind_name
 
     def __str__(self) -> str:
         c = self.config
+        if isinstance(c, DataSkippingIndexConfig):
+            what = f"data skipping with {', '.join(self.indexed_columns)}"
+        else:
+            kind = "Z-order covering" if isinstance(c, ZOrderCoveringIndexConfig) else "covering"
+            what = f"{kind} on ({', '.join(self.indexed_columns)}) incl. ({', '.join(self.included_columns)})"
         head = (
-            f"{self.rank}. {c.name}: covering on ({', '.join(c.indexed_columns)}) incl. "
-            f"({', '.join(c.included_columns)}) over {self.source}; ~{self.estimated_size_bytes} bytes, "
+            f"{self.rank}. {c.name}: {what} over {self.source}; ~{self.estimated_size_bytes} bytes, "
             f"build reads+writes ~{self.estimated_build_bytes} bytes, benefit {self.benefit}"
         )
         return "\n".join([head] + [f"   serves {q}" for q in self.queries])
@@ -159,13 +197,17 @@ class Recommendations:
         indexes = tuple(
             RecommendedIndex(
                 int(i["rank"]),
-                IndexConfig(i["name"], list(i["indexedColumns"]), list(i["includedColumns"])),
+                recommended_config(
+                    i.get("kind"), i.get("config"), i["name"], i["indexedColumns"], i["includedColumns"]
+                ),
                 str(i["source"]),
                 i.get("sourceSql"),
                 int(i["estimatedSizeBytes"]),
                 int(i["estimatedBuildBytes"]),
                 int(i["benefit"]),
                 tuple(evidence(q) for q in i["queries"]),
+                tuple(i["indexedColumns"]),
+                tuple(i["includedColumns"]),
             )
             for i in d["indexes"]
         )
@@ -180,7 +222,7 @@ class Recommendations:
         )
 
     @property
-    def configs(self) -> list[IndexConfig]:
+    def configs(self) -> list[RecommendedConfig]:
         """The recommended index configs, in rank order."""
         return [r.config for r in self.indexes]
 

@@ -559,10 +559,13 @@ class Hyperspace:
         budget_bytes: int | None = None,
         max_indexes: int | None = None,
     ) -> Recommendations:
-        """The covering indexes worth building for ``workload`` (DataFrames, SQL strings, or
-        ``(query, weight)`` tuples): candidates from each query's filters and join keys, their benefit
-        from what-if plans (bytes read, shuffles and sorts removed, weighted), chosen greedily by benefit
-        per estimated byte within ``budget_bytes`` and ``max_indexes``. Nothing is built until
+        """The indexes worth building for ``workload`` (DataFrames, SQL strings, or ``(query, weight)``
+        tuples): covering, Z-order covering (range filters) and data skipping MinMax sketches (filtered
+        columns whose values cluster by file) from each query's filters and join keys, their benefit from
+        what-if plans the rules make on hypothetical indexes (bytes read, shuffles and sorts removed,
+        weighted), chosen greedily — by benefit per estimated byte within ``budget_bytes``, by benefit
+        when there is no budget — up to ``max_indexes``. Each :class:`RecommendedIndex` has its
+        ``kind`` and its ``config`` of that kind. Nothing is built until
         ``create_all()``. Without ``workload``, the queries this session ran while
         ``spark.hyperspace.advisor.recordQueries`` was on, each weighted by how often it ran (an error
         when recording is off or nothing was recorded). See docs/advisor.md."""

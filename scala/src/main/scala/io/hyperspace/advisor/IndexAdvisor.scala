@@ -8,14 +8,23 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
-import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
+import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.log.LogEntry
+import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.sources.FileSource
 
 /**
- * A candidate index: covering, over the relation `key` names, bucketed on `indexed`, including
- * the columns every query it came from needs besides (merged across queries).
+ * A candidate index over the relation `key` names: covering (bucketed on its indexed columns),
+ * Z-order covering (laid out over them), both including the columns every query it came from
+ * needs besides (merged across queries), or data skipping (a MinMax sketch of one column).
  */
-private[advisor] final case class Candidate(key: String, relation: LogicalRelation, config: IndexConfig) {
+private[advisor] final case class Candidate(
+    key: String,
+    relation: LogicalRelation,
+    config: IndexKindConfig,
+    joinKeys: Boolean = false) {
   def name: String = config.name
 }
 
@@ -35,12 +44,13 @@ private[advisor] final case class Candidate(key: String, relation: LogicalRelati
  *     planned together with those already chosen (so interactions count: the second side of a
  *     join gains the shuffles the first side alone could not remove), its benefit is the
  *     weighted cost it removes from the queries whose plans use it, and the best benefit per
- *     estimated byte is taken; none with a positive benefit ends the search.
+ *     estimated byte is taken (without a budget, the best benefit); none with a positive
+ *     benefit ends the search.
  *  4. Check: the workload is planned with the chosen set, and an index no plan uses is dropped
  *     (repeated until every index left is used) — the advisor never recommends an index the
  *     optimizer would not use.
  */
-object IndexAdvisor {
+object IndexAdvisor extends org.apache.spark.internal.Logging {
 
   def recommend(
       spark: SparkSession,
@@ -60,40 +70,95 @@ object IndexAdvisor {
     val started = System.nanoTime()
 
     val evaluated = workload.map(new EvaluatedQuery(_))
-    val candidates = enumerate(evaluated)
+    val samples = mutable.Map[String, RelationSample]() // per relation key, sampled once
+    def sampleOf(c: Candidate): RelationSample = samples.getOrElseUpdate(c.key, RelationSample.of(spark, c.relation))
     val entries = mutable.Map[String, LogEntry]()
-    val widths = mutable.Map[String, Map[String, Double]]() // per relation key, sampled once
     def entryOf(c: Candidate, df: DataFrame): LogEntry =
       entries.getOrElseUpdate(c.name,
-        WhatIf.entryFor(df, c.relation, c.config,
-          widths.getOrElseUpdate(c.key, ColumnWidths.sampled(spark, c.relation))))
-    def sizeOf(c: Candidate): Long = entryOf(c, evaluated.head.query.df).content.sizeInBytes
+        c.config match {
+          case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
+          case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
+          case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
+          case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
+        })
+    // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
+    val enumerated = enumerate(evaluated)
+    val planned = System.nanoTime()
+    val candidates = enumerated.filter { c =>
+      val t = System.nanoTime()
+      try { entryOf(c, evaluated.head.query.df); true }
+      catch { case _: HyperspaceException => false }
+      finally logDebug(s"Advisor: candidate ${c.name} made in ${(System.nanoTime() - t) / 1000000} ms.")
+    }
+    logInfo(s"Advisor: ${workload.size} queries planned and ${enumerated.size} candidates enumerated in " +
+      s"${(planned - started) / 1000000} ms; ${samples.size} relations sampled and ${candidates.size} " +
+      s"hypothetical indexes made in ${(System.nanoTime() - planned) / 1000000} ms.")
+    recommendAmong(spark, workload, evaluated, candidates, c => entryOf(c, evaluated.head.query.df), budgetBytes,
+      maxIndexes, started)
+  }
 
-    def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entryOf(_, q.query.df)))
+  private def recommendAmong(
+      spark: SparkSession,
+      workload: Seq[WorkloadQuery],
+      evaluated: Seq[EvaluatedQuery],
+      candidates: Seq[Candidate],
+      entry: Candidate => LogEntry,
+      budgetBytes: Option[Long],
+      maxIndexes: Option[Int],
+      started: Long): Recommendations = {
+    def sizeOf(c: Candidate): Long = entry(c).content.sizeInBytes
+
+    def costs(set: Seq[Candidate]): Seq[PlanCost] = evaluated.map(q => q.costWith(set, entry))
 
     val chosen = mutable.ArrayBuffer[(Candidate, Long)]() // with the benefit it had when chosen
     var current = evaluated.map(_.baseline)
     var remaining = candidates
+    // Under a budget, bytes are what is spent: the best benefit per byte. Without one, only the
+    // count limits, and a tiny index with a small benefit must not take a slot from a larger one.
+    def score(c: Candidate, benefit: Double): Double =
+      if (budgetBytes.isDefined) benefit / math.max(1L, sizeOf(c)) else benefit
+    def rank(o: (Candidate, Double, Seq[PlanCost])): (Double, Double, Double, String) =
+      (score(o._1, o._2), o._2, -sizeOf(o._1).toDouble, o._1.name)
+    // The benefit each candidate had when last planned: a bound on what it can have now, except
+    // on a join's keys (the other side's index can make it pay more).
+    val lastBenefit = mutable.Map[String, Double]()
     var searching = true
     while (searching && maxIndexes.forall(chosen.size < _)) {
       val used = chosen.map(c => sizeOf(c._1)).sum
-      val options = remaining.filter(c => budgetBytes.forall(used + sizeOf(c) <= _)).flatMap { c =>
+      def plan(c: Candidate): Option[(Candidate, Double, Seq[PlanCost])] = {
         val set = chosen.map(_._1).toSeq :+ c
         val after = costs(set)
         val benefit = evaluated.indices.collect {
           case i if after(i).used.contains(c.name) => evaluated(i).query.weight * (current(i).work - after(i).work)
         }.sum
+        lastBenefit(c.name) = benefit
         if (benefit > 0) Some((c, benefit, after)) else None
       }
+      val fitting = remaining.filter(c => budgetBytes.forall(used + sizeOf(c) <= _))
+      // Lazy greedy (CELF): a filter index's benefit only shrinks as others are chosen, so those
+      // planned before are planned again in the order of their last benefit, only while that
+      // bound could still beat the best found this round.
+      val (eager, deferred) = fitting.partition(c => c.joinKeys || !lastBenefit.contains(c.name))
+      val options = mutable.ArrayBuffer[(Candidate, Double, Seq[PlanCost])]()
+      options ++= eager.flatMap(plan)
+      deferred.sortBy(c => -score(c, lastBenefit(c.name))).foreach { c =>
+        val best = if (options.isEmpty) None else Some(options.maxBy(rank))
+        if (best.forall(b => score(b._1, b._2) < score(c, lastBenefit(c.name)))) options ++= plan(c)
+      }
+      // An index serving a filter that no plan uses to advantage is used by none later either (a
+      // filter rewrite does not depend on other indexes): dropped. One on a join's keys stays.
+      remaining = remaining.filter(c => c.joinKeys || lastBenefit.get(c.name).forall(_ > 0))
       if (options.isEmpty) searching = false
       else {
-        val (best, benefit, after) = options.maxBy { case (c, b, _) => (b / math.max(1L, sizeOf(c)), b, c.name) }
+        val (best, benefit, after) = options.maxBy(rank)
         chosen += best -> math.round(benefit)
         current = after
         remaining = remaining.filterNot(_.name == best.name)
       }
     }
 
+    logInfo(s"Advisor: greedy selection of ${chosen.size} in ${(System.nanoTime() - started) / 1000000} ms " +
+      s"since the start, ${evaluated.map(_.plansMade).sum} plans made.")
     // Drop what no plan uses once all are in place (a later choice can take over an earlier one's queries).
     var kept = chosen.toSeq
     var finalCosts = costs(kept.map(_._1))
@@ -106,7 +171,7 @@ object IndexAdvisor {
 
     val recommended = kept.zipWithIndex.map { case ((c, benefit), i) =>
       val size = sizeOf(c)
-      val sourceBytes = entryOf(c, evaluated.head.query.df).source.sizeInBytes
+      val sourceBytes = entry(c).source.sizeInBytes
       val served = evaluated.indices.filter(q => finalCosts(q).used.contains(c.name)).map { q =>
         val (before, after) = (evaluated(q).baseline, finalCosts(q))
         QueryEvidence(evaluated(q).query.label, evaluated(q).query.weight, before.bytesRead, after.bytesRead,
@@ -122,29 +187,68 @@ object IndexAdvisor {
       (System.nanoTime() - started) / 1000000)
   }
 
-  /** One covering candidate per filtered column and join key set, merged per relation and indexed columns. */
+  /**
+   * The candidates of every kind, merged per relation, kind and indexed columns:
+   *
+   *  - covering: one per filtered column (equality or range) and per join key set, including the
+   *    other columns the query needs;
+   *  - Z-order covering: one per range-filtered column and one over the first two (by name) of a
+   *    query's range-filtered columns, including the other columns it needs (a range reads only
+   *    the files whose ranges meet it, where a hash-bucketed index reads every bucket);
+   *  - data skipping: a MinMax sketch per filtered column, for sources it can serve (not
+   *    partitioned or of a table format): it helps where values cluster by file, which only the
+   *    per-file ranges tell — the what-if plan decides, not the enumeration.
+   */
   private def enumerate(queries: Seq[EvaluatedQuery]): Seq[Candidate] = {
-    val merged = mutable.LinkedHashMap[(String, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
+    sealed trait Kind
+    case object Covering extends Kind
+    case object ZOrder extends Kind
+    case object Skipping extends Kind
+    val merged =
+      mutable.LinkedHashMap[(String, Kind, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
+    val joined = mutable.Set[(String, Seq[String])]() // covering candidates on a join's keys
+    def add(use: RelationUse, kind: Kind, indexed: Seq[String], included: Seq[String]): Unit = {
+      val slot = merged.getOrElseUpdate((use.key, kind, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
+        (use.relation, mutable.LinkedHashSet[String]()))
+      slot._2 ++= included.filterNot(n => indexed.exists(_.equalsIgnoreCase(n)))
+    }
     for (q <- queries; use <- q.uses) {
       val keySets = (use.equality ++ use.range).map(Seq(_)) ++ use.joinKeys
-      keySets.distinct.foreach { indexed =>
-        val slot = merged.getOrElseUpdate((use.key, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
-          (use.relation, mutable.LinkedHashSet[String]()))
-        slot._2 ++= use.needed.filterNot(n => indexed.exists(_.equalsIgnoreCase(n)))
+      keySets.distinct.foreach(add(use, Covering, _, use.needed))
+      use.joinKeys.foreach(k => joined += ((use.key, k.map(_.toLowerCase(java.util.Locale.ROOT)))))
+      def ranged(c: String) =
+        use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => FileRanges.supported(a.dataType))
+      val ranges = use.range.filter(ranged)
+      (ranges.map(Seq(_)) ++ (if (ranges.size >= 2) Seq(ranges.sorted.take(2)) else Nil))
+        .foreach(add(use, ZOrder, _, use.needed))
+      val fs = CandidateIndexes.sourceScan(use.relation)
+      if (fs.exists(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty)) {
+        (use.equality ++ use.range).filter(ranged).distinct.foreach(c => add(use, Skipping, Seq(c), Nil))
       }
     }
     val names = mutable.Map[String, Int]()
-    merged.toSeq.map { case ((key, indexedLower), (relation, included)) =>
+    merged.toSeq.map { case ((key, kind, indexedLower), (relation, included)) =>
       val indexed = indexedLower.map(l => relation.output.find(_.name.equalsIgnoreCase(l)).map(_.name).getOrElse(l))
       // In the relation's column order, so the same columns always make the same config.
       val includedInOrder = relation.output.map(_.name).filter(included.contains)
-      val base = nameOf(relation, indexed)
+      val base = nameOf(relation, indexed,
+        kind match {
+          case Covering => "by"
+          case ZOrder => "zorder"
+          case Skipping => "minmax"
+        })
       val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
-      Candidate(key, relation, IndexConfig(if (n == 1) base else s"${base}_$n", indexed, includedInOrder))
+      val name = if (n == 1) base else s"${base}_$n"
+      Candidate(key, relation,
+        kind match {
+          case Covering => IndexConfig(name, indexed, includedInOrder)
+          case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
+          case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
+        }, joinKeys = kind == Covering && joined.contains((key, indexedLower)))
     }
   }
 
-  private def nameOf(relation: LogicalRelation, indexed: Seq[String]): String = {
+  private def nameOf(relation: LogicalRelation, indexed: Seq[String], infix: String): String = {
     val table = relation.catalogTable.map(_.identifier.table).getOrElse(
       relation.relation match {
         case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
@@ -152,7 +256,7 @@ object IndexAdvisor {
         case _ => "source"
       })
     def clean(s: String): String = s.replaceAll("[^A-Za-z0-9]+", "_").stripPrefix("_").stripSuffix("_")
-    (s"${clean(table)}_by_${indexed.map(clean).mkString("_")}").take(120)
+    (s"${clean(table)}_${infix}_${indexed.map(clean).mkString("_")}").take(120)
   }
 
   private def sqlName(relation: LogicalRelation): Option[String] = {
@@ -184,6 +288,7 @@ object IndexAdvisor {
     private val keys = uses.map(_.key).toSet
     lazy val baseline: PlanCost = PlanCost.of(planning.physicalWithout)
     private val cache = mutable.Map[Set[String], PlanCost]()
+    def plansMade: Int = cache.size
 
     def costWith(set: Seq[Candidate], entryOf: Candidate => LogEntry): PlanCost = {
       val relevant = set.filter(c => keys.contains(c.key))

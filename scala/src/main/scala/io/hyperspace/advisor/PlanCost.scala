@@ -27,7 +27,7 @@ private[advisor] object PlanCost {
   private def bytesBelow(plan: SparkPlan): Long = plan.collect { case s: FileSourceScanExec => scanBytes(s) }.sum
 
   private def scanBytes(scan: FileSourceScanExec): Long = scan.relation match {
-    case r: IndexHadoopFsRelation =>
+    case r: IndexHadoopFsRelation if r.entry.index.numBuckets > 0 =>
       val total = r.location.sizeInBytes
       IndexFileIndex.bucketsToRead(r.entry, scan.dataFilters)
         .fold(total)(buckets => total * buckets.size / math.max(1, r.entry.index.numBuckets))

@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.{DataFrame, SparkSession}
 
 import io.hyperspace.{Hyperspace, HyperspaceException}
-import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.{IndexConfig, IndexKindConfig}
+import io.hyperspace.index.dataskipping.DataSkippingIndexConfig
+import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 
 /** What a recommended index does for one query: planned without indexes vs with all recommended ones. */
 final case class QueryEvidence(
@@ -47,7 +49,7 @@ object QueryEvidence {
 }
 
 /**
- * One recommended covering index: its config, the source it indexes, its estimated size and
+ * One recommended index (covering, Z-order covering or data skipping): its config, the source it indexes, its estimated size and
  * build cost (bytes read from the source plus bytes written), the benefit it had when the
  * advisor chose it (weighted bytes of reads, shuffles and sorts removed, see [[PlanCost]]) and
  * the queries whose plans use it. `sourceSql` names the source in SQL (a table, or
@@ -55,17 +57,56 @@ object QueryEvidence {
  */
 final case class RecommendedIndex(
     rank: Int,
-    config: IndexConfig,
+    config: IndexKindConfig,
     source: String,
     sourceSql: Option[String],
     estimatedSizeBytes: Long,
     estimatedBuildBytes: Long,
     benefit: Long,
     queries: Seq[QueryEvidence])(val sourceDf: DataFrame) {
-  override def toString: String =
-    s"$rank. ${config.name}: covering on (${config.indexedColumns.mkString(", ")}) incl. " +
-      s"(${config.includedColumns.mkString(", ")}) over $source; ~$estimatedSizeBytes bytes, build reads+writes " +
+  /** The columns the index is keyed on (for a data skipping index, its sketches). */
+  def indexedColumns: Seq[String] = RecommendedIndex.columnsOf(config)._1
+
+  /** The columns the index stores besides (none for a data skipping index). */
+  def includedColumns: Seq[String] = RecommendedIndex.columnsOf(config)._2
+
+  /** The config as the JSON its kind's `configFromJson` reads (how Python rebuilds it). */
+  def configJson: String = RecommendedIndex.configJson(config)
+
+  override def toString: String = {
+    val what = config match {
+      case d: DataSkippingIndexConfig => s"data skipping with ${d.sketches.map(_.describe).mkString(", ")}"
+      case _ =>
+        val kind = if (config.isInstanceOf[ZOrderCoveringIndexConfig]) "Z-order covering" else "covering"
+        s"$kind on (${indexedColumns.mkString(", ")}) incl. (${includedColumns.mkString(", ")})"
+    }
+    s"$rank. ${config.name}: $what over $source; ~$estimatedSizeBytes bytes, build reads+writes " +
       s"~$estimatedBuildBytes bytes, benefit $benefit\n" + queries.map("   serves " + _).mkString("\n")
+  }
+}
+
+object RecommendedIndex {
+
+  private[advisor] def columnsOf(config: IndexKindConfig): (Seq[String], Seq[String]) = config match {
+    case c: IndexConfig => (c.indexedColumns, c.includedColumns)
+    case z: ZOrderCoveringIndexConfig => (z.indexedColumns, z.includedColumns)
+    case d: DataSkippingIndexConfig => (d.sketches.map(_.describe), Nil)
+    case _ => (Nil, Nil)
+  }
+
+  private[advisor] def configJson(config: IndexKindConfig): String = config match {
+    case d: DataSkippingIndexConfig => d.toJson
+    case c @ (_: IndexConfig | _: ZOrderCoveringIndexConfig) =>
+      val mapper = new ObjectMapper()
+      val node = mapper.createObjectNode()
+      node.put("name", c.name)
+      val indexed = node.putArray("indexedColumns")
+      columnsOf(c)._1.foreach(col => indexed.add(col))
+      val included = node.putArray("includedColumns")
+      columnsOf(c)._2.foreach(col => included.add(col))
+      mapper.writeValueAsString(node)
+    case other => throw new HyperspaceException(s"The advisor does not recommend indexes of kind ${other.kindName}.")
+  }
 }
 
 /**
@@ -124,10 +165,11 @@ final case class Recommendations(
       n.put("rank", r.rank)
       n.put("name", r.config.name)
       n.put("kind", r.config.kindName)
+      n.put("config", r.configJson)
       val indexed = n.putArray("indexedColumns")
-      r.config.indexedColumns.foreach(c => indexed.add(c))
+      r.indexedColumns.foreach(c => indexed.add(c))
       val included = n.putArray("includedColumns")
-      r.config.includedColumns.foreach(c => included.add(c))
+      r.includedColumns.foreach(c => included.add(c))
       n.put("source", r.source)
       n.put("estimatedSizeBytes", r.estimatedSizeBytes)
       n.put("estimatedBuildBytes", r.estimatedBuildBytes)

@@ -31,7 +31,7 @@ import io.hyperspace.log.{ColumnStats, ContentFile, FileStats}
  * minimum and maximum, which Spark orders above every number), nor is a row group whose
  * statistics are missing.
  */
-private[index] object ParquetFooterRanges extends Logging {
+private[hyperspace] object ParquetFooterRanges extends Logging {
 
   /**
    * Per file name, its row count and its range of each of `ranged` (stored names of `schema`);
@@ -44,6 +44,25 @@ private[index] object ParquetFooterRanges extends Logging {
     val all = described.takeWhile(_.isDefined).flatten.toMap
     if (all.size == files.map(_.name).distinct.size) Some(all) else None
   }
+
+  /**
+   * The row count and ranges of `columns` (top-level names of `schema`) of one Parquet file, from
+   * its footer: of the columns whose footer statistics tell their range exactly, the others left
+   * out; None when the footer cannot be read. Used by the index advisor on source files.
+   */
+  def fileStats(conf: Configuration, path: Path, schema: StructType, columns: Seq[String]): Option[FileStats] =
+    try {
+      val footer = Using.resource(ParquetFileReader.open(HadoopInputFile.fromPath(path, conf)))(_.getFooter)
+      val blocks = footer.getBlocks.asScala.toSeq.filter(_.getRowCount > 0)
+      val rebased = footer.getFileMetaData.getKeyValueMetaData.containsKey(LegacyDateTimeKey)
+      val ranged = columns.filter(c => fromFooter(schema(c).dataType) && !(rebased && isDateTime(schema(c).dataType)))
+      val described = ranged.flatMap(c => columnRange(blocks, c, schema(c).dataType).flatten.map(c -> _))
+      Some(FileStats(blocks.map(_.getRowCount).sum, described.toMap))
+    } catch {
+      case NonFatal(e) =>
+        logWarning(s"Hyperspace cannot read the footer of $path.", e)
+        None
+    }
 
   /** The footer key Spark writes in files whose dates and timestamps were rebased (LEGACY mode). */
   private val LegacyDateTimeKey = "org.apache.spark.legacyDateTime"

@@ -290,11 +290,14 @@ object RecommendCommand {
       StructField("estimatedSizeBytes", LongType, nullable = false),
       StructField("estimatedBuildBytes", LongType, nullable = false),
       StructField("benefit", LongType, nullable = false),
-      StructField("evidence", StringType, nullable = false)))
+      StructField("evidence", StringType, nullable = false),
+      StructField("kind", StringType, nullable = false),
+      StructField("config", StringType, nullable = false)))
 
   def rows(recommendations: io.hyperspace.advisor.Recommendations): Seq[Row] = recommendations.indexes.map { r =>
-    Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.config.indexedColumns, r.config.includedColumns,
-      r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries))
+    Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.indexedColumns, r.includedColumns,
+      r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries),
+      r.config.kindName, r.configJson)
   }
 }
 

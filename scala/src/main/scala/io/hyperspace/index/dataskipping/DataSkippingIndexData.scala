@@ -136,11 +136,50 @@ object DataSkippingIndexData {
     kept.coalesce(1).write.mode(mode).parquet(dataPath.toString)
   }
 
+  /**
+   * The property of a hypothetical entry's definition (what-if, the advisor) holding its sketch
+   * table itself, as JSON: an array of rows, each the sketch table's values in schema order (file
+   * id, row count, then each sketch column's value as [[io.hyperspace.index.FileRanges.encode]]
+   * writes it, or null). Such an entry has no data files; its table is read from here.
+   */
+  val HypotheticalRowsProperty = "hypotheticalSketchRows"
+
   /** The sketch rows held in `files` of `entry` (all of its content files by default). */
   def read(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile] = null): DataFrame = {
     val which = Option(files).getOrElse(entry.content.files)
     val schema = schemaOf(entry.index)
-    if (which.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
-    else spark.read.schema(schema).parquet(which.map(entry.content.pathOf): _*)
+    entry.index.properties.get(HypotheticalRowsProperty).filter(_ => entry.isHypothetical) match {
+      case Some(json) => spark.createDataFrame(java.util.Arrays.asList(hypotheticalRows(json, schema): _*), schema)
+      case None =>
+        if (which.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
+        else spark.read.schema(schema).parquet(which.map(entry.content.pathOf): _*)
+    }
+  }
+
+  /** `rows` (values in the sketch table's internal form, in `schema`'s order) as the JSON of [[HypotheticalRowsProperty]]. */
+  def hypotheticalRowsJson(rows: Seq[Seq[Any]], schema: StructType): String = {
+    val mapper = new com.fasterxml.jackson.databind.ObjectMapper()
+    val array = mapper.createArrayNode()
+    rows.foreach { r =>
+      val node = array.addArray()
+      r.zip(schema.fields).foreach { case (v, f) =>
+        if (v == null) node.addNull() else node.add(io.hyperspace.index.FileRanges.encode(v, f.dataType))
+      }
+    }
+    mapper.writeValueAsString(array)
+  }
+
+  private def hypotheticalRows(json: String, schema: StructType): Seq[org.apache.spark.sql.Row] = {
+    val array = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json)
+    (0 until array.size()).map { i =>
+      val node = array.get(i)
+      org.apache.spark.sql.Row.fromSeq(schema.fields.indices.map { j =>
+        val v = node.get(j)
+        val t = schema(j).dataType
+        if (v == null || v.isNull) null
+        else org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala(
+          io.hyperspace.index.FileRanges.decode(v.asText(), t), t)
+      })
+    }
   }
 }

@@ -76,8 +76,12 @@ object SketchTableEvaluator extends Logging {
    * translate a filter, without reading the table.
    */
   def attributes(entry: LogEntry): Seq[Attribute] =
-    if (entry.isHypothetical) toAttributes(entry)
-    else attributeCache.getOrElseUpdate(entry.identity, toAttributes(entry))
+    attributeCache.getOrElseUpdate(attributeKey(entry), toAttributes(entry))
+
+  // A hypothetical entry (what-if, the advisor) has no incarnation: its root, schema and creation
+  // time name it, so a filter translated against its attributes binds to the table loaded for it.
+  private def attributeKey(entry: LogEntry): (String, String, Long) =
+    if (entry.isHypothetical) (entry.content.root, entry.index.schema, entry.timestamp) else entry.identity
 
   private def toAttributes(entry: LogEntry): Seq[Attribute] =
     DataSkippingIndexData.schemaOf(entry.index).map(f =>

@@ -86,7 +86,7 @@ object ZOrderLayout {
    * Up to `count` distinct values of type `dataType` cutting the weighted non-null `values` into
    * parts of equal weight, sorted. A value heavier than a part gets a rank of its own.
    */
-  private def boundaries(values: Seq[(Any, Double)], dataType: DataType, count: Int): IndexedSeq[Any] = {
+  private[hyperspace] def boundaries(values: Seq[(Any, Double)], dataType: DataType, count: Int): IndexedSeq[Any] = {
     val ordering = TypeUtils.getInterpretedOrdering(dataType)
     val sorted = values.filter(_._1 != null).sortBy(_._1)(ordering)
     val total = sorted.map(_._2).sum

@@ -1,0 +1,123 @@
+package io.hyperspace.advisor
+
+import java.util.Locale
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.BoundReference
+import org.apache.spark.sql.catalyst.util.TypeUtils
+import org.apache.spark.sql.types.StructType
+
+import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.FileRanges
+import io.hyperspace.index.covering.CoveringIndex
+import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, DataSkippingIndexData, MinMaxSketch}
+import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderCoveringIndexConfig, ZOrderLayout, ZOrderValue}
+import io.hyperspace.log._
+
+/**
+ * Hypothetical log entries of the kinds whose rules decide from per-file statistics (what-if's
+ * covering entries, [[io.hyperspace.explain.WhatIf.entryFor]], need none): the statistics are
+ * estimated from a [[RelationSample]], and the rules then decide from them exactly as from a
+ * built index's — the advisor has no cost model of its own for skipping.
+ */
+private[advisor] object Hypothetical {
+
+  /**
+   * A Z-order covering index that is not built: as many files as its layout would write (rows ×
+   * the stored row's default width over the target file size, as [[ZOrderLayout]] cuts them),
+   * each holding an equal share of the sampled rows laid out along the same curve (ranks from the
+   * sample's quantiles, [[ZOrderValue]]), with the range of every indexed column over its share
+   * recorded as a built index's file ranges. Sizes as for a covering index (the row width share).
+   */
+  def zorderEntry(spark: SparkSession, sample: RelationSample, config: ZOrderCoveringIndexConfig): LogEntry = {
+    val source = sample.source
+    val definition = ZOrderCoveringIndex.define(spark, config, source)
+    val described = sample.described
+    val stored = CoveringIndex.storedSchema(definition)
+    val estimated = sizeOf(sample, stored)
+    val indexed = config.indexedColumns.map(c =>
+      sample.indexOf(c).getOrElse(
+        throw new HyperspaceException(s"Hypothetical Z-order index '${config.name}': column '$c' was not sampled.")))
+    val types = indexed.map(sample.schema(_).dataType)
+    val storedNames = CoveringIndex.storedIndexedColumns(definition)
+    val defaultRow = math.max(1L, stored.fields.map(_.dataType.defaultSize.toLong).sum)
+    val wanted = math.ceil(sample.rowCount.toDouble * defaultRow / HyperspaceConf.zorderTargetFileSize(spark)).toLong
+    // Each file needs a few sampled rows for its ranges to mean anything.
+    val numFiles = math.max(1L, math.min(wanted, math.max(1, sample.rows.size / 8).toLong)).toInt
+    val bits = ZOrderLayout.bitsPerColumn(indexed.size)
+    val bounds = indexed.indices.map(j =>
+      ZOrderLayout.boundaries(sample.rows.map(r => (r.get(indexed(j), types(j)), 1.0)), types(j), (1 << bits) - 2))
+    val z = ZOrderValue(indexed.indices.map(j => BoundReference(indexed(j), types(j), nullable = true)), bounds, bits)
+    val laidOut = sample.rows.map(r => (z.eval(r).asInstanceOf[Long], r)).sortBy(_._1).map(_._2)
+    val perFile = math.max(1, (laidOut.size + numFiles - 1) / numFiles)
+    val groups = if (laidOut.isEmpty) Seq(Nil) else laidOut.grouped(perFile).toSeq
+    val rowsPerFile = sample.rowCount / groups.size
+    val files = groups.zipWithIndex.map { case (rows, f) =>
+      val columns = indexed.indices.flatMap { j =>
+        val ordering = TypeUtils.getInterpretedOrdering(types(j))
+        val values = rows.filterNot(_.isNullAt(indexed(j))).map(_.get(indexed(j), types(j)))
+        val (lo, hi) = if (values.isEmpty) (null, null) else (values.min(ordering), values.max(ordering))
+        FileRanges.columnStats(lo, hi, rows.count(_.isNullAt(indexed(j))).toLong, types(j)).map(storedNames(j) -> _)
+      }.toMap
+      ContentFile(f"v__=0/part-$f%05d-hypothetical.c000.snappy.parquet", estimated / groups.size, 0L,
+        Some(FileStats(rowsPerFile, columns)))
+    }
+    entry(config.name, definition, Content(s"hypothetical:/${config.name}", 0, files), described)
+  }
+
+  /**
+   * A data skipping index of MinMax sketches that is not built: its sketch table (one row per
+   * source file, as the kind's build writes it) is made from each file's range of the columns
+   * ([[RelationSample.fileRanges]]: the Parquet footer's, or the sampled rows') and carried by the
+   * entry itself ([[DataSkippingIndexData.HypotheticalRowsProperty]]), so the data skipping rule
+   * reads and evaluates it as a built index's table, without a file or a Spark job. A source file
+   * whose range is not known gets no row: it is always read, as by a built index. Its size is the
+   * table's: a row per file, of the row count, id and the columns' sampled widths twice.
+   */
+  def skippingEntry(spark: SparkSession, sample: RelationSample, config: DataSkippingIndexConfig): LogEntry = {
+    val source = sample.source
+    val columns = config.sketches.map {
+      case MinMaxSketch(c) => c
+      case other => throw new HyperspaceException(s"The advisor estimates MinMax sketches only; got ${other.describe}.")
+    }
+    val definition = DataSkippingIndexData.define(spark, config, source)
+    val schema = DataSkippingIndexData.schemaOf(definition)
+    if (schema.size != 2 + 2 * columns.size) {
+      throw new HyperspaceException(s"Hypothetical data skipping index '${config.name}': unexpected sketch table " +
+        s"${schema.simpleString} (a partitioned source adds partition sketches).")
+    }
+    val described = sample.described
+    val ranges = columns.map(sample.fileRanges)
+    val rows = described.files.flatMap { f =>
+      val perColumn = ranges.map(_.get(f))
+      if (perColumn.exists(_.isEmpty)) None
+      else {
+        val values = perColumn.flatten.zipWithIndex.flatMap { case ((_, s), j) =>
+          val t = schema(2 + 2 * j).dataType
+          Seq(s.min, s.max).map(_.map(FileRanges.decode(_, t)).orNull)
+        }
+        Some(Seq[Any](f.id, perColumn.head.get._1) ++ values)
+      }
+    }
+    val withRows = definition.copy(properties = definition.properties +
+      (DataSkippingIndexData.HypotheticalRowsProperty -> DataSkippingIndexData.hypotheticalRowsJson(rows, schema)))
+    val width = 16.0 + columns.map(c => 2 * sample.widths.getOrElse(c.toLowerCase(Locale.ROOT), 8.0)).sum
+    val size = (described.files.size * width).toLong.max(1L)
+    val file = ContentFile(s"${Content.versionDirName(0)}/part-00000-hypothetical.c000.snappy.parquet", size, 0L)
+    entry(config.name, withRows, Content(s"hypothetical:/${config.name}", 0, Seq(file)), described)
+  }
+
+  /** Estimated bytes of index data holding `stored` columns: the source's bytes times their width share. */
+  private def sizeOf(sample: RelationSample, stored: StructType): Long = {
+    val width = stored.fields.map(f =>
+      sample.widths.getOrElse(f.name.toLowerCase(Locale.ROOT),
+        f.dataType.defaultSize.toDouble)).sum
+    (sample.described.sizeInBytes * width / sample.rowWidth).toLong.max(1L)
+  }
+
+  private def entry(name: String, definition: IndexDefinition, content: Content, described: Source): LogEntry =
+    LogEntry(LogEntry.SpecVersion, 0, name, States.ACTIVE, LogEntry.HypotheticalOperation,
+      System.currentTimeMillis(), enabled = true, Owner.current, definition, content, described,
+      Signature.of(described.files))
+}

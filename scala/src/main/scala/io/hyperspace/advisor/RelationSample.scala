@@ -1,0 +1,165 @@
+package io.hyperspace.advisor
+
+import java.util.Locale
+
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.types._
+
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.{FileRanges, ParquetFooterRanges}
+import io.hyperspace.log.{ColumnStats, FileStats, SourceFile}
+import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.sources.{FileSource, SourcePaths}
+
+/**
+ * What the advisor knows of a relation's data beyond its file listing, read once per relation:
+ *
+ *  - a sample of rows spread over all its files: the scan is planned with one task per file, and
+ *    each task contributes its file's first rows (of up to 400 files, evenly over the listing),
+ *    so data whose values drift from file to file is seen in every file, and no task reads more
+ *    than its file's first row group;
+ *  - the average width of each top-level column (strings and binaries from the sample, other
+ *    types Spark's default size), for index sizes;
+ *  - per source file, its row count and the range of a column, from the Parquet footers when the
+ *    source is Parquet (exact, no data read), else from the sampled rows of that file.
+ *
+ * Read in a private copy of the session, so the reads are neither recorded nor rewritten.
+ */
+private[advisor] final class RelationSample private (
+    val relation: LogicalRelation,
+    val source: FileSource,
+    /** The sampled columns (top-level, of types with recorded ranges or strings/binaries). */
+    val schema: StructType,
+    /** Sampled rows: [[schema]]'s columns, then the file path (as `_metadata.file_path` spells it). */
+    val rows: Seq[InternalRow],
+    spark: SparkSession) {
+
+  private val fs: HadoopFsRelation = CandidateIndexes.sourceScan(relation).get
+  /** The source as an index built now would record it (its listing), described once. */
+  lazy val described: io.hyperspace.log.Source = source.describe()
+  private def files: Seq[SourceFile] = described.files
+
+  /** Top-level column name (lower case) → average width in bytes. */
+  lazy val widths: Map[String, Double] = {
+    val fixed = relation.schema.fields.map(f => f.name.toLowerCase(Locale.ROOT) -> f.dataType.defaultSize.toDouble)
+    val sampled = schema.fields.zipWithIndex.collect {
+      case (f, i) if (f.dataType == StringType || f.dataType == BinaryType) && rows.nonEmpty =>
+        val lengths = rows.map(r =>
+          if (r.isNullAt(i)) 0
+          else if (f.dataType == StringType) r.getUTF8String(i).numBytes()
+          else r.getBinary(i).length)
+        f.name.toLowerCase(Locale.ROOT) -> lengths.sum.toDouble / lengths.size
+    }
+    (fixed ++ sampled).toMap
+  }
+
+  /** The relation's width-weighted row: bytes of one row by [[widths]]. */
+  def rowWidth: Double = math.max(1.0, relation.schema.fields.map(f => widths(f.name.toLowerCase(Locale.ROOT))).sum)
+
+  private def isParquet: Boolean =
+    fs.fileFormat.getClass == classOf[ParquetFileFormat] && source.versioned.isEmpty
+
+  /** Per Parquet file: its footer's row count and the ranges it tells exactly, read once. */
+  private lazy val footers: Map[String, Option[FileStats]] =
+    if (!isParquet) Map.empty
+    else {
+      val conf = spark.sessionState.newHadoopConf()
+      val columns = fs.dataSchema.fieldNames.toSeq
+      files.map(f => f.path -> ParquetFooterRanges.fileStats(conf, new Path(f.path), fs.dataSchema, columns)).toMap
+    }
+
+  /** The estimated number of rows: footers' counts (Parquet), else bytes over the sampled row width. */
+  lazy val rowCount: Long = {
+    val counted = if (isParquet) {
+      val perFile = files.map(f => footers.get(f.path).flatten.map(_.rowCount))
+      if (perFile.forall(_.isDefined)) Some(perFile.flatten.sum) else None
+    } else None
+    counted.getOrElse((files.map(_.size).sum / rowWidth).toLong.max(rows.size.toLong))
+  }
+
+  /** The index of `column` (case-insensitive) among the sampled columns. */
+  def indexOf(column: String): Option[Int] =
+    Some(schema.fieldNames.indexWhere(_.equalsIgnoreCase(column))).filter(_ >= 0)
+
+  /**
+   * Per source file (the listing's), its row count and range of `column` (a sampled top-level
+   * column of a type [[FileRanges.supported]]): from the footer, exactly, for Parquet; else from
+   * the file's sampled rows (a sample's range is within the file's: the estimate then skips more
+   * than the index would). A file whose range is not known is absent: it would always be read.
+   */
+  def fileRanges(column: String): Map[SourceFile, (Long, ColumnStats)] = {
+    val i = indexOf(column).getOrElse(return Map.empty)
+    val t = schema(i).dataType
+    if (!FileRanges.supported(t)) return Map.empty
+    val name = schema(i).name
+    val fromFooters =
+      if (isParquet && fs.dataSchema.fieldNames.contains(name) && fs.partitionSchema.isEmpty) {
+        val perFile =
+          files.map(f => f -> footers.get(f.path).flatten.flatMap(s => s.columns.get(name).map(s.rowCount -> _)))
+        if (perFile.forall(_._2.isDefined)) Some(perFile.map { case (f, s) => f -> s.get }) else None
+      } else None
+    fromFooters.map(_.toMap).getOrElse {
+      val pathColumn = schema.size
+      val byPath = rows.groupBy(_.getUTF8String(pathColumn).toString)
+      val ordering = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(t)
+      files.flatMap { f =>
+        byPath.get(SourcePaths.asMetadataPath(f.path)).flatMap { sampled =>
+          val values = sampled.filterNot(_.isNullAt(i)).map(_.get(i, t))
+          val (lo, hi) = if (values.isEmpty) (null, null) else (values.min(ordering), values.max(ordering))
+          val share = sampled.size.toDouble / rows.size
+          FileRanges.columnStats(lo, hi, sampled.count(_.isNullAt(i)).toLong, t)
+            .map(s => f -> ((rowCount * share).round.max(sampled.size.toLong), s))
+        }
+      }.toMap
+    }
+  }
+}
+
+private[advisor] object RelationSample extends org.apache.spark.internal.Logging {
+
+  /** Rows sampled per relation, about: enough for stable averages and curve boundaries. */
+  val SampleRows: Int = 10000
+  /** Rows each sampled scan task contributes at least (a task costs its first row group anyway). */
+  private val MinRowsPerTask = 50
+  /** At most this many files are sampled; beyond it, every n-th is (evenly over the listing). */
+  private val MaxTasks = 400
+  private val OneFilePerTask = 1L << 50
+
+  /** The sample of `relation`: one Spark job reading the first rows of each (sampled) scan task. */
+  def of(spark: SparkSession, relation: LogicalRelation): RelationSample = {
+    val fs = CandidateIndexes.sourceScan(relation).get
+    val source = FileSource(relation, fs)
+    val fields = relation.schema.fields.filter(f =>
+      FileRanges.supported(f.dataType) || f.dataType == StringType || f.dataType == BinaryType)
+    val schema = StructType(fields)
+    val copy = SparkInternals.cloneSession(spark)
+    copy.conf.set(HyperspaceConf.APPLY_ENABLED.key, "false")
+    copy.conf.set(HyperspaceConf.ADVISOR_RECORD_QUERIES.key, "false")
+    // One scan task per file, never a file split or files packed together: each task's first
+    // rows are then its file's first rows, and every file is sampled.
+    copy.conf.set("spark.sql.files.maxPartitionBytes", OneFilePerTask.toString)
+    copy.conf.set("spark.sql.files.openCostInBytes", OneFilePerTask.toString)
+    // The scan sizes its tasks by its relation's session: the relation is rebound to the copy.
+    val rebound = relation.copy(relation = fs.copy()(copy))
+    val df = SparkInternals.ofRows(copy, rebound)
+      .select(fields.map(f => col(s"`${f.name.replace("`", "``")}`")).toSeq :+ col("_metadata.file_path"): _*)
+    val rdd = df.queryExecution.toRdd
+    val tasks = rdd.getNumPartitions
+    val step = math.max(1, (tasks + MaxTasks - 1) / MaxTasks)
+    val sampledTasks = (tasks + step - 1) / step
+    val perTask = math.max(MinRowsPerTask, (SampleRows + sampledTasks - 1) / math.max(1, sampledTasks))
+    val started = System.nanoTime()
+    val rows = rdd.mapPartitionsWithIndex { (i, it) =>
+      if (i % step == 0) it.take(perTask).map(_.copy()) else Iterator.empty
+    }.collect().toSeq
+    logInfo(s"Sampled ${rows.size} rows of ${source.format} ${fs.location.rootPaths.mkString(", ")} from " +
+      s"$sampledTasks of $tasks scan tasks in ${(System.nanoTime() - started) / 1000000} ms.")
+    new RelationSample(relation, source, schema, rows, spark)
+  }
+}
