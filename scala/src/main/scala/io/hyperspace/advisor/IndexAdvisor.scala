@@ -3,8 +3,9 @@ package io.hyperspace.advisor
 import scala.collection.mutable
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.sources.DataSourceRegister
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
@@ -251,7 +252,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
   private def nameOf(relation: LogicalRelation, indexed: Seq[String], infix: String): String = {
     val table = relation.catalogTable.map(_.identifier.table).getOrElse(
       relation.relation match {
-        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
+        case fs: HadoopFsRelation =>
           fs.location.rootPaths.headOption.map(_.getName).getOrElse("source")
         case _ => "source"
       })
@@ -263,9 +264,9 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     def quote(s: String) = "`" + s.replace("`", "``") + "`"
     relation.catalogTable.map(t => (t.identifier.database.toSeq :+ t.identifier.table).map(quote).mkString("."))
       .orElse(relation.relation match {
-        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation if fs.location.rootPaths.size == 1 =>
+        case fs: HadoopFsRelation if fs.location.rootPaths.size == 1 =>
           fs.fileFormat match {
-            case d: org.apache.spark.sql.sources.DataSourceRegister =>
+            case d: DataSourceRegister =>
               Some(s"${d.shortName()}.${quote(fs.location.rootPaths.head.toString)}")
             case _ => None
           }
@@ -276,7 +277,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
   private def describe(relation: LogicalRelation): String =
     relation.catalogTable.map(_.identifier.unquotedString).getOrElse(
       relation.relation match {
-        case fs: org.apache.spark.sql.execution.datasources.HadoopFsRelation =>
+        case fs: HadoopFsRelation =>
           s"${fs.fileFormat.toString.toLowerCase(java.util.Locale.ROOT)} ${fs.location.rootPaths.mkString(", ")}"
         case other => other.toString
       })

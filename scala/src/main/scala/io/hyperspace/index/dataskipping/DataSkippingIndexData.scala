@@ -1,13 +1,15 @@
 package io.hyperspace.index.dataskipping
 
+import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.{DataFrame, SaveMode, SparkSession}
+import org.apache.spark.sql.{DataFrame, Row, SaveMode, SparkSession}
+import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.types.{DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.IndexKind
+import io.hyperspace.index.{FileRanges, IndexKind}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, VersionedTable}
 
@@ -151,34 +153,33 @@ object DataSkippingIndexData {
     entry.index.properties.get(HypotheticalRowsProperty).filter(_ => entry.isHypothetical) match {
       case Some(json) => spark.createDataFrame(java.util.Arrays.asList(hypotheticalRows(json, schema): _*), schema)
       case None =>
-        if (which.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[org.apache.spark.sql.Row], schema)
+        if (which.isEmpty) spark.createDataFrame(spark.sparkContext.emptyRDD[Row], schema)
         else spark.read.schema(schema).parquet(which.map(entry.content.pathOf): _*)
     }
   }
 
   /** `rows` (values in the sketch table's internal form, in `schema`'s order) as the JSON of [[HypotheticalRowsProperty]]. */
   def hypotheticalRowsJson(rows: Seq[Seq[Any]], schema: StructType): String = {
-    val mapper = new com.fasterxml.jackson.databind.ObjectMapper()
+    val mapper = new ObjectMapper()
     val array = mapper.createArrayNode()
     rows.foreach { r =>
       val node = array.addArray()
       r.zip(schema.fields).foreach { case (v, f) =>
-        if (v == null) node.addNull() else node.add(io.hyperspace.index.FileRanges.encode(v, f.dataType))
+        if (v == null) node.addNull() else node.add(FileRanges.encode(v, f.dataType))
       }
     }
     mapper.writeValueAsString(array)
   }
 
-  private def hypotheticalRows(json: String, schema: StructType): Seq[org.apache.spark.sql.Row] = {
-    val array = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json)
+  private def hypotheticalRows(json: String, schema: StructType): Seq[Row] = {
+    val array = new ObjectMapper().readTree(json)
     (0 until array.size()).map { i =>
       val node = array.get(i)
-      org.apache.spark.sql.Row.fromSeq(schema.fields.indices.map { j =>
+      Row.fromSeq(schema.fields.indices.map { j =>
         val v = node.get(j)
         val t = schema(j).dataType
         if (v == null || v.isNull) null
-        else org.apache.spark.sql.catalyst.CatalystTypeConverters.convertToScala(
-          io.hyperspace.index.FileRanges.decode(v.asText(), t), t)
+        else CatalystTypeConverters.convertToScala(FileRanges.decode(v.asText(), t), t)
       })
     }
   }
