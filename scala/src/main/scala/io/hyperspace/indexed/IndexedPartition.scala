@@ -466,8 +466,35 @@ object IndexedPartition {
     val view = new UnsafeRow(schema.length)
     val part = new IndexedPartition(schema, keyOrdinal, codec, KeyHeads.writer(codec).result(),
       batches, fills, packs, 0, rowCount, rowCount, 0L, 0L, batchSize, packing)
+    // A partition read back (from disk, a serialized level or another executor) is held by the
+    // task that reads it, outside the block manager's memory: its task reserves execution memory
+    // for it, or fails clearly, until it ends.
+    val memory = TaskMemoryReservation.forCurrentTask()
+    memory.foreach(_ => org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ =>
+      memory.foreach(_.releaseAll())))
+    def reserve(bytes: Long, what: String): Unit = memory.foreach { m =>
+      if (!m.reserve(bytes)) {
+        val had = m.reserved
+        m.releaseAll()
+        val task = Option(org.apache.spark.TaskContext.get()).map(_.partitionId())
+        throw new HyperspaceException(s"Indexed DataFrame on '${schema(keyOrdinal).name}': " +
+          s"partition ${task.getOrElse("?")} read back from its serialized form needs " +
+          s"${mb(had + bytes)} for its $what, more execution memory than its task can get " +
+          s"(had ${mb(had)}). Create the index with more partitions, or give the executors more " +
+          "memory (spark.executor.memory, spark.memory.fraction).")
+      }
+    }
+    reserve(part.totalBatchBytes, "row batches")
     val reader = part.newReader()
-    pointers.foreach(p => index.swap(reader.rowAt(p, view), keyOrdinal, p))
+    var indexReserved = 0L
+    pointers.iterator.zipWithIndex.foreach { case (p, i) =>
+      index.swap(reader.rowAt(p, view), keyOrdinal, p)
+      if ((i & 0xffff) == 0xffff) {
+        reserve(index.heapBytes - indexReserved, "key index")
+        indexReserved = index.heapBytes
+      }
+    }
+    reserve(index.heapBytes - indexReserved, "key index")
     new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches, fills, packs, 0, rowCount,
       rowCount, pointers.length.toLong, pointers.length.toLong, batchSize, packing)
   }

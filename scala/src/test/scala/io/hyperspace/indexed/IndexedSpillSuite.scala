@@ -103,4 +103,24 @@ class IndexedSpillSuite extends SparkSessionSuite {
       Seq(v1, onDisk, idf).foreach(_.unpersist(blocking = true))
     } finally spark.conf.set("spark.hyperspace.indexed.compression", "none")
   }
+
+  test("a partition read back from disk reserves execution memory for itself, or fails clearly") {
+    val idf = big(200000).createIndex("k", 2).persist(StorageLevel.DISK_ONLY)
+    assert(idf.memoryStats("blockManagerDiskBytes") > (10L << 20))
+    assertLookups(idf, big(200000))
+    // A task whose execution memory is taken reads the partition back: the reservation fails
+    // with the index named, not with the heap running out.
+    val e = intercept[Exception](idf.data.rdd.mapPartitions { parts =>
+      val hog = org.apache.spark.sql.hyperspace.TaskMemoryReservation.forCurrentTask().get
+      while (hog.reserve(1L << 20)) {}
+      try Iterator(parts.next().rowCount)
+      finally hog.releaseAll()
+    }.collect())
+    val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).toSeq
+    assert(messages.exists(m => m != null && m.contains("Indexed DataFrame on 'k'") &&
+        m.contains("read back from its serialized form needs")), messages.mkString("\n"))
+    // Its reservation ends with its task: the next queries read it back again.
+    assertLookups(idf, big(200000))
+    idf.unpersist(blocking = true)
+  }
 }
