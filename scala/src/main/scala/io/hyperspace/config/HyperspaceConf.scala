@@ -203,12 +203,13 @@ object HyperspaceConf {
   val INDEXED_COMPRESSION: ConfigEntry[String] =
     buildConf("spark.hyperspace.indexed.compression")
       .doc("How an Indexed DataFrame with a key of one long value (integral, date/time, " +
-        "floating point, decimals up to 18 digits) keeps its row batches once written: 'zstd' " +
-        "or 'lz4' compress each in blocks (a lookup decodes only the block holding a row), " +
-        "'none' keeps them as written. Fixed for the index and all its versions.")
+        "floating point, decimals up to 18 digits) keeps its row batches once written: 'lz4' " +
+        "or 'zstd' (smaller, slower to decode) compress each in blocks (a lookup decodes only " +
+        "the block holding a row), 'none' keeps them as written. Fixed for the index and all " +
+        "its versions.")
       .stringConf
       .checkValues(Set("none", "lz4", "zstd"))
-      .createWithDefault("zstd")
+      .createWithDefault("lz4")
 
   val INDEXED_COMPRESSION_BLOCK_SIZE: ConfigEntry[Long] =
     buildConf("spark.hyperspace.indexed.compression.blockSize")

@@ -160,7 +160,7 @@ private[indexed] object PartitionJoin {
    */
   def reader(part: IndexedPartition): part.Reader = {
     if (part.packedBatches == 0) return part.newReader()
-    var bytes = math.min(MaxDecodedBytes, part.packedBlockBytes)
+    var bytes = math.min(MaxDecodedBytes, part.decodedBlocksBytes)
     TaskMemoryReservation.forCurrentTask().foreach { memory =>
       while (bytes >= 1024 * 1024 && !memory.reserve(bytes)) bytes /= 2
       if (bytes < 1024 * 1024) bytes = 0

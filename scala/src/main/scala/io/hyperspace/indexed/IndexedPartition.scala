@@ -42,7 +42,7 @@ final class IndexedPartition private (
     val codec: KeyCodec,
     // Written only while this partition is built; children share it read-only.
     private val heads: KeyHeads,
-    // A batch's bytes, or for a packed batch its compressed data (its directory in `packs`).
+    // A batch's bytes; empty for a packed batch (its compressed blocks are in `packs`).
     private val batches: Array[Array[Byte]],
     // Each batch's uncompressed fill, packed or not.
     private val fills: Array[Int],
@@ -69,11 +69,16 @@ final class IndexedPartition private (
   /** Bytes of all row batches this version reads, its ancestors' included. */
   def totalBatchBytes: Long = batches.indices.iterator.map(heapBytesOf).sum
 
+  /** The lengths of the arrays of compressed bytes this version reads. */
+  private[indexed] def packedChunkLengths: Seq[Int] =
+    packs.iterator.filter(_ != null).flatMap(_.chunks.map(_.length)).toSeq
+
   /** Row batches this version reads that are compressed. */
   def packedBatches: Int = packs.count(_ != null)
 
-  /** Uncompressed bytes of the packed batches this version reads. */
-  def packedBlockBytes: Long = packs.indices.iterator.filter(packs(_) != null).map(fills(_).toLong).sum
+  /** Bytes a [[Reader]] needs to keep every block of the packed batches this version reads decoded. */
+  def decodedBlocksBytes: Long =
+    packs.iterator.filter(_ != null).map(_.blocks.toLong).sum * (packing.blockBytes + 1024)
 
   private def heapBytesOf(batch: Int): Long =
     if (packs(batch) == null) batches(batch).length.toLong else packs(batch).heapBytes
@@ -116,7 +121,13 @@ final class IndexedPartition private (
    */
   final class Reader private[IndexedPartition] (slots: Int) {
     private val slotKeys = Array.fill(slots)(-1L)
-    private val slotData = new Array[Array[Byte]](slots)
+    // Decoded blocks live in one array of `slots` equal slots, allocated on the first decode:
+    // a join task's blocks would otherwise be thousands of small arrays that live as long as the
+    // task, and the young collections would copy them over and over. A block longer than a slot
+    // (a row much bigger than the block size) gets an array of its own.
+    private val slotBytes = packing.blockBytes + 1024
+    private var slab: Array[Byte] = null
+    private val oversized = new Array[Array[Byte]](slots)
     private var rowBuffer = new Array[Byte](64)
     // Offset in the array `locate` returned of the record it was asked for.
     private var at = 0
@@ -129,15 +140,21 @@ final class IndexedPartition private (
         val key = blockBase(batch) + block
         // Consecutive blocks never share a slot; with a slot per block, none do.
         val slot = (key % slots).toInt
+        val length = packed.blockLength(block)
+        val big = length > slotBytes
         if (slotKeys(slot) != key) {
-          val length = packed.blockLength(block)
-          if (slotData(slot) == null || slotData(slot).length < length) slotData(slot) = new Array[Byte](length)
           slotKeys(slot) = -1L
-          packed.decode(block, slotData(slot))
+          if (big) {
+            if (oversized(slot) == null || oversized(slot).length < length) oversized(slot) = new Array[Byte](length)
+            packed.decode(block, oversized(slot), 0)
+          } else {
+            if (slab == null) slab = new Array[Byte](Math.multiplyExact(slots, slotBytes))
+            packed.decode(block, slab, slot * slotBytes)
+          }
           slotKeys(slot) = key
         }
-        at = offset - packed.starts(block)
-        slotData(slot)
+        if (big) { at = offset - packed.starts(block); oversized(slot) }
+        else { at = slot * slotBytes + offset - packed.starts(block); slab }
       }
     }
 
@@ -182,8 +199,7 @@ final class IndexedPartition private (
    */
   def newReader(maxBytes: Long): Reader = {
     val blocks = packs.iterator.filter(_ != null).map(_.blocks.toLong).sum
-    // Blocks end at a record boundary past the block size: a little over it on average.
-    val fit = maxBytes / math.max(1, packing.blockBytes + 64)
+    val fit = maxBytes / (packing.blockBytes + 1024)
     new Reader(math.max(8L, math.min(blocks, fit)).toInt)
   }
 
@@ -383,7 +399,7 @@ object IndexedPartition {
       }
       PackedBatch.pack(plain, fills(b), packing0, end).foreach { packed =>
         reserve(packed.heapBytes)
-        batches(b) = packed.data
+        batches(b) = Array.emptyByteArray
         packs(b) = packed
         memory.foreach(_.release(plain.length.toLong + ArrayHeaderBytes))
       }

@@ -28,8 +28,9 @@ private[indexed] sealed trait BlockCodec extends Serializable {
   def maxCompressedLength(length: Int): Int
   /** Compresses `src[srcOffset, +length)` into `dst` from 0; returns the compressed length. */
   def compress(src: Array[Byte], srcOffset: Int, length: Int, dst: Array[Byte]): Int
-  /** Decodes `src[srcOffset, +length)` into exactly `dst[0, dstLength)`. */
-  def decompress(src: Array[Byte], srcOffset: Int, length: Int, dst: Array[Byte], dstLength: Int): Unit
+  /** Decodes `src[srcOffset, +length)` into exactly `dst[dstOffset, +dstLength)`. */
+  def decompress(src: Array[Byte], srcOffset: Int, length: Int, dst: Array[Byte], dstOffset: Int,
+      dstLength: Int): Unit
 }
 
 private[indexed] object BlockCodec {
@@ -49,8 +50,8 @@ private[indexed] case object Lz4Block extends BlockCodec {
   override def compress(src: Array[Byte], srcOffset: Int, length: Int, dst: Array[Byte]): Int =
     factory.fastCompressor().compress(src, srcOffset, length, dst, 0, dst.length)
   override def decompress(src: Array[Byte], srcOffset: Int, length: Int, dst: Array[Byte],
-      dstLength: Int): Unit = {
-    val n = factory.safeDecompressor().decompress(src, srcOffset, length, dst, 0, dstLength)
+      dstOffset: Int, dstLength: Int): Unit = {
+    val n = factory.safeDecompressor().decompress(src, srcOffset, length, dst, dstOffset, dstLength)
     if (n != dstLength) throw new IllegalStateException(s"lz4 block decoded to $n bytes, not $dstLength")
   }
 }
@@ -71,9 +72,9 @@ private[indexed] case object ZstdBlock extends BlockCodec {
     finally encoders.offer(ctx)
   }
   override def decompress(src: Array[Byte], srcOffset: Int, length: Int, dst: Array[Byte],
-      dstLength: Int): Unit = {
+      dstOffset: Int, dstLength: Int): Unit = {
     val ctx = Option(decoders.poll()).getOrElse(new ZstdDecompressCtx())
-    val n = try ctx.decompressByteArray(dst, 0, dstLength, src, srcOffset, length)
+    val n = try ctx.decompressByteArray(dst, dstOffset, dstLength, src, srcOffset, length)
     finally decoders.offer(ctx)
     if (n != dstLength) throw new IllegalStateException(s"zstd block decoded to $n bytes, not $dstLength")
   }
@@ -82,19 +83,26 @@ private[indexed] case object ZstdBlock extends BlockCodec {
 /**
  * A sealed row batch compressed in blocks. Blocks hold whole records (a block ends at the first
  * record boundary at or past the block size), so a record is decoded from one block. `starts`
- * has each block's offset in the uncompressed batch and then the batch's fill; `ends` each
- * block's end in `data`. Pointers keep addressing uncompressed offsets.
+ * has each block's offset in the uncompressed batch and then the batch's fill; block `k` is
+ * `chunks(chunkOf(k))` up to `ends(k)`, from the previous block's end in the same chunk (or 0).
+ * Pointers keep addressing uncompressed offsets.
+ *
+ * The compressed bytes are in chunks of at most [[PackedBatch.ChunkBytes]]: G1 gives an array
+ * of half a heap region or more whole regions of its own (regions are 1 MB and up), so one
+ * array of an arbitrary ~1 MB per batch would take up to twice its size of heap.
  */
 private[indexed] final class PackedBatch(
     val codec: BlockCodec,
-    val data: Array[Byte],
+    val chunks: Array[Array[Byte]],
+    val chunkOf: Array[Int],
     val starts: Array[Int],
     val ends: Array[Int]) extends Serializable {
 
   def blocks: Int = ends.length
 
-  /** Heap bytes: the compressed data and the directory, with their array headers. */
-  def heapBytes: Long = 16L + data.length + 16L + 4L * starts.length + 16L + 4L * ends.length + 32L
+  /** Heap bytes: the compressed chunks and the directory, with their array headers. */
+  def heapBytes: Long = chunks.iterator.map(16L + _.length).sum + 16L + 4L * chunks.length +
+    3 * 16L + 4L * (starts.length + ends.length + chunkOf.length) + 32L
 
   /** The block holding the record at uncompressed `offset`. */
   def blockOf(offset: Int): Int = {
@@ -109,14 +117,18 @@ private[indexed] final class PackedBatch(
 
   def blockLength(block: Int): Int = starts(block + 1) - starts(block)
 
-  /** Decodes `block` into `dst` (at least [[blockLength]] bytes). */
-  def decode(block: Int, dst: Array[Byte]): Unit = {
-    val from = if (block == 0) 0 else ends(block - 1)
-    codec.decompress(data, from, ends(block) - from, dst, blockLength(block))
+  /** Decodes `block` into `dst` from `dstOffset` (at least [[blockLength]] bytes there). */
+  def decode(block: Int, dst: Array[Byte], dstOffset: Int): Unit = {
+    val chunk = chunkOf(block)
+    val from = if (block == 0 || chunkOf(block - 1) != chunk) 0 else ends(block - 1)
+    codec.decompress(chunks(chunk), from, ends(block) - from, dst, dstOffset, blockLength(block))
   }
 }
 
 private[indexed] object PackedBatch {
+
+  /** Largest chunk of compressed bytes (with its array header: under half of a 1 MB region). */
+  val ChunkBytes: Int = 256 * 1024 - 16
 
   /**
    * `batch[0, fill)` compressed in blocks, or None when that would not save an eighth of it.
@@ -126,8 +138,10 @@ private[indexed] object PackedBatch {
     val codec = packing.blockCodec
     val starts = scala.collection.mutable.ArrayBuilder.make[Int]
     val ends = scala.collection.mutable.ArrayBuilder.make[Int]
+    val chunkOf = scala.collection.mutable.ArrayBuilder.make[Int]
+    val chunks = scala.collection.mutable.ArrayBuffer[Array[Byte]]()
     var scratch = new Array[Byte](codec.maxCompressedLength(packing.blockBytes) + 64)
-    val out = new java.io.ByteArrayOutputStream(fill / 3 + 64)
+    val out = new java.io.ByteArrayOutputStream(math.min(ChunkBytes, fill / 2 + 64))
     var start = 0
     while (start < fill) {
       var end = start
@@ -135,14 +149,19 @@ private[indexed] object PackedBatch {
       val need = codec.maxCompressedLength(end - start)
       if (scratch.length < need) scratch = new Array[Byte](need)
       val n = codec.compress(batch, start, end - start, scratch)
+      if (out.size() > 0 && out.size() + n > ChunkBytes) {
+        chunks += out.toByteArray
+        out.reset()
+      }
       out.write(scratch, 0, n)
       starts += start
       ends += out.size()
+      chunkOf += chunks.length
       start = end
     }
     starts += fill
-    val data = out.toByteArray
-    val packed = new PackedBatch(codec, data, starts.result(), ends.result())
+    if (out.size() > 0) chunks += out.toByteArray
+    val packed = new PackedBatch(codec, chunks.toArray, chunkOf.result(), starts.result(), ends.result())
     if (packed.heapBytes <= fill - fill / 8) Some(packed) else None
   }
 }

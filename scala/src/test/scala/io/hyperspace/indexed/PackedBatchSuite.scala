@@ -72,6 +72,8 @@ class PackedBatchSuite extends AnyFunSuite {
         // The block manager is told the compressed size.
         assert(packed.blockSizeInBytes < plain.blockSizeInBytes / 2)
         assert(org.apache.spark.util.SizeEstimator.estimate(packed) == packed.blockSizeInBytes)
+        // No array of compressed bytes is a G1 humongous object (half a 1 MB region or more).
+        assert(packed.packedChunkLengths.max <= PackedBatch.ChunkBytes)
       }
     }
   }
@@ -157,6 +159,19 @@ class PackedBatchSuite extends AnyFunSuite {
     assert(p.packedBatches == 0)
     assert(p.lookup(p.codec.keyOfValue(UTF8String.fromString("k7"))).map(_.getInt(1)).toSeq ==
       (7 until 5000 by 300).reverse)
+  }
+
+  test("a batch compressing to more than a chunk is split into chunks of whole blocks") {
+    val rand = new Random(4)
+    val rows = (0 until 40000).map { i =>
+      new GenericInternalRow(Array[Any]((i % 900).toLong, UTF8String.fromString(rand.alphanumeric.take(90).mkString),
+        i, null, null)): InternalRow
+    }
+    val plain = IndexedPartition.build(schema, 0, 4 << 20, rows.iterator)
+    val packed = IndexedPartition.build(schema, 0, 4 << 20, rows.iterator, BatchPacking("lz4", 4096))
+    assert(packed.packedChunkLengths.size > packed.packedBatches + 4)
+    assert(packed.packedChunkLengths.max <= PackedBatch.ChunkBytes)
+    assertSame(packed, plain, 900, "chunked")
   }
 
   test("incompressible batches stay as written") {
