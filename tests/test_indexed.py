@@ -178,7 +178,7 @@ def test_settings_are_typed(spark: SparkSession) -> None:
     conf = HyperspaceConfig(spark)
     assert conf.indexed_batch_size == 4 * 1024 * 1024
     assert conf.indexed_num_partitions == 4  # spark.sql.shuffle.partitions of the test session
-    assert conf.indexed_compression == "lz4"
+    assert conf.indexed_compression == "none"
     assert conf.indexed_compression_block_size == 4096
     with conf.override(indexed_num_partitions=3):
         assert create_index(spark.range(10), "id").num_partitions == 3

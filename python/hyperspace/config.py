@@ -238,8 +238,8 @@ class HyperspaceConfig:
         str,
         _from_str,
         "How an Indexed DataFrame with a key of one long value keeps its row batches once written: "
-        "'lz4' (the default) or 'zstd' (smaller, slower to decode) compress them in blocks, "
-        "'none' keeps them as written.",
+        "'none' (the default) keeps them as written; 'lz4' or 'zstd' (smaller, slower to decode) "
+        "compress them in blocks: less memory, slower joins.",
     )
     indexed_compression_block_size = _Setting(
         "spark.hyperspace.indexed.compression.blockSize",

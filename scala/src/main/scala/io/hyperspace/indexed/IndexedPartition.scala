@@ -486,8 +486,9 @@ object IndexedPartition {
     // task that reads it, outside the block manager's memory: its task reserves execution memory
     // for it, or fails clearly, until it ends.
     val memory = TaskMemoryReservation.forCurrentTask()
-    memory.foreach(_ => org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ =>
-      memory.foreach(_.releaseAll())))
+    memory.foreach(_ =>
+      org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ =>
+        memory.foreach(_.releaseAll())))
     def reserve(bytes: Long, what: String): Unit = memory.foreach { m =>
       if (!m.reserve(bytes)) {
         val had = m.reserved

@@ -117,8 +117,9 @@ class IndexedSpillSuite extends SparkSessionSuite {
       finally hog.releaseAll()
     }.collect())
     val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).toSeq
-    assert(messages.exists(m => m != null && m.contains("Indexed DataFrame on 'k'") &&
-        m.contains("read back from its serialized form needs")), messages.mkString("\n"))
+    assert(messages.exists(m =>
+        m != null && m.contains("Indexed DataFrame on 'k'") &&
+          m.contains("read back from its serialized form needs")), messages.mkString("\n"))
     // Its reservation ends with its task: the next queries read it back again.
     assertLookups(idf, big(200000))
     idf.unpersist(blocking = true)

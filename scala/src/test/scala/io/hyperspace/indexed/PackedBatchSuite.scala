@@ -118,7 +118,7 @@ class PackedBatchSuite extends AnyFunSuite {
     // Key 1 in every 40th row: its rows are in different blocks, its links too.
     val rows = (0 until 4000).map { i =>
       new GenericInternalRow(Array[Any](if (i % 40 == 0) 1L else i.toLong + 10,
-        UTF8String.fromString(s"row-$i"), i, null, null)): InternalRow
+          UTF8String.fromString(s"row-$i"), i, null, null)): InternalRow
     }
     val p = IndexedPartition.build(schema, 0, 1 << 20, rows.iterator, packing)
     assert(p.packedBatches > 0)
@@ -144,7 +144,7 @@ class PackedBatchSuite extends AnyFunSuite {
     val rows = (0 until 300).map { i =>
       val w = if (i % 100 == 7) huge + i else if (i % 10 == 3) "m" * 5000 else null
       new GenericInternalRow(Array[Any]((i % 13).toLong, UTF8String.fromString(s"r$i"), i, null,
-        if (w == null) null else UTF8String.fromString(w))): InternalRow
+          if (w == null) null else UTF8String.fromString(w))): InternalRow
     }
     val plain = IndexedPartition.build(schema, 0, 8192, rows.iterator)
     val packed = IndexedPartition.build(schema, 0, 8192, rows.iterator, packing)
@@ -165,7 +165,7 @@ class PackedBatchSuite extends AnyFunSuite {
     val rand = new Random(4)
     val rows = (0 until 40000).map { i =>
       new GenericInternalRow(Array[Any]((i % 900).toLong, UTF8String.fromString(rand.alphanumeric.take(90).mkString),
-        i, null, null)): InternalRow
+          i, null, null)): InternalRow
     }
     val plain = IndexedPartition.build(schema, 0, 4 << 20, rows.iterator)
     val packed = IndexedPartition.build(schema, 0, 4 << 20, rows.iterator, BatchPacking("lz4", 4096))
