@@ -121,12 +121,15 @@ final class IndexedPartition private (
    */
   final class Reader private[IndexedPartition] (slots: Int) {
     private val slotKeys = Array.fill(slots)(-1L)
-    // Decoded blocks live in one array of `slots` equal slots, allocated on the first decode:
-    // a join task's blocks would otherwise be thousands of small arrays that live as long as the
-    // task, and the young collections would copy them over and over. A block longer than a slot
-    // (a row much bigger than the block size) gets an array of its own.
+    // Decoded blocks live in pages of equal slots, each allocated when a slot of it is first
+    // used: a join task's blocks as thousands of small arrays would be copied over and over by
+    // young collections, and as one array of them all it would be zeroed in full and be a G1
+    // humongous object however few blocks the task reads. A page stays under 512 KB. A block
+    // longer than a slot (a row much bigger than the block size) gets an array of its own.
     private val slotBytes = packing.blockBytes + 1024
-    private var slab: Array[Byte] = null
+    private val pageShift = 31 - Integer.numberOfLeadingZeros(math.max(1, (512 * 1024 - 16) / slotBytes))
+    private val pageSlots = 1 << pageShift
+    private val pages = new Array[Array[Byte]]((slots + pageSlots - 1) / pageSlots)
     private val oversized = new Array[Array[Byte]](slots)
     private var rowBuffer = new Array[Byte](64)
     // Offset in the array `locate` returned of the record it was asked for.
@@ -139,7 +142,7 @@ final class IndexedPartition private (
         val block = packed.blockOf(offset)
         val key = blockBase(batch) + block
         // Consecutive blocks never share a slot; with a slot per block, none do.
-        val slot = (key % slots).toInt
+        val slot = if (key < slots) key.toInt else (key % slots).toInt
         val length = packed.blockLength(block)
         val big = length > slotBytes
         if (slotKeys(slot) != key) {
@@ -148,13 +151,14 @@ final class IndexedPartition private (
             if (oversized(slot) == null || oversized(slot).length < length) oversized(slot) = new Array[Byte](length)
             packed.decode(block, oversized(slot), 0)
           } else {
-            if (slab == null) slab = new Array[Byte](Math.multiplyExact(slots, slotBytes))
-            packed.decode(block, slab, slot * slotBytes)
+            val page = slot >>> pageShift
+            if (pages(page) == null) pages(page) = new Array[Byte](pageSlots * slotBytes)
+            packed.decode(block, pages(page), (slot & (pageSlots - 1)) * slotBytes)
           }
           slotKeys(slot) = key
         }
         if (big) { at = offset - packed.starts(block); oversized(slot) }
-        else { at = slot * slotBytes + offset - packed.starts(block); slab }
+        else { at = (slot & (pageSlots - 1)) * slotBytes + offset - packed.starts(block); pages(slot >>> pageShift) }
       }
     }
 

@@ -100,19 +100,34 @@ private[indexed] final class PackedBatch(
 
   def blocks: Int = ends.length
 
+  // Every block but the last is at least 2^windowShift long, so a window of that many bytes
+  // holds at most one block start: the block of an offset is its window's first block or the
+  // next one (a lookup per row read, where a binary search cost as much as the decoding).
+  private val windowShift: Int = {
+    val shortest = (0 until blocks - 1).iterator.map(k => starts(k + 1) - starts(k)).minOption
+    31 - Integer.numberOfLeadingZeros(math.max(1, shortest.getOrElse(starts(blocks))))
+  }
+  @transient private lazy val windowFirst: Array[Int] = {
+    val windows = new Array[Int]((starts(blocks) >> windowShift) + 1)
+    var k = 0
+    windows.indices.foreach { w =>
+      while (k + 1 < blocks && starts(k + 1) <= (w << windowShift)) k += 1
+      windows(w) = k
+    }
+    windows
+  }
+
   /** Heap bytes: the compressed chunks and the directory, with their array headers. */
   def heapBytes: Long = chunks.iterator.map(16L + _.length).sum + 16L + 4L * chunks.length +
-    3 * 16L + 4L * (starts.length + ends.length + chunkOf.length) + 32L
+    4 * 16L +
+    4L *
+    (starts.length + ends.length + chunkOf.length + (starts(blocks) >> windowShift) + 1) + 32L
 
   /** The block holding the record at uncompressed `offset`. */
   def blockOf(offset: Int): Int = {
-    var lo = 0
-    var hi = ends.length - 1
-    while (lo < hi) {
-      val mid = (lo + hi + 1) >>> 1
-      if (starts(mid) <= offset) lo = mid else hi = mid - 1
-    }
-    lo
+    var k = windowFirst(offset >> windowShift)
+    while (k + 1 < blocks && starts(k + 1) <= offset) k += 1
+    k
   }
 
   def blockLength(block: Int): Int = starts(block + 1) - starts(block)
