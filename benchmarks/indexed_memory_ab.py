@@ -9,6 +9,10 @@ cached DataFrame, alternating) and a join with a 100,000-row probe side. ``--bef
 ``python`` directory of the other checkout (its ``hyperspace`` package and jar are put first on
 PYTHONPATH); runs alternate before/after, starting with a different one each round, and the
 load average is recorded around every run. HYPERSPACE_BENCH_INDEXED_ROWS sets the size.
+
+``--compare spark.hyperspace.indexed.compression=none,zstd`` compares values of one setting of
+this build instead (each run's session gets one value; runs alternate the same way). Each run
+also times five appends of 100,000 rows to the index.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def one_run(rows: int, lookups: int) -> dict[str, Any]:
     from hyperspace import configure_spark_with_hyperspace
     from hyperspace.indexed import create_index
 
+    settings = json.loads(os.environ.get("HYPERSPACE_BENCH_CONF", "{}"))
     builder = (
         SparkSession.builder.master("local[*]")
         .config("spark.ui.enabled", "false")
@@ -47,6 +52,8 @@ def one_run(rows: int, lookups: int) -> dict[str, Any]:
         .config("spark.sql.shuffle.partitions", "16")
         .config("spark.driver.host", "127.0.0.1")
     )
+    for key, value in settings.items():
+        builder = builder.config(key, value)
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm = spark.sparkContext._jvm
@@ -112,9 +119,31 @@ def one_run(rows: int, lookups: int) -> dict[str, Any]:
         expected = expected or got
         if got != expected:
             raise AssertionError("join results differ between runs")
-    plain = cached.join(probe, cached["src"] == probe["pk"]).agg(F.count("*"), F.sum("pv")).collect()
-    if plain != expected:
-        raise AssertionError(f"indexed join {expected} != Spark's {plain}")
+    # Appends: 100,000-row batches onto the newest version, each materialized.
+    append_ms: list[float] = []
+    newest = idf
+    for i in range(5):
+        extra = spark.range(rows + i * 100_000, rows + (i + 1) * 100_000).selectExpr(
+            f"id % {keys} AS src",
+            "id AS dst",
+            "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
+            "concat('edge-', id % 1000) AS label",
+        )
+        t = time.perf_counter()
+        newest = newest.append_rows(extra).cache()
+        append_ms.append((time.perf_counter() - t) * 1000)
+    # Key 0 has the ids that are multiples of `keys`, appended ones included.
+    if len(newest.get_rows(0).collect()) != len(range(0, rows + 500_000, keys)):
+        raise AssertionError("the newest version does not have the appended rows of key 0")
+    # Spark's own plan for the same join over df.cache() (it broadcasts the 100,000-row side).
+    spark_join_ms: list[float] = []
+    for i in range(4):
+        t = time.perf_counter()
+        plain = cached.join(probe, cached["src"] == probe["pk"]).agg(F.count("*"), F.sum("pv")).collect()
+        if i > 0:
+            spark_join_ms.append((time.perf_counter() - t) * 1000)
+        if plain != expected:
+            raise AssertionError(f"indexed join {expected} != Spark's {plain}")
     out = {
         "rows": rows,
         "keys": keys,
@@ -123,12 +152,16 @@ def one_run(rows: int, lookups: int) -> dict[str, Any]:
         "indexRowBatchBytes": stats["totalBatchBytes"],
         "indexRowBytesUsed": stats["usedBatchBytes"],
         "indexKeyIndexBytes": stats["ownTrieBytes"],
+        "settings": settings,
         "heapDeltaCachedDataFrame": h1 - h0,
         "heapDeltaIndex": h2 - h1,
         "indexBuildSeconds": build_seconds,
         "lookupIndexedMs": statistics.median(indexed_ms),
         "lookupCachedFilterMs": statistics.median(filter_ms),
         "join100kMs": statistics.median(join_ms),
+        "join100kSparkMs": statistics.median(spark_join_ms),
+        "append100kMs": statistics.median(append_ms),
+        "appendRowsPerSecond": 100_000 / (statistics.median(append_ms) / 1000),
         "loadBefore": load_before,
         "loadAfter": _load(),
     }
@@ -139,6 +172,7 @@ def one_run(rows: int, lookups: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="python/ directory of the build to compare against")
+    parser.add_argument("--compare", help="KEY=BEFORE,AFTER: two values of one setting of this build")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--lookups", type=int, default=30)
     parser.add_argument("--one", action="store_true", help="one run in this process (internal)")
@@ -147,9 +181,14 @@ def main() -> None:
     if args.one:
         print("RESULT " + json.dumps(one_run(ROWS, args.lookups)), flush=True)
         return
-    if not args.before:
-        parser.error("--before is required")
+    if not args.before and not args.compare:
+        parser.error("--before or --compare is required")
     builds = {"before": args.before, "after": None}
+    confs: dict[str, dict[str, str]] = {"before": {}, "after": {}}
+    if args.compare:
+        key, _, values = args.compare.partition("=")
+        before_value, _, after_value = values.partition(",")
+        confs = {"before": {key: before_value}, "after": {key: after_value}}
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     for r in range(args.rounds):
         order = ["before", "after"] if r % 2 == 0 else ["after", "before"]
@@ -157,6 +196,7 @@ def main() -> None:
             env = dict(os.environ)
             if builds[label]:
                 env["PYTHONPATH"] = builds[label] + os.pathsep + env.get("PYTHONPATH", "")
+            env["HYPERSPACE_BENCH_CONF"] = json.dumps(confs[label])
             cmd = [sys.executable, "-m", "benchmarks.indexed_memory_ab", "--one", "--lookups", str(args.lookups)]
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
             lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -180,6 +220,9 @@ def main() -> None:
         "lookupIndexedMs",
         "lookupCachedFilterMs",
         "join100kMs",
+        "join100kSparkMs",
+        "append100kMs",
+        "appendRowsPerSecond",
     ]
     print("| figure (median of runs) | before | after |")
     print("|---|---|---|")

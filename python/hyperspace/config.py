@@ -241,6 +241,21 @@ class HyperspaceConfig:
         _from_size,
         "Largest row batch of an Indexed DataFrame partition in bytes (default 4m).",
     )
+    indexed_compression = _Setting(
+        "spark.hyperspace.indexed.compression",
+        str,
+        _from_str,
+        "How an Indexed DataFrame with a key of one long value keeps its row batches once written: "
+        "'none' (the default) keeps them as written; 'lz4' or 'zstd' (smaller, slower to decode) "
+        "compress them in blocks: less memory, slower joins.",
+    )
+    indexed_compression_block_size = _Setting(
+        "spark.hyperspace.indexed.compression.blockSize",
+        int,
+        _from_size,
+        "Uncompressed bytes of a compressed block of an Indexed DataFrame's row batches: what a "
+        "lookup decodes to read one row (default 4k).",
+    )
     indexed_join_selection = _Setting(
         "spark.hyperspace.indexed.joinSelection",
         str,

@@ -62,6 +62,7 @@ final class IndexedData private[indexed] (
     val keyOrdinal: Int,
     val numPartitions: Int,
     val batchSize: Int,
+    val packing: BatchPacking,
     @transient val rdd: RDD[IndexedPartition],
     estimatedBytes: BigInt,
     estimatedRows: Option[BigInt]) extends Serializable {
@@ -92,7 +93,7 @@ final class IndexedData private[indexed] (
     child.setName(s"IndexedDataFrame ${indexId} v${version + 1} ($keyColumn)")
     if (isPersisted) child.persist(rdd.getStorageLevel)
     val base = statistics
-    new IndexedData(indexId, version + 1, schema, keyOrdinal, numPartitions, batchSize, child,
+    new IndexedData(indexId, version + 1, schema, keyOrdinal, numPartitions, batchSize, packing, child,
       base.sizeInBytes + rowsBytes, None)
   }
 }
@@ -102,15 +103,15 @@ private[indexed] object IndexedData {
 
   /** Version 0 over `df`'s rows (which must already have `schema`'s column order and types). */
   def build(df: DataFrame, schema: StructType, keyOrdinal: Int, numPartitions: Int,
-      batchSize: Int): IndexedData = {
+      batchSize: Int, packing: BatchPacking): IndexedData = {
     val id = ids.incrementAndGet()
     val shuffled = shuffleByKey(df, schema, keyOrdinal, numPartitions)
     val rdd = shuffled.mapPartitions(rows =>
-        Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows)),
+        Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows, packing)),
       preservesPartitioning = true)
     rdd.setName(s"IndexedDataFrame $id v0 (${schema(keyOrdinal).name})")
     val stats = df.queryExecution.optimizedPlan.stats
-    new IndexedData(id, 0, schema, keyOrdinal, numPartitions, batchSize, rdd, stats.sizeInBytes,
+    new IndexedData(id, 0, schema, keyOrdinal, numPartitions, batchSize, packing, rdd, stats.sizeInBytes,
       stats.rowCount)
   }
 

@@ -280,7 +280,10 @@ object IndexedDataFrame {
     KeyCodec.forColumn(fields(keyOrdinal).name, fields(keyOrdinal).dataType)
     val schema = StructType(fields.map(_.copy(nullable = true)))
     val batchSize = HyperspaceConf.indexedBatchSize(spark).toInt
-    new IndexedDataFrame(spark, IndexedData.build(df, schema, keyOrdinal, numPartitions, batchSize))
+    val packing = BatchPacking(HyperspaceConf.indexedCompression(spark),
+      HyperspaceConf.indexedCompressionBlockSize(spark).toInt)
+    new IndexedDataFrame(spark,
+      IndexedData.build(df, schema, keyOrdinal, numPartitions, batchSize, packing))
   }
 
   /**

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.execution.metric.SQLMetric
+import org.apache.spark.sql.hyperspace.TaskMemoryReservation
 
 import io.hyperspace.HyperspaceException
 
@@ -50,6 +51,7 @@ private[indexed] final class PartitionJoin(
   import spec._
 
   private val view = part.newRowView()
+  private val reader = PartitionJoin.reader(part)
   private val indexFilterPredicate = indexFilter.map(f => Predicate.create(f, relationOutput))
   private val project: InternalRow => InternalRow =
     if (indexProjects == relationOutput) identity else UnsafeProjection.create(indexProjects, relationOutput)
@@ -93,8 +95,8 @@ private[indexed] final class PartitionJoin(
     if (value == null) return Iterator.empty
     checkPartition(probeRow)
     keyHolder.update(0, value)
-    part.pointersOf(keyHolder, 0).flatMap { p =>
-      val raw = part.rowAt(p, view)
+    reader.pointersOf(keyHolder, 0).flatMap { p =>
+      val raw = reader.rowAt(p, view)
       if (keepsIndexRow(raw)) {
         val indexRow = project(raw)
         if (condition.forall(_.eval(pair(indexRow, probeRow)))) Some(p -> indexRow) else None
@@ -142,5 +144,28 @@ private[indexed] final class PartitionJoin(
         }
       }
     }
+  }
+}
+
+private[indexed] object PartitionJoin {
+
+  /** Most decoded blocks of packed batches a join task keeps (execution memory permitting). */
+  val MaxDecodedBytes: Long = 64L * 1024 * 1024
+
+  /**
+   * A reader keeping the decoded blocks of packed batches for the task: probe keys land on random
+   * blocks, and decoding each block once per task, not once per row read, is what keeps a join
+   * over packed batches as fast as over plain ones. The blocks kept are reserved as the task's
+   * execution memory (fewer when the task cannot get that much) until it ends.
+   */
+  def reader(part: IndexedPartition): part.Reader = {
+    if (part.packedBatches == 0) return part.newReader()
+    var bytes = math.min(MaxDecodedBytes, part.decodedBlocksBytes)
+    TaskMemoryReservation.forCurrentTask().foreach { memory =>
+      while (bytes >= 1024 * 1024 && !memory.reserve(bytes)) bytes /= 2
+      if (bytes < 1024 * 1024) bytes = 0
+      org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ => memory.releaseAll())
+    }
+    part.newReader(bytes)
   }
 }

@@ -42,8 +42,12 @@ final class IndexedPartition private (
     val codec: KeyCodec,
     // Written only while this partition is built; children share it read-only.
     private val heads: KeyHeads,
+    // A batch's bytes; empty for a packed batch (its compressed blocks are in `packs`).
     private val batches: Array[Array[Byte]],
+    // Each batch's uncompressed fill, packed or not.
     private val fills: Array[Int],
+    // Null for a batch kept as written; a batch's compressed blocks otherwise.
+    private val packs: Array[PackedBatch],
     // batches(ownFrom..) were written by this version; the rest belong to its ancestors.
     private val ownFrom: Int,
     val rowCount: Long,
@@ -51,7 +55,8 @@ final class IndexedPartition private (
     val keyCount: Long,
     // Index entries this version added or re-pointed: the part of the index it does not share.
     val ownTrieEntries: Long,
-    val batchSize: Int) extends BlockSized with Serializable {
+    val batchSize: Int,
+    val packing: BatchPacking) extends BlockSized with Serializable {
 
   import IndexedPartition._
 
@@ -59,10 +64,24 @@ final class IndexedPartition private (
   def numFields: Int = schema.length
 
   /** Bytes of row batches this version allocated (shared ancestors' batches excluded). */
-  def ownBatchBytes: Long = batches.iterator.drop(ownFrom).map(_.length.toLong).sum
+  def ownBatchBytes: Long = (ownFrom until batches.length).iterator.map(heapBytesOf).sum
 
   /** Bytes of all row batches this version reads, its ancestors' included. */
-  def totalBatchBytes: Long = batches.iterator.map(_.length.toLong).sum
+  def totalBatchBytes: Long = batches.indices.iterator.map(heapBytesOf).sum
+
+  /** The lengths of the arrays of compressed bytes this version reads. */
+  private[indexed] def packedChunkLengths: Seq[Int] =
+    packs.iterator.filter(_ != null).flatMap(_.chunks.map(_.length)).toSeq
+
+  /** Row batches this version reads that are compressed. */
+  def packedBatches: Int = packs.count(_ != null)
+
+  /** Bytes a [[Reader]] needs to keep every block of the packed batches this version reads decoded. */
+  def decodedBlocksBytes: Long =
+    packs.iterator.filter(_ != null).map(_.blocks.toLong).sum * (packing.blockBytes + 1024)
+
+  private def heapBytesOf(batch: Int): Long =
+    if (packs(batch) == null) batches(batch).length.toLong else packs(batch).heapBytes
 
   /** Bytes of row data (records without unused batch space) this version reads. */
   def usedBatchBytes: Long = fills.iterator.map(_.toLong).sum
@@ -87,36 +106,125 @@ final class IndexedPartition private (
   def pointersOf(row: InternalRow, ordinal: Int): Iterator[Long] =
     if (row.isNullAt(ordinal)) Iterator.empty else chain(heads.headOfRow(row, ordinal))
 
-  private def chain(head: Long): Iterator[Long] =
-    if (head == NoRow) Iterator.empty else new ChainIterator(head)
+  private def chain(head: Long): Iterator[Long] = chain(head, newReader())
+
+  private def chain(head: Long, reader: Reader): Iterator[Long] =
+    if (head == NoRow) Iterator.empty else new ChainIterator(head, reader)
 
   /** A reusable row view for [[rowAt]]. */
   def newRowView(): UnsafeRow = new UnsafeRow(numFields)
 
-  /** Points `view` at the row stored at `pointer` and returns it. */
-  def rowAt(pointer: Long, view: UnsafeRow): UnsafeRow = {
-    val b = batchOf(pointer)
-    val offset = Platform.BYTE_ARRAY_OFFSET + offsetOf(pointer)
-    view.pointTo(batches(b), offset + HeaderBytes, rowSize(b, sizeWordsOf(pointer)))
-    view
+  /**
+   * Reads rows and links, decoding the blocks of packed batches. `slots` decoded blocks are kept
+   * (direct-mapped by batch and block), so a reader that comes back to a block does not decode
+   * it again. Not thread-safe: one per task or iterator.
+   */
+  final class Reader private[IndexedPartition] (slots: Int) {
+    private val slotKeys = Array.fill(slots)(-1L)
+    // Decoded blocks live in pages of equal slots, each allocated when a slot of it is first
+    // used: a join task's blocks as thousands of small arrays would be copied over and over by
+    // young collections, and as one array of them all it would be zeroed in full and be a G1
+    // humongous object however few blocks the task reads. A page stays under 512 KB. A block
+    // longer than a slot (a row much bigger than the block size) gets an array of its own.
+    private val slotBytes = packing.blockBytes + 1024
+    private val pageShift = 31 - Integer.numberOfLeadingZeros(math.max(1, (512 * 1024 - 16) / slotBytes))
+    private val pageSlots = 1 << pageShift
+    private val pages = new Array[Array[Byte]]((slots + pageSlots - 1) / pageSlots)
+    private val oversized = new Array[Array[Byte]](slots)
+    private var rowBuffer = new Array[Byte](64)
+    // Offset in the array `locate` returned of the record it was asked for.
+    private var at = 0
+
+    private def locate(batch: Int, offset: Int): Array[Byte] = {
+      val packed = packs(batch)
+      if (packed == null) { at = offset; batches(batch) }
+      else {
+        val block = packed.blockOf(offset)
+        val key = blockBase(batch) + block
+        // Consecutive blocks never share a slot; with a slot per block, none do.
+        val slot = if (key < slots) key.toInt else (key % slots).toInt
+        val length = packed.blockLength(block)
+        val big = length > slotBytes
+        if (slotKeys(slot) != key) {
+          slotKeys(slot) = -1L
+          if (big) {
+            if (oversized(slot) == null || oversized(slot).length < length) oversized(slot) = new Array[Byte](length)
+            packed.decode(block, oversized(slot), 0)
+          } else {
+            val page = slot >>> pageShift
+            if (pages(page) == null) pages(page) = new Array[Byte](pageSlots * slotBytes)
+            packed.decode(block, pages(page), (slot & (pageSlots - 1)) * slotBytes)
+          }
+          slotKeys(slot) = key
+        }
+        if (big) { at = offset - packed.starts(block); oversized(slot) }
+        else { at = (slot & (pageSlots - 1)) * slotBytes + offset - packed.starts(block); pages(slot >>> pageShift) }
+      }
+    }
+
+    def linkAt(batch: Int, offset: Int): Long = {
+      val bytes = locate(batch, offset)
+      Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + at)
+    }
+
+    /**
+     * Points `view` at the row stored at `pointer` and returns it. A packed row is copied out of
+     * its decoded block (which a later link read may evict), so `view` stays valid until the
+     * next call, as for a row of a plain batch.
+     */
+    def rowAt(pointer: Long, view: UnsafeRow): UnsafeRow = {
+      val b = batchOf(pointer)
+      val size = rowSize(b, sizeWordsOf(pointer))
+      val bytes = locate(b, offsetOf(pointer))
+      if (packs(b) == null) view.pointTo(bytes, Platform.BYTE_ARRAY_OFFSET + at + HeaderBytes, size)
+      else {
+        if (rowBuffer.length < size) rowBuffer = new Array[Byte](math.max(size, rowBuffer.length * 2))
+        System.arraycopy(bytes, at + HeaderBytes, rowBuffer, 0, size)
+        view.pointTo(rowBuffer, Platform.BYTE_ARRAY_OFFSET, size)
+      }
+      view
+    }
+
+    /** The newest-first pointers of the rows whose key is `row(ordinal)`, read with this reader. */
+    def pointersOf(row: InternalRow, ordinal: Int): Iterator[Long] =
+      if (row.isNullAt(ordinal)) Iterator.empty else chain(heads.headOfRow(row, ordinal), this)
   }
+
+  // The number of the first block of each batch among all packed batches' blocks.
+  @transient private lazy val blockBase: Array[Long] =
+    packs.scanLeft(0L)((n, p) => if (p == null) n else n + p.blocks)
+
+  /** A reader for a few lookups: it keeps a handful of decoded blocks. */
+  def newReader(): Reader = new Reader(8)
+
+  /**
+   * A reader for many random reads (a join task): it keeps up to `maxBytes` of decoded blocks,
+   * as many as the partition has when they fit.
+   */
+  def newReader(maxBytes: Long): Reader = {
+    val blocks = packs.iterator.filter(_ != null).map(_.blocks.toLong).sum
+    val fit = maxBytes / (packing.blockBytes + 1024)
+    new Reader(math.max(8L, math.min(blocks, fit)).toInt)
+  }
+
+  /** Points `view` at the row stored at `pointer` (a single read; use a [[Reader]] for many). */
+  def rowAt(pointer: Long, view: UnsafeRow): UnsafeRow = newReader().rowAt(pointer, view)
 
   // An escaped size is a row alone in its batch: the rest of the batch.
   private def rowSize(batch: Int, sizeWords: Int): Int =
     if (sizeWords == SizeEscape) fills(batch) - HeaderBytes else sizeWords << 3
 
-  private def linkAt(batch: Int, offset: Int): Long =
-    Platform.getLong(batches(batch), Platform.BYTE_ARRAY_OFFSET + offset)
-
   /** The rows with key `key`, newest first, as one reused row view. */
   def lookup(key: AnyRef): Iterator[UnsafeRow] = {
     val view = newRowView()
-    pointers(key).map(rowAt(_, view))
+    val reader = newReader()
+    (if (key == null) Iterator.empty else chain(heads.head(key), reader)).map(reader.rowAt(_, view))
   }
 
   /** Every row in insertion order (null keys included), with its pointer; one reused view. */
   def scanWithPointers(): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
     private val view = newRowView()
+    private val reader = new Reader(1)
     private var batch = 0
     private var offset = 0
     private def settle(): Unit =
@@ -124,9 +232,9 @@ final class IndexedPartition private (
     override def hasNext: Boolean = { settle(); batch < batches.length }
     override def next(): (Long, UnsafeRow) = {
       settle()
-      val sizeWords = (linkAt(batch, offset) & SizeEscape).toInt
+      val sizeWords = (reader.linkAt(batch, offset) & SizeEscape).toInt
       val p = pointer(batch, offset, sizeWords)
-      rowAt(p, view)
+      reader.rowAt(p, view)
       offset += HeaderBytes + view.getSizeInBytes
       (p, view)
     }
@@ -140,18 +248,18 @@ final class IndexedPartition private (
    * left as it is and keeps answering with its own rows.
    */
   def append(rows: Iterator[InternalRow]): IndexedPartition =
-    write(schema, keyOrdinal, codec, batchSize, heads.childWriter(codec), batches, fills, rows,
-      rowCount, keyCount)
+    write(schema, keyOrdinal, codec, batchSize, packing, heads.childWriter(codec), batches, fills,
+      packs, rows, rowCount, keyCount)
 
-  private final class ChainIterator(private var next0: Long) extends Iterator[Long] {
+  private final class ChainIterator(private var next0: Long, reader: Reader) extends Iterator[Long] {
     override def hasNext: Boolean = next0 != NoRow
     override def next(): Long = {
       val p = next0
-      val link = linkAt(batchOf(p), offsetOf(p))
+      val link = reader.linkAt(batchOf(p), offsetOf(p))
       next0 = if (batchOf(link) == NoBatch) NoRow
       else {
         // The link has the previous row's place; its size is in that row's own link.
-        val previousSize = linkAt(batchOf(link), offsetOf(link)) & SizeEscape
+        val previousSize = reader.linkAt(batchOf(link), offsetOf(link)) & SizeEscape
         (link & ~SizeEscape.toLong) | previousSize
       }
       p
@@ -162,7 +270,8 @@ final class IndexedPartition private (
   // each key's newest pointer once; keys are re-read from the rows. Ancestors' batches are
   // copied in: a deserialized partition shares nothing.
   private def writeReplace(): AnyRef =
-    new SerializedPartition(schema, keyOrdinal, batchSize, batches, fills, heads.all.toArray, rowCount)
+    new SerializedPartition(schema, keyOrdinal, batchSize, packing, batches, fills, packs,
+      heads.all.toArray, rowCount)
 }
 
 /** The serialized form of an [[IndexedPartition]]. */
@@ -170,13 +279,15 @@ private final class SerializedPartition(
     schema: StructType,
     keyOrdinal: Int,
     batchSize: Int,
+    packing: BatchPacking,
     batches: Array[Array[Byte]],
     fills: Array[Int],
+    packs: Array[PackedBatch],
     pointers: Array[Long],
     rowCount: Long) extends Serializable {
 
-  private def readResolve(): AnyRef =
-    IndexedPartition.restore(schema, keyOrdinal, batchSize, batches, fills, pointers, rowCount)
+  private def readResolve(): AnyRef = IndexedPartition.restore(schema, keyOrdinal, batchSize,
+    packing, batches, fills, packs, pointers, rowCount)
 }
 
 object IndexedPartition {
@@ -229,10 +340,11 @@ object IndexedPartition {
       schema: StructType,
       keyOrdinal: Int,
       batchSize: Int,
-      rows: Iterator[InternalRow]): IndexedPartition = {
+      rows: Iterator[InternalRow],
+      packing: BatchPacking = BatchPacking.Plain): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
-    write(schema, keyOrdinal, codec, batchSize, KeyHeads.writer(codec), Array.empty, Array.empty,
-      rows, 0L, 0L)
+    write(schema, keyOrdinal, codec, batchSize, packing, KeyHeads.writer(codec), Array.empty,
+      Array.empty, Array.empty, rows, 0L, 0L)
   }
 
   private def write(
@@ -240,9 +352,11 @@ object IndexedPartition {
       keyOrdinal: Int,
       codec: KeyCodec,
       batchSize: Int,
+      packing: BatchPacking,
       index: HeadsWriter,
       sharedBatches: Array[Array[Byte]],
       sharedFills: Array[Int],
+      sharedPacks: Array[PackedBatch],
       rows: Iterator[InternalRow],
       sharedRows: Long,
       sharedKeys: Long): IndexedPartition = {
@@ -250,7 +364,11 @@ object IndexedPartition {
     val view = new UnsafeRow(schema.length)
     val batches = ArrayBuffer.from(sharedBatches)
     val fills = ArrayBuffer.from(sharedFills)
+    val packs = ArrayBuffer.from(sharedPacks)
     val ownFrom = batches.length
+    // Only when no key object points into the batches (single-long keys): a packed batch's
+    // original is dropped.
+    val packing0 = if (index.keysOutsideBatches) packing else BatchPacking.Plain
     var current: Array[Byte] = null
     var fill = 0
     var nextSize = InitialBatchBytes
@@ -274,8 +392,25 @@ object IndexedPartition {
       indexReserved += indexGrowth
     }
 
+    // A batch no later row goes into is compressed now (when it saves memory), so that the
+    // partition never holds more than one uncompressed batch besides its packed ones.
+    def seal(): Unit = if (packing0.enabled) {
+      val b = batches.length - 1
+      val plain = batches(b)
+      val end = (offset: Int) => {
+        val sizeWords = (Platform.getLong(plain, Platform.BYTE_ARRAY_OFFSET + offset) & SizeEscape).toInt
+        if (sizeWords == SizeEscape) fills(b) else offset + HeaderBytes + (sizeWords << 3)
+      }
+      PackedBatch.pack(plain, fills(b), packing0, end).foreach { packed =>
+        reserve(packed.heapBytes)
+        batches(b) = Array.emptyByteArray
+        packs(b) = packed
+        memory.foreach(_.release(plain.length.toLong + ArrayHeaderBytes))
+      }
+    }
+
     def startBatch(need: Int, alone: Boolean): Unit = {
-      if (current != null) fills(fills.length - 1) = fill
+      if (current != null) { fills(fills.length - 1) = fill; seal() }
       if (batches.length >= MaxBatches) {
         throw new HyperspaceException(s"An Indexed DataFrame partition cannot have more than " +
           s"$MaxBatches row batches (its versions' included); create the index with more " +
@@ -287,6 +422,7 @@ object IndexedPartition {
       current = new Array[Byte](size)
       batches += current
       fills += 0
+      packs += null
       fill = 0
     }
 
@@ -311,19 +447,22 @@ object IndexedPartition {
         Platform.putLong(current, base, (previous & ~SizeEscape.toLong) | sizeWords)
         fill += need
         added += 1
-        if (alone) { fills(fills.length - 1) = fill; current = null }
+        if (alone) { fills(fills.length - 1) = fill; seal(); current = null }
       }
       if (current != null) {
         fills(fills.length - 1) = fill
+        seal()
         // The last batch's free tail would stay allocated for the life of the version (no later
         // write uses it: children write batches of their own). Only when no key object points into
         // the batch (single-long keys), so the copy frees the original.
-        if (index.keysOutsideBatches && fill < current.length && memory.forall(_.reserve(fill.toLong))) {
+        if (packs.last == null && index.keysOutsideBatches && fill < current.length &&
+          memory.forall(_.reserve(fill.toLong))) {
           batches(batches.length - 1) = java.util.Arrays.copyOf(current, fill)
         }
       }
       new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
-        ownFrom, sharedRows + added, added, sharedKeys + index.newKeys, index.ownEntries, batchSize)
+        packs.toArray, ownFrom, sharedRows + added, added, sharedKeys + index.newKeys,
+        index.ownEntries, batchSize, packing)
     } finally {
       // The block manager accounts the partition once it stores it.
       memory.foreach(_.releaseAll())
@@ -336,18 +475,49 @@ object IndexedPartition {
       schema: StructType,
       keyOrdinal: Int,
       batchSize: Int,
+      packing: BatchPacking,
       batches: Array[Array[Byte]],
       fills: Array[Int],
+      packs: Array[PackedBatch],
       pointers: Array[Long],
       rowCount: Long): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
     val index = KeyHeads.writer(codec)
     val view = new UnsafeRow(schema.length)
     val part = new IndexedPartition(schema, keyOrdinal, codec, KeyHeads.writer(codec).result(),
-      batches, fills, 0, rowCount, rowCount, 0L, 0L, batchSize)
-    pointers.foreach(p => index.swap(part.rowAt(p, view), keyOrdinal, p))
-    new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches, fills, 0, rowCount,
-      rowCount, pointers.length.toLong, pointers.length.toLong, batchSize)
+      batches, fills, packs, 0, rowCount, rowCount, 0L, 0L, batchSize, packing)
+    // A partition read back (from disk, a serialized level or another executor) is held by the
+    // task that reads it, outside the block manager's memory: its task reserves execution memory
+    // for it, or fails clearly, until it ends.
+    val memory = TaskMemoryReservation.forCurrentTask()
+    memory.foreach(_ =>
+      org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ =>
+        memory.foreach(_.releaseAll())))
+    def reserve(bytes: Long, what: String): Unit = memory.foreach { m =>
+      if (!m.reserve(bytes)) {
+        val had = m.reserved
+        m.releaseAll()
+        val task = Option(org.apache.spark.TaskContext.get()).map(_.partitionId())
+        throw new HyperspaceException(s"Indexed DataFrame on '${schema(keyOrdinal).name}': " +
+          s"partition ${task.getOrElse("?")} read back from its serialized form needs " +
+          s"${mb(had + bytes)} for its $what, more execution memory than its task can get " +
+          s"(had ${mb(had)}). Create the index with more partitions, or give the executors more " +
+          "memory (spark.executor.memory, spark.memory.fraction).")
+      }
+    }
+    reserve(part.totalBatchBytes, "row batches")
+    val reader = part.newReader()
+    var indexReserved = 0L
+    pointers.iterator.zipWithIndex.foreach { case (p, i) =>
+      index.swap(reader.rowAt(p, view), keyOrdinal, p)
+      if ((i & 0xffff) == 0xffff) {
+        reserve(index.heapBytes - indexReserved, "key index")
+        indexReserved = index.heapBytes
+      }
+    }
+    reserve(index.heapBytes - indexReserved, "key index")
+    new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches, fills, packs, 0, rowCount,
+      rowCount, pointers.length.toLong, pointers.length.toLong, batchSize, packing)
   }
 }
 

@@ -16,7 +16,9 @@ class IndexedSpillSuite extends SparkSessionSuite {
   override protected def sessionConfig: Map[String, String] = Map(
     "spark.testing.memory" -> (96L << 20).toString,
     "spark.testing.reservedMemory" -> "0",
-    "spark.hyperspace.indexed.joinSelection" -> "index")
+    "spark.hyperspace.indexed.joinSelection" -> "index",
+    // The sizes below are of rows as written; compressed, these rows would fit.
+    "spark.hyperspace.indexed.compression" -> "none")
 
   /** ~110 bytes per row stored: 800K rows are ~90 MB of index, more than the 58 MB pool. */
   private def big(n: Int = 800000): DataFrame = spark.range(n).selectExpr(
@@ -73,5 +75,53 @@ class IndexedSpillSuite extends SparkSessionSuite {
     }
     // The same rows in enough partitions fit (spilling what the pool cannot hold).
     assert(big().createIndex("k", 16).persist(StorageLevel.MEMORY_AND_DISK).count() == 800000L)
+  }
+
+  test("compressed batches: the rows that did not fit do, and spilled to disk they read back alike") {
+    spark.conf.set("spark.hyperspace.indexed.compression", "zstd")
+    try {
+      val idf = big().createIndex("k", 16).persist(StorageLevel.MEMORY_AND_DISK)
+      val stats = idf.memoryStats
+      assert(stats("usedBatchBytes") > (70L << 20), stats)
+      assert(stats("cachedPartitions") == 16L && stats("blockManagerDiskBytes") == 0L, stats)
+      assert(stats("blockManagerBytes") < (40L << 20), stats)
+      assertLookups(idf, big())
+      // On disk only: every query reads the compressed partitions back (Java serialization).
+      val onDisk = big().createIndex("k", 16).persist(StorageLevel.DISK_ONLY)
+      val diskStats = onDisk.memoryStats
+      assert(diskStats("cachedPartitions") == 16L && diskStats("blockManagerDiskBytes") > 0L, diskStats)
+      assert(diskStats("blockManagerDiskBytes") < stats("usedBatchBytes") / 2, diskStats)
+      assertLookups(onDisk, big())
+      val probe = spark.range(0, 400000, 1000).selectExpr("id AS pk")
+      val i = onDisk.toDF
+      assert(sorted(i.join(probe, i("k") === probe("pk")).select("i")) ==
+        sorted(big().join(probe, col("k") === col("pk")).select("i")))
+      val extra = spark.range(10).selectExpr("id * 20000 AS k", "'new' AS pad", "-1 AS i")
+      val v1 = onDisk.appendRows(extra)
+      assertLookups(v1, big().union(extra))
+      assertLookups(onDisk, big())
+      Seq(v1, onDisk, idf).foreach(_.unpersist(blocking = true))
+    } finally spark.conf.set("spark.hyperspace.indexed.compression", "none")
+  }
+
+  test("a partition read back from disk reserves execution memory for itself, or fails clearly") {
+    val idf = big(200000).createIndex("k", 2).persist(StorageLevel.DISK_ONLY)
+    assert(idf.memoryStats("blockManagerDiskBytes") > (10L << 20))
+    assertLookups(idf, big(200000))
+    // A task whose execution memory is taken reads the partition back: the reservation fails
+    // with the index named, not with the heap running out.
+    val e = intercept[Exception](idf.data.rdd.mapPartitions { parts =>
+      val hog = org.apache.spark.sql.hyperspace.TaskMemoryReservation.forCurrentTask().get
+      while (hog.reserve(1L << 20)) {}
+      try Iterator(parts.next().rowCount)
+      finally hog.releaseAll()
+    }.collect())
+    val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).toSeq
+    assert(messages.exists(m =>
+        m != null && m.contains("Indexed DataFrame on 'k'") &&
+          m.contains("read back from its serialized form needs")), messages.mkString("\n"))
+    // Its reservation ends with its task: the next queries read it back again.
+    assertLookups(idf, big(200000))
+    idf.unpersist(blocking = true)
   }
 }

@@ -141,6 +141,12 @@ final class TaskMemoryReservation private (tmm: org.apache.spark.memory.TaskMemo
     else true
   }
 
+  /** Gives back `bytes` of what is reserved (what was reserved for memory since dropped). */
+  def release(bytes: Long): Unit = {
+    val n = math.min(bytes, getUsed)
+    if (n > 0) freeMemory(n)
+  }
+
   /** Bytes reserved now. */
   def reserved: Long = getUsed
 
