@@ -2,6 +2,7 @@ package io.hyperspace.indexed
 
 import scala.collection.mutable
 
+import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
@@ -164,7 +165,7 @@ private[indexed] object PartitionJoin {
     TaskMemoryReservation.forCurrentTask().foreach { memory =>
       while (bytes >= 1024 * 1024 && !memory.reserve(bytes)) bytes /= 2
       if (bytes < 1024 * 1024) bytes = 0
-      org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ => memory.releaseAll())
+      TaskContext.get().addTaskCompletionListener[Unit](_ => memory.releaseAll())
     }
     part.newReader(bytes)
   }

@@ -3,6 +3,7 @@ package io.hyperspace.indexed
 import scala.collection.concurrent.TrieMap
 import scala.collection.mutable.ArrayBuffer
 
+import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.hyperspace.{BlockSized, TaskMemoryReservation}
@@ -382,12 +383,8 @@ object IndexedPartition {
     def reserve(batchBytes: Long): Unit = memory.foreach { m =>
       val indexGrowth = index.heapBytes - indexReserved
       if (!m.reserve(batchBytes + indexGrowth)) {
-        val task = Option(org.apache.spark.TaskContext.get()).map(_.partitionId())
-        throw new HyperspaceException(s"Indexed DataFrame on '${schema(keyOrdinal).name}': " +
-          s"partition ${task.getOrElse("?")} needs more than ${mb(m.reserved + batchBytes + indexGrowth)} " +
-          s"to build ($added rows so far), more execution memory than its task can get " +
-          s"(had ${mb(m.reserved)}). Create the index with more partitions, or give the " +
-          "executors more memory (spark.executor.memory, spark.memory.fraction).")
+        throw outOfTaskMemory(schema(keyOrdinal).name,
+          s"needs more than ${mb(m.reserved + batchBytes + indexGrowth)} to build ($added rows so far)", m.reserved)
       }
       indexReserved += indexGrowth
     }
@@ -471,6 +468,17 @@ object IndexedPartition {
 
   private def mb(bytes: Long): String = f"${bytes / 1048576.0}%.1f MB"
 
+  /**
+   * The error of this task's partition of the index on `keyColumn`, which `needs` (what for and
+   * how much) more execution memory than the task can get, having `had` reserved.
+   */
+  private def outOfTaskMemory(keyColumn: String, needs: String, had: Long): HyperspaceException = {
+    val partition = Option(TaskContext.get()).map(_.partitionId().toString).getOrElse("?")
+    new HyperspaceException(s"Indexed DataFrame on '$keyColumn': partition $partition $needs, more " +
+      s"execution memory than its task can get (had ${mb(had)}). Create the index with more " +
+      "partitions, or give the executors more memory (spark.executor.memory, spark.memory.fraction).")
+  }
+
   private[indexed] def restore(
       schema: StructType,
       keyOrdinal: Int,
@@ -491,18 +499,14 @@ object IndexedPartition {
     // for it, or fails clearly, until it ends.
     val memory = TaskMemoryReservation.forCurrentTask()
     memory.foreach(_ =>
-      org.apache.spark.TaskContext.get().addTaskCompletionListener[Unit](_ =>
+      TaskContext.get().addTaskCompletionListener[Unit](_ =>
         memory.foreach(_.releaseAll())))
     def reserve(bytes: Long, what: String): Unit = memory.foreach { m =>
       if (!m.reserve(bytes)) {
         val had = m.reserved
         m.releaseAll()
-        val task = Option(org.apache.spark.TaskContext.get()).map(_.partitionId())
-        throw new HyperspaceException(s"Indexed DataFrame on '${schema(keyOrdinal).name}': " +
-          s"partition ${task.getOrElse("?")} read back from its serialized form needs " +
-          s"${mb(had + bytes)} for its $what, more execution memory than its task can get " +
-          s"(had ${mb(had)}). Create the index with more partitions, or give the executors more " +
-          "memory (spark.executor.memory, spark.memory.fraction).")
+        throw outOfTaskMemory(schema(keyOrdinal).name,
+          s"read back from its serialized form needs ${mb(had + bytes)} for its $what", had)
       }
     }
     reserve(part.totalBatchBytes, "row batches")

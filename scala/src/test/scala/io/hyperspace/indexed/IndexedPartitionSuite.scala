@@ -1,7 +1,5 @@
 package io.hyperspace.indexed
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
-
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
@@ -9,6 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeRow}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.hyperspace.indexed.JavaSerialization.serializedCopy
 
 /** The partition structure on its own: no Spark session, rows built by hand. */
 class IndexedPartitionSuite extends AnyFunSuite {
@@ -31,15 +31,6 @@ class IndexedPartitionSuite extends AnyFunSuite {
 
   private def build(rows: Seq[InternalRow], batchSize: Int = 4 << 20): IndexedPartition =
     IndexedPartition.build(schema, 0, batchSize, rows.iterator)
-
-  /** `p` written with Java serialization and read back, as a block stored on disk would be. */
-  private def serializedCopy(p: IndexedPartition): IndexedPartition = {
-    val out = new ByteArrayOutputStream()
-    val oos = new ObjectOutputStream(out)
-    oos.writeObject(p)
-    oos.close()
-    new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject().asInstanceOf[IndexedPartition]
-  }
 
   test("equal keys chain newest first; every row is found by a scan in insertion order") {
     val rows = Seq(row(1L, "a", 1), row(2L, "b", 2), row(1L, "c", 3), row(1L, "d", 4))

@@ -1,7 +1,5 @@
 package io.hyperspace.indexed
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, ObjectInputStream, ObjectOutputStream}
-
 import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
@@ -9,6 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeRow}
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.hyperspace.indexed.JavaSerialization.serializedCopy
 
 /**
  * Partitions whose sealed batches are compressed in blocks answer every lookup, chain and scan
@@ -38,14 +38,6 @@ class PackedBatchSuite extends AnyFunSuite {
     p.lookup(p.codec.keyOfValue(k)).map(decode).toSeq
 
   private def scan(p: IndexedPartition): Seq[String] = p.iterator.map(decode).toSeq
-
-  private def serializedCopy(p: IndexedPartition): IndexedPartition = {
-    val out = new ByteArrayOutputStream()
-    val oos = new ObjectOutputStream(out)
-    oos.writeObject(p)
-    oos.close()
-    new ObjectInputStream(new ByteArrayInputStream(out.toByteArray)).readObject().asInstanceOf[IndexedPartition]
-  }
 
   private def assertSame(packed: IndexedPartition, plain: IndexedPartition, keys: Int, clue: String): Unit = {
     assert(scan(packed) == scan(plain), clue)
