@@ -1,13 +1,15 @@
 package io.hyperspace.indexed
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.spark.sql.{Column, DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{Cast, EqualTo, Literal}
+import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{Cast, EqualTo, Expression, Literal, Or}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.functions.col
-import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.hyperspace.{PythonRows, SparkInternals}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
@@ -156,6 +158,41 @@ final class IndexedDataFrame private[indexed] (
     val keyType = rel.keyAttribute.dataType
     val literal = if (key == null) Literal(null, keyType) else lookupLiteral(key, keyType)
     SparkInternals.ofRows(sparkSession, Filter(EqualTo(rel.keyAttribute, literal), rel))
+  }
+
+  /**
+   * The rows whose key is one of `keys`, fetched now: an eager [[getRows]] for a few keys that
+   * plans no query. A partition the driver's own block manager holds (local mode) is read in
+   * place; the others by one job on just the partitions the keys hash to
+   * (`spark.hyperspace.indexed.lookup.readInPlace` turns the in-place read off). Each matching
+   * row comes once, in no particular order; null keys match nothing. Keys are taken as by
+   * [[getRows]]; a value Spark compares by casting the key column (a Double for a Long key)
+   * makes the whole lookup an ordinary filtered query, which returns the same rows.
+   */
+  def lookup(keys: Seq[Any]): Seq[Row] = {
+    val toScala = CatalystTypeConverters.createToScalaConverter(schema)
+    lookupInternal(keys).toSeq.map(r => toScala(r).asInstanceOf[Row])
+  }
+
+  /** [[lookup]] for Java callers. */
+  def lookupAsJava(keys: java.util.List[Any]): java.util.List[Row] =
+    java.util.Arrays.asList(lookup(keys.asScala.toSeq): _*)
+
+  /** [[lookup]] for Python: the rows pickled as `DataFrame.collect()` sends them. */
+  def lookupForPython(keys: java.util.List[Any]): Array[Byte] =
+    PythonRows.pickle(lookupInternal(keys.asScala.toSeq).toSeq, schema)
+
+  private def lookupInternal(keys: Seq[Any]): Array[InternalRow] = {
+    val rel = relation
+    val keyType = rel.keyAttribute.dataType
+    val literals = keys.filter(_ != null).map(lookupLiteral(_, keyType))
+    if (literals.forall(_.dataType == keyType)) {
+      data.lookup(literals.map(_.value), HyperspaceConf.indexedLookupReadInPlace(sparkSession))
+    } else {
+      val condition = literals.map(l => EqualTo(rel.keyAttribute, l): Expression).reduce(Or)
+      SparkInternals.ofRows(sparkSession, Filter(condition, rel)).queryExecution.executedPlan
+        .executeCollect()
+    }
   }
 
   // A literal Spark would compare with the key by casting the column (an Int column against a
