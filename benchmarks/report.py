@@ -158,6 +158,18 @@ def indexed_markdown(result: dict[str, Any]) -> list[str]:
         f"| {ms(look['cached_filter']['median'])} ({ms(look['cached_filter']['min'])}–{ms(look['cached_filter']['max'])}) "
         f"| {look['cached_filter']['median'] / look['indexed']['median']:.1f}× |",
     ]
+    labels = {
+        "indexed_job": "point lookup, `get_rows(k).collect()`, partition read by a job",
+        "indexed_lookup": "point lookup, eager `lookup([k])`",
+        "indexed_lookup_job": "point lookup, eager `lookup([k])`, partition read by a job",
+    }
+    for variant, label in labels.items():
+        v = look.get(variant)
+        if v:
+            lines.append(
+                f"| {label} | {ms(v['median'])} ({ms(v['min'])}–{ms(v['max'])}) | | "
+                f"{look['cached_filter']['median'] / v['median']:.1f}× |"
+            )
 
     def forced(j: dict[str, Any]) -> str:
         f = j.get("indexed_forced")

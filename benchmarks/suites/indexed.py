@@ -131,13 +131,24 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
     # Point lookups: a few random keys per round, present and absent.
     lookup_keys = [rng.randrange(keys) for _ in range(4)] + [keys + 17]
-    lookups: dict[str, Measurement] = {"indexed": Measurement(), "cached_filter": Measurement()}
+    # "indexed" is get_rows(k).collect(); "indexed_lookup" the eager lookup([k]). Both read the
+    # key's partition in place when the driver's block manager holds it (local mode, as here);
+    # the "_job" variants turn that off and read it with a one-task job, as on a cluster.
+    def by_job(fn: Callable[[], list[Any]]) -> list[Any]:
+        with conf.override(indexed_lookup_read_in_place=False):
+            return fn()
+
+    lookup_variants = ["indexed", "indexed_job", "indexed_lookup", "indexed_lookup_job", "cached_filter"]
+    lookups: dict[str, Measurement] = {v: Measurement() for v in lookup_variants}
     for key in lookup_keys:
         per = _interleaved(
             ctx,
             f"lookup {key}",
             {
                 "indexed": lambda k=key: idf.get_rows(k).collect(),
+                "indexed_job": lambda k=key: by_job(lambda: idf.get_rows(k).collect()),
+                "indexed_lookup": lambda k=key: idf.lookup([k]),
+                "indexed_lookup_job": lambda k=key: by_job(lambda: idf.lookup([k])),
                 "cached_filter": lambda k=key: cached.filter(F.col("src") == k).collect(),
             },
             runs,

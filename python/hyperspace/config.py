@@ -265,7 +265,7 @@ class HyperspaceConfig:
     )
     indexed_lookup_read_in_place = _Setting(
         "spark.hyperspace.indexed.lookup.readInPlace",
-        bool,
+        _to_bool,
         _from_bool,
         "Whether a collected key lookup on an Indexed DataFrame reads a partition the driver's own "
         "block manager holds (local mode) in place, without a Spark job (default true).",
