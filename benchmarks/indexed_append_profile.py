@@ -27,9 +27,13 @@ def _stages_since(spark: SparkSession, since_ms: int) -> list[dict[str, Any]]:
     sc = spark.sparkContext._jsc.sc()
     sc.listenerBus().waitUntilEmpty()
     out = []
-    stages = sc.statusStore().stageList(None)
+    store = sc.statusStore()
+    # stageList(statuses, details, withSummaries, quantiles, taskStatuses): all stages, no details.
+    gateway = spark.sparkContext._gateway
+    no_quantiles = gateway.new_array(gateway.jvm.double, 0)
+    stages = store.stageList(None, False, False, no_quantiles, None)
     for i in range(stages.size()):
-        s = stages.get(i)
+        s = stages.apply(i)
         if s.submissionTime().isEmpty() or s.completionTime().isEmpty():
             continue
         start = int(s.submissionTime().get().getTime())

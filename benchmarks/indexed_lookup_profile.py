@@ -19,9 +19,8 @@ import random
 import statistics
 import time
 
-from pyspark.sql import SparkSession
-
 from pyspark.serializers import CPickleSerializer
+from pyspark.sql import SparkSession
 
 from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace
 from hyperspace.indexed import create_index

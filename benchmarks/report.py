@@ -211,15 +211,19 @@ def indexed_markdown(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {int(size):,} | {ms(a['median'])} ({ms(a['min'])}–{ms(a['max'])}) | {a['rowsPerSecond']:,.0f} |"
         )
-    i = result["interleaved"]
-    lines += [
-        "",
-        f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
-        f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
-        f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
-        f"(without appends {i['joinMsWithoutAppends']:.1f} ms).",
-        "",
-    ]
+    i = result.get("interleaved")
+    lines += (
+        [
+            "",
+            f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
+            f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
+            f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
+            f"(without appends {i['joinMsWithoutAppends']:.1f} ms).",
+            "",
+        ]
+        if i
+        else [""]
+    )
     m = result["memory"]
     ratio = lambda a: f"{a / m['cachedDataFrameBytes']:.2f}×" if m["cachedDataFrameBytes"] else "n/a"  # noqa: E731
     lines += [

@@ -88,7 +88,9 @@ def test_get_rows_on_other_key_types(source: DataFrame, column: str, value: Any)
 
 
 @pytest.mark.parametrize("in_place", [True, False])
-def test_lookup_returns_the_filters_rows(spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, in_place: bool) -> None:
+def test_lookup_returns_the_filters_rows(
+    spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, in_place: bool
+) -> None:
     """The eager lookup: the same rows as a filter on the source, read in place (the driver's
     block manager, local mode) or by one job on the keys' partitions."""
 
@@ -126,12 +128,16 @@ def test_lookup_on_other_key_types_and_versions(spark: SparkSession, source: Dat
         binary = spark.range(50).selectExpr("CAST(concat('b', id % 10) AS BINARY) AS b", "id")
         by_b = create_index(binary, "b", num_partitions=3).cache()
         got = by_b.lookup([b"b3", bytearray(b"b4")])
-        assert sorted(r["id"] for r in got) == sorted(r["id"] for r in binary.filter("b IN (X'6233', X'6234')").collect())
+        assert sorted(r["id"] for r in got) == sorted(
+            r["id"] for r in binary.filter("b IN (X'6233', X'6234')").collect()
+        )
         by_b.unpersist()
         versions = [create_index(source, "k", num_partitions=4).cache()]
         expected = [source]
         for v in range(1, 6):
-            more = spark.range(v * 3).selectExpr("id * 5 AS k", f"'n{v}' AS v", "DATE '2020-01-01' AS day", "CAST(1 AS DECIMAL(8, 2)) AS amount")
+            more = spark.range(v * 3).selectExpr(
+                "id * 5 AS k", f"'n{v}' AS v", "DATE '2020-01-01' AS day", "CAST(1 AS DECIMAL(8, 2)) AS amount"
+            )
             versions.append(versions[-1].append_rows(more).cache())
             expected.append(expected[-1].union(more))
         for version, plain in zip(versions, expected):
