@@ -215,6 +215,13 @@ final class IndexedDataFrame private[indexed] (
       }
       if (fits) return Literal.create(Casting.legacy(Literal(v), keyType).eval(), keyType)
     }
+    // A decimal (Python's Decimal("3.00") is a decimal(3, 2)) or an integer compared with a decimal key
+    // is widened to the key's type by SQL too; when that is exact, the index can take it.
+    (provided.dataType, keyType) match {
+      case (_: NumericType, _: DecimalType) if Cast.canUpCast(provided.dataType, keyType) =>
+        return Literal.create(Casting.legacy(provided, keyType).eval(), keyType)
+      case _ =>
+    }
     // Python floats arrive as doubles; one a float key can hold exactly is a float key value.
     if (provided.dataType == DoubleType && keyType == FloatType) {
       val d = provided.value.asInstanceOf[Double]

@@ -267,6 +267,24 @@ case class UncacheIndexedTableCommand(name: String, ifExists: Boolean) extends H
   }
 }
 
+/**
+ * `LOOKUP INDEXED TABLE name KEYS (value, ...)`: the rows of the indexed table `name` whose key is
+ * one of the values ([[IndexedDataFrame.lookup]]). A command's rows are computed when the
+ * statement runs and travel as a local result, so a Spark Connect client gets them without a
+ * query planned over the index, and without a job when the driver holds the keys' partitions
+ * (local mode). `keys` is the one-row select list of the values.
+ */
+case class LookupIndexedTableCommand(name: String, keys: LogicalPlan) extends LeafRunnableCommand {
+  // The table's columns, from the session the statement is analysed in.
+  override lazy val output: Seq[Attribute] =
+    DataTypeUtils.toAttributes(IndexedTables.get(SparkSession.active, name, "look up in").schema)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    val values = HyperspaceCommand.query(spark, keys).collect().head.toSeq
+    IndexedTables.get(spark, name, "look up in").lookup(values)
+  }
+}
+
 /** `SHOW INDEXED TABLES`: the session's indexed tables. */
 case class ShowIndexedTablesCommand() extends HyperspaceCommand(indexedTableSchema) {
   override def run(spark: SparkSession): Seq[Row] =
