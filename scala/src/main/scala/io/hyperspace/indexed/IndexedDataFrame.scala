@@ -182,11 +182,25 @@ final class IndexedDataFrame private[indexed] (
   def lookupForPython(keys: java.util.List[Any]): Array[Byte] =
     PythonRows.pickle(lookupInternal(keys.asScala.toSeq).toSeq, schema)
 
+  /**
+   * [[lookup]] of Catalyst literals (a SQL statement's values), converted to the key's type as
+   * [[getRows]] converts values. Rows in Catalyst's form.
+   */
+  private[hyperspace] def lookupLiterals(values: Seq[Literal]): Seq[InternalRow] = {
+    val keyType = relation.keyAttribute.dataType
+    lookupKeyLiterals(values.filter(_.value != null).map(l => keyLiteral(l, l.toString, keyType))).toSeq
+  }
+
   private def lookupInternal(keys: Seq[Any]): Array[InternalRow] = {
+    val keyType = relation.keyAttribute.dataType
+    lookupKeyLiterals(keys.filter(_ != null).map(lookupLiteral(_, keyType)))
+  }
+
+  private def lookupKeyLiterals(literals: Seq[Literal]): Array[InternalRow] = {
     val rel = relation
     val keyType = rel.keyAttribute.dataType
-    val literals = keys.filter(_ != null).map(lookupLiteral(_, keyType))
-    if (literals.forall(_.dataType == keyType)) {
+    if (literals.isEmpty) Array.empty
+    else if (literals.forall(_.dataType == keyType)) {
       data.lookup(literals.map(_.value), HyperspaceConf.indexedLookupReadInPlace(sparkSession))
     } else {
       val condition = literals.map(l => EqualTo(rel.keyAttribute, l): Expression).reduce(Or)
@@ -203,6 +217,12 @@ final class IndexedDataFrame private[indexed] (
       case NonFatal(e) => throw new HyperspaceException(s"Cannot look up ${describe(key)} in " +
           s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")
     }
+    keyLiteral(provided, key, keyType)
+  }
+
+  // `provided` (the value `key`) as a literal of the key's type when the index can take it, else
+  // as given (then compared by a filter, as Spark compares it).
+  private def keyLiteral(provided: Literal, key: Any, keyType: DataType): Literal = {
     if (provided.dataType == keyType) return provided
     val integral = Set[DataType](ByteType, ShortType, IntegerType, LongType)
     if (integral(provided.dataType) && integral(keyType)) {

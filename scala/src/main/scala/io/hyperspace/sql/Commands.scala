@@ -1,8 +1,9 @@
 package io.hyperspace.sql
 
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.CatalystTypeConverters
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.hyperspace.SparkInternals
@@ -280,8 +281,19 @@ case class LookupIndexedTableCommand(name: String, keys: LogicalPlan) extends Le
     DataTypeUtils.toAttributes(IndexedTables.get(SparkSession.active, name, "look up in").schema)
 
   override def run(spark: SparkSession): Seq[Row] = {
-    val values = HyperspaceCommand.query(spark, keys).collect().head.toSeq
-    IndexedTables.get(spark, name, "look up in").lookup(values)
+    // The values are constants: analysed and evaluated here, with no query run for them.
+    val values = HyperspaceCommand.query(spark, keys).queryExecution.analyzed match {
+      case Project(list, _) => list.map(_.transformUp { case a: Alias => a.child }).map { e =>
+          if (!e.foldable) {
+            throw new HyperspaceException(s"Cannot look up ${e.sql} in indexed table '$name': " +
+              "KEYS takes constant values.")
+          }
+          Literal.create(e.eval(), e.dataType)
+        }
+      case other => throw new IllegalStateException(s"unexpected plan ${other.nodeName}")
+    }
+    val toScala = CatalystTypeConverters.createToScalaConverter(schema)
+    IndexedTables.get(spark, name, "look up in").lookupLiterals(values).map(r => toScala(r).asInstanceOf[Row])
   }
 }
 
