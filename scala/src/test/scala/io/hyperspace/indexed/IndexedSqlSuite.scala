@@ -35,7 +35,7 @@ class IndexedSqlSuite extends SparkSessionSuite {
     try {
       def same(keys: String, condition: String): Unit =
         assert(rows(spark.sql(s"LOOKUP INDEXED TABLE lk KEYS ($keys)")) ==
-          rows(spark.sql(s"SELECT * FROM lk_plain WHERE $condition")), keys)
+            rows(spark.sql(s"SELECT * FROM lk_plain WHERE $condition")), keys)
       same("42", "k = 42")
       same("1, 2, 2, 499, 7777, NULL", "k IN (1, 2, 499)")
       same("CAST(3 AS SMALLINT), 4L", "k IN (3, 4)")
