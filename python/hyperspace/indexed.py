@@ -18,9 +18,9 @@ cached rows. The session needs the Hyperspace extension (``configure_spark_with_
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Sequence
 
-from pyspark.serializers import CPickleSerializer
 from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql.types import StructType
 
@@ -191,8 +191,9 @@ class IndexedDataFrame:
         """
         values = list(keys) if isinstance(keys, (list, tuple)) else [keys]
         values = [bytearray(v) if isinstance(v, (bytes, bytearray)) else v for v in values]
-        pickled = self._jidf.lookupForPython(values)
-        rows: list[Row] = CPickleSerializer().loads(bytes(pickled))
+        pickled = bytes(self._jidf.lookupForPython(values))
+        # PySpark's own unpickling of collected rows (its serializer module is untyped).
+        rows: list[Row] = pickle.loads(pickled, encoding="bytes")
         return rows
 
     @translate_errors
