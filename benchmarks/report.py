@@ -158,6 +158,18 @@ def indexed_markdown(result: dict[str, Any]) -> list[str]:
         f"| {ms(look['cached_filter']['median'])} ({ms(look['cached_filter']['min'])}–{ms(look['cached_filter']['max'])}) "
         f"| {look['cached_filter']['median'] / look['indexed']['median']:.1f}× |",
     ]
+    labels = {
+        "indexed_job": "point lookup, `get_rows(k).collect()`, partition read by a job",
+        "indexed_lookup": "point lookup, eager `lookup([k])`",
+        "indexed_lookup_job": "point lookup, eager `lookup([k])`, partition read by a job",
+    }
+    for variant, label in labels.items():
+        v = look.get(variant)
+        if v:
+            lines.append(
+                f"| {label} | {ms(v['median'])} ({ms(v['min'])}–{ms(v['max'])}) | | "
+                f"{look['cached_filter']['median'] / v['median']:.1f}× |"
+            )
 
     def forced(j: dict[str, Any]) -> str:
         f = j.get("indexed_forced")
@@ -199,15 +211,19 @@ def indexed_markdown(result: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {int(size):,} | {ms(a['median'])} ({ms(a['min'])}–{ms(a['max'])}) | {a['rowsPerSecond']:,.0f} |"
         )
-    i = result["interleaved"]
-    lines += [
-        "",
-        f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
-        f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
-        f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
-        f"(without appends {i['joinMsWithoutAppends']:.1f} ms).",
-        "",
-    ]
+    i = result.get("interleaved")
+    lines += (
+        [
+            "",
+            f"Queries interleaved with appends ({i['rounds']} rounds of {i['batchRows']:,} appended rows, each "
+            f"on the newest version): append {i['appendMs']:.1f} ms, lookup {i['lookupMs']:.1f} ms "
+            f"(without appends {i['lookupMsWithoutAppends']:.1f} ms), join {i['joinMs']:.1f} ms "
+            f"(without appends {i['joinMsWithoutAppends']:.1f} ms).",
+            "",
+        ]
+        if i
+        else [""]
+    )
     m = result["memory"]
     ratio = lambda a: f"{a / m['cachedDataFrameBytes']:.2f}×" if m["cachedDataFrameBytes"] else "n/a"  # noqa: E731
     lines += [

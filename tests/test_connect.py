@@ -312,6 +312,14 @@ def test_an_indexed_table_from_sql_over_connect(connect_spark: SparkSession) -> 
             assert got == sorted(tuple(r) for r in spark.sql(query.format("connect_plain")).collect())
 
         same("SELECT * FROM {} WHERE k = 42")
+        # The eager lookup as a statement: its rows come back as a command's local result.
+        looked = sorted(
+            tuple(r) for r in spark.sql("LOOKUP INDEXED TABLE connect_idx KEYS (42, 43, NULL, 9999)").collect()
+        )
+        assert looked == sorted(
+            tuple(r) for r in spark.sql("SELECT * FROM connect_plain WHERE k IN (42, 43)").collect()
+        )
+        assert len(looked) > 0
         table = spark.table("connect_idx").filter("k IN (1, 2)")
         assert sorted(tuple(r) for r in table.collect()) == sorted(
             tuple(r) for r in spark.table("connect_plain").filter("k IN (1, 2)").collect()

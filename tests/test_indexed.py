@@ -87,6 +87,66 @@ def test_get_rows_on_other_key_types(source: DataFrame, column: str, value: Any)
     assert "IndexedLookup" in executed_plan(found)
 
 
+@pytest.mark.parametrize("in_place", [True, False])
+def test_lookup_returns_the_filters_rows(
+    spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, in_place: bool
+) -> None:
+    """The eager lookup: the same rows as a filter on the source, read in place (the driver's
+    block manager, local mode) or by one job on the keys' partitions."""
+
+    def same(found: list[Any], expected: DataFrame) -> None:
+        assert sorted(repr(tuple(r)) for r in found) == rows(expected)
+
+    with HyperspaceConfig(spark).override(indexed_lookup_read_in_place=in_place):
+        for key in [1, 299, 0, 5000, -1]:
+            found = idf.lookup(key)
+            same(found, source.filter(F.col("k") == key))
+            assert all(r["k"] == key for r in found) and all(isinstance(r["day"], datetime.date) for r in found)
+            same(idf.get_rows(key).collect(), source.filter(F.col("k") == key))
+        assert idf.lookup(None) == [] and idf.lookup([]) == [] and idf.lookup([None, None]) == []
+        same(idf.lookup([3, 4, 4, None, 7777]), source.filter(F.col("k").isin(3, 4)))
+        same(idf.lookup((5, 6)), source.filter(F.col("k").isin(5, 6)))
+        # A float for a long key: compared by casting the column, as a filter does.
+        same(idf.lookup([7.0, 7.5]), source.filter((F.col("k") == 7.0) | (F.col("k") == 7.5)))
+        with pytest.raises(HyperspaceException, match="'k'"):
+            idf.lookup("seven")
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_lookup_on_other_key_types_and_versions(spark: SparkSession, source: DataFrame, in_place: bool) -> None:
+    with HyperspaceConfig(spark).override(indexed_lookup_read_in_place=in_place):
+        for column, values in [
+            ("v", ["v17", "v18", "nope"]),
+            ("day", [datetime.date(2024, 1, 7), datetime.date(1999, 1, 1)]),
+            ("amount", [Decimal("3.00"), Decimal("4.00")]),
+        ]:
+            by = create_index(source, column, num_partitions=3).cache()
+            found = by.lookup(values)
+            assert sorted(repr(tuple(r)) for r in found) == rows(source.filter(F.col(column).isin(values)))
+            assert found
+            by.unpersist()
+        binary = spark.range(50).selectExpr("CAST(concat('b', id % 10) AS BINARY) AS b", "id")
+        by_b = create_index(binary, "b", num_partitions=3).cache()
+        got = by_b.lookup([b"b3", bytearray(b"b4")])
+        assert sorted(r["id"] for r in got) == sorted(
+            r["id"] for r in binary.filter("b IN (X'6233', X'6234')").collect()
+        )
+        by_b.unpersist()
+        versions = [create_index(source, "k", num_partitions=4).cache()]
+        expected = [source]
+        for v in range(1, 6):
+            more = spark.range(v * 3).selectExpr(
+                "id * 5 AS k", f"'n{v}' AS v", "DATE '2020-01-01' AS day", "CAST(1 AS DECIMAL(8, 2)) AS amount"
+            )
+            versions.append(versions[-1].append_rows(more).cache())
+            expected.append(expected[-1].union(more))
+        for version, plain in zip(versions, expected):
+            keys = [0, 5, 10, 299, 100000]
+            assert sorted(repr(tuple(r)) for r in version.lookup(keys)) == rows(plain.filter(F.col("k").isin(keys)))
+        for version in versions:
+            version.unpersist()
+
+
 @pytest.mark.parametrize("how", ["inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"])
 @pytest.mark.parametrize("aqe", ["true", "false"])
 def test_joins_match_plain_joins(
@@ -180,6 +240,7 @@ def test_settings_are_typed(spark: SparkSession) -> None:
     assert conf.indexed_num_partitions == 4  # spark.sql.shuffle.partitions of the test session
     assert conf.indexed_compression == "none"
     assert conf.indexed_compression_block_size == 4096
+    assert conf.indexed_lookup_read_in_place is True
     with conf.override(indexed_num_partitions=3):
         assert create_index(spark.range(10), "id").num_partitions == 3
     source = spark.range(20000).selectExpr("id % 500 AS k", "concat('v', id % 7) AS v")

@@ -23,7 +23,12 @@ from hyperspace.indexed import IndexedDataFrame, create_index, join_decisions
 # HYPERSPACE_BENCH_INDEXED_ROWS sets the table size of full and quick runs alike.
 FULL_ROWS = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 10_000_000))
 QUICK_ROWS = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 20_000))
-KEYS_PER_ROW = 4  # every key has about four rows, like an edge table's source vertex
+KEYS_PER_ROW = 4
+# Comma-separated parts to run (all by default): lookups and appends always run; "joins" adds the
+# join shapes, "interleaved" the queries interleaved with appends (which needs "joins").
+SECTIONS = set(
+    os.environ.get("HYPERSPACE_BENCH_INDEXED_SECTIONS", "joins,interleaved").split(",")
+)  # every key has about four rows, like an edge table's source vertex
 
 
 def _jvm_used_bytes(ctx: BenchContext) -> int:
@@ -131,13 +136,25 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
     # Point lookups: a few random keys per round, present and absent.
     lookup_keys = [rng.randrange(keys) for _ in range(4)] + [keys + 17]
-    lookups: dict[str, Measurement] = {"indexed": Measurement(), "cached_filter": Measurement()}
+
+    # "indexed" is get_rows(k).collect(); "indexed_lookup" the eager lookup([k]). Both read the
+    # key's partition in place when the driver's block manager holds it (local mode, as here);
+    # the "_job" variants turn that off and read it with a one-task job, as on a cluster.
+    def by_job(fn: Callable[[], list[Any]]) -> list[Any]:
+        with conf.override(indexed_lookup_read_in_place=False):
+            return fn()
+
+    lookup_variants = ["indexed", "indexed_job", "indexed_lookup", "indexed_lookup_job", "cached_filter"]
+    lookups: dict[str, Measurement] = {v: Measurement() for v in lookup_variants}
     for key in lookup_keys:
         per = _interleaved(
             ctx,
             f"lookup {key}",
             {
                 "indexed": lambda k=key: idf.get_rows(k).collect(),
+                "indexed_job": lambda k=key: by_job(lambda: idf.get_rows(k).collect()),
+                "indexed_lookup": lambda k=key: idf.lookup([k]),
+                "indexed_lookup_job": lambda k=key: by_job(lambda: idf.lookup([k])),
                 "cached_filter": lambda k=key: cached.filter(F.col("src") == k).collect(),
             },
             runs,
@@ -145,64 +162,66 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         for v, m in per.items():
             lookups[v].seconds.extend(m.seconds)
 
-    # Joins: probe keys spread over twice the key range, so about half of them match.
     joins: dict[str, dict[str, Any]] = {}
-    for size in probe_sizes:
-        probe = spark.range(size).selectExpr(f"(id * 7919) % {2 * keys} AS pk", "id AS pv").cache()
-        probe.count()
+    dimension: dict[str, Any] = {}
+    if "joins" in SECTIONS:
+        # Joins: probe keys spread over twice the key range, so about half of them match.
+        for size in probe_sizes:
+            probe = spark.range(size).selectExpr(f"(id * 7919) % {2 * keys} AS pk", "id AS pv").cache()
+            probe.count()
 
-        def agg(df: DataFrame) -> list[Any]:
-            return df.agg(F.count("*"), F.sum("weight"), F.sum("pv")).collect()
+            def agg(df: DataFrame) -> list[Any]:
+                return df.agg(F.count("*"), F.sum("weight"), F.sum("pv")).collect()
 
-        variants = {
-            "indexed": lambda p=probe: agg(idf.join(p, idf["src"] == p["pk"])),
-            "indexed_forced": lambda p=probe: forced(lambda: agg(idf.join(p, idf["src"] == p["pk"]))),
-            "spark_broadcast": lambda p=probe: agg(cached.join(F.broadcast(p), cached["src"] == p["pk"])),
-            "spark_default": lambda p=probe: agg(cached.join(p, cached["src"] == p["pk"])),
+            variants = {
+                "indexed": lambda p=probe: agg(idf.join(p, idf["src"] == p["pk"])),
+                "indexed_forced": lambda p=probe: forced(lambda: agg(idf.join(p, idf["src"] == p["pk"]))),
+                "spark_broadcast": lambda p=probe: agg(cached.join(F.broadcast(p), cached["src"] == p["pk"])),
+                "spark_default": lambda p=probe: agg(cached.join(p, cached["src"] == p["pk"])),
+            }
+            per = _interleaved(ctx, f"join probe {size:,}", variants, runs)
+            decision = join_decisions(idf.join(probe, idf["src"] == probe["pk"]))
+            plan = str(cached.join(probe, cached["src"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
+            joins[str(size)] = {v: _summary(m) for v, m in per.items()}
+            joins[str(size)]["decision"] = decision[0] if decision else ""
+            ctx.log(f"    decision: {joins[str(size)]['decision']}")
+            joins[str(size)]["sparkDefaultPlan"] = (
+                "BroadcastHashJoin"
+                if "BroadcastHashJoin" in plan
+                else "SortMergeJoin"
+                if "SortMergeJoin" in plan
+                else "ShuffledHashJoin"
+                if "ShuffledHashJoin" in plan
+                else "other"
+            )
+            probe.unpersist()
+
+        # The other shape: the index on a small dimension (one row per key for 1% of the keys),
+        # probed from the big cached table. Spark's default plan broadcasts the dimension and scans
+        # the big table once; the indexed join would move the big table to the dimension instead.
+        dim_rows = max(100, keys // 100)
+        dim_plain = spark.range(dim_rows).selectExpr("id AS dk", "concat('dim-', id) AS dname").cache()
+        dim_plain.count()
+        dim_idf = create_index(dim_plain, "dk", num_partitions=partitions).cache()
+
+        def dim_agg(df: DataFrame) -> list[Any]:
+            return df.agg(F.count("*"), F.sum("weight"), F.max("dname")).collect()
+
+        dim_df = dim_idf.to_df()
+        dim_variants = {
+            "indexed": lambda: dim_agg(cached.join(dim_df, cached["src"] == dim_df["dk"])),
+            "indexed_forced": lambda: forced(lambda: dim_agg(cached.join(dim_df, cached["src"] == dim_df["dk"]))),
+            "spark_broadcast": lambda: dim_agg(cached.join(F.broadcast(dim_plain), cached["src"] == dim_plain["dk"])),
+            "spark_default": lambda: dim_agg(cached.join(dim_plain, cached["src"] == dim_plain["dk"])),
         }
-        per = _interleaved(ctx, f"join probe {size:,}", variants, runs)
-        decision = join_decisions(idf.join(probe, idf["src"] == probe["pk"]))
-        plan = str(cached.join(probe, cached["src"] == probe["pk"])._jdf.queryExecution().executedPlan().toString())
-        joins[str(size)] = {v: _summary(m) for v, m in per.items()}
-        joins[str(size)]["decision"] = decision[0] if decision else ""
-        ctx.log(f"    decision: {joins[str(size)]['decision']}")
-        joins[str(size)]["sparkDefaultPlan"] = (
-            "BroadcastHashJoin"
-            if "BroadcastHashJoin" in plan
-            else "SortMergeJoin"
-            if "SortMergeJoin" in plan
-            else "ShuffledHashJoin"
-            if "ShuffledHashJoin" in plan
-            else "other"
-        )
-        probe.unpersist()
-
-    # The other shape: the index on a small dimension (one row per key for 1% of the keys),
-    # probed from the big cached table. Spark's default plan broadcasts the dimension and scans
-    # the big table once; the indexed join would move the big table to the dimension instead.
-    dim_rows = max(100, keys // 100)
-    dim_plain = spark.range(dim_rows).selectExpr("id AS dk", "concat('dim-', id) AS dname").cache()
-    dim_plain.count()
-    dim_idf = create_index(dim_plain, "dk", num_partitions=partitions).cache()
-
-    def dim_agg(df: DataFrame) -> list[Any]:
-        return df.agg(F.count("*"), F.sum("weight"), F.max("dname")).collect()
-
-    dim_df = dim_idf.to_df()
-    dim_variants = {
-        "indexed": lambda: dim_agg(cached.join(dim_df, cached["src"] == dim_df["dk"])),
-        "indexed_forced": lambda: forced(lambda: dim_agg(cached.join(dim_df, cached["src"] == dim_df["dk"]))),
-        "spark_broadcast": lambda: dim_agg(cached.join(F.broadcast(dim_plain), cached["src"] == dim_plain["dk"])),
-        "spark_default": lambda: dim_agg(cached.join(dim_plain, cached["src"] == dim_plain["dk"])),
-    }
-    per = _interleaved(ctx, f"join indexed dimension {dim_rows:,} rows, probed by {n:,}", dim_variants, runs)
-    dim_decision = join_decisions(cached.join(dim_df, cached["src"] == dim_df["dk"]))
-    dimension = {v: _summary(m) for v, m in per.items()}
-    dimension["rows"] = dim_rows
-    dimension["decision"] = dim_decision[0] if dim_decision else ""
-    ctx.log(f"    decision: {dimension['decision']}")
-    dim_idf.unpersist()
-    dim_plain.unpersist()
+        per = _interleaved(ctx, f"join indexed dimension {dim_rows:,} rows, probed by {n:,}", dim_variants, runs)
+        dim_decision = join_decisions(cached.join(dim_df, cached["src"] == dim_df["dk"]))
+        dimension = {v: _summary(m) for v, m in per.items()}
+        dimension["rows"] = dim_rows
+        dimension["decision"] = dim_decision[0] if dim_decision else ""
+        ctx.log(f"    decision: {dimension['decision']}")
+        dim_idf.unpersist()
+        dim_plain.unpersist()
 
     # Append throughput: a batch appended to the base version and materialized (cache()).
     appends: dict[str, Any] = {}
@@ -227,49 +246,51 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         ctx.log(f"  append {size:,} rows: {median * 1000:.1f} ms ({size / median:,.0f} rows/s)")
         batch.unpersist()
 
-    # Queries interleaved with appends: each round appends a batch to the newest version, then
-    # looks a key up and joins a 10K-row probe (1K in quick mode) against that version.
-    rounds = 4 if ctx.quick else 10
-    batch_rows = append_sizes[0]
-    probe = spark.range(probe_sizes[0]).selectExpr(f"(id * 7919) % {2 * keys} AS pk", "id AS pv").cache()
-    probe.count()
-    current: IndexedDataFrame = idf
-    versions = []
-    lookup_ms, join_ms, append_ms = [], [], []
-    for _ in range(rounds):
-        batch = table(batch_rows, offset)
-        offset += batch_rows
-        start = time.perf_counter()
-        current = current.append_rows(batch).cache()
-        append_ms.append((time.perf_counter() - start) * 1000)
-        versions.append(current)
-        key = rng.randrange(keys)
-        start = time.perf_counter()
-        current.get_rows(key).collect()
-        lookup_ms.append((time.perf_counter() - start) * 1000)
-        start = time.perf_counter()
-        current.join(probe, current["src"] == probe["pk"]).agg(F.count("*")).collect()
-        join_ms.append((time.perf_counter() - start) * 1000)
-    expected_rows = n + rounds * batch_rows
-    if current.count() != expected_rows:
-        raise AssertionError(f"interleaved appends: {current.count()} rows, expected {expected_rows}")
-    interleaved = {
-        "rounds": rounds,
-        "batchRows": batch_rows,
-        "appendMs": statistics.median(append_ms),
-        "lookupMs": statistics.median(lookup_ms),
-        "joinMs": statistics.median(join_ms),
-        "lookupMsWithoutAppends": lookups["indexed"].median * 1000,
-        "joinMsWithoutAppends": joins[str(probe_sizes[0])]["indexed"]["median"] * 1000,
-        "newestVersion": current.version,
-    }
-    ctx.log(
-        f"  interleaved: append {interleaved['appendMs']:.1f} ms, lookup {interleaved['lookupMs']:.1f} ms, "
-        f"join {interleaved['joinMs']:.1f} ms per round"
-    )
-    for v in versions:
-        v.unpersist()
-    probe.unpersist()
+    interleaved: dict[str, Any] = {}
+    if "interleaved" in SECTIONS and joins:
+        # Queries interleaved with appends: each round appends a batch to the newest version, then
+        # looks a key up and joins a 10K-row probe (1K in quick mode) against that version.
+        rounds = 4 if ctx.quick else 10
+        batch_rows = append_sizes[0]
+        probe = spark.range(probe_sizes[0]).selectExpr(f"(id * 7919) % {2 * keys} AS pk", "id AS pv").cache()
+        probe.count()
+        current: IndexedDataFrame = idf
+        versions = []
+        lookup_ms, join_ms, append_ms = [], [], []
+        for _ in range(rounds):
+            batch = table(batch_rows, offset)
+            offset += batch_rows
+            start = time.perf_counter()
+            current = current.append_rows(batch).cache()
+            append_ms.append((time.perf_counter() - start) * 1000)
+            versions.append(current)
+            key = rng.randrange(keys)
+            start = time.perf_counter()
+            current.get_rows(key).collect()
+            lookup_ms.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            current.join(probe, current["src"] == probe["pk"]).agg(F.count("*")).collect()
+            join_ms.append((time.perf_counter() - start) * 1000)
+        expected_rows = n + rounds * batch_rows
+        if current.count() != expected_rows:
+            raise AssertionError(f"interleaved appends: {current.count()} rows, expected {expected_rows}")
+        interleaved = {
+            "rounds": rounds,
+            "batchRows": batch_rows,
+            "appendMs": statistics.median(append_ms),
+            "lookupMs": statistics.median(lookup_ms),
+            "joinMs": statistics.median(join_ms),
+            "lookupMsWithoutAppends": lookups["indexed"].median * 1000,
+            "joinMsWithoutAppends": joins[str(probe_sizes[0])]["indexed"]["median"] * 1000,
+            "newestVersion": current.version,
+        }
+        ctx.log(
+            f"  interleaved: append {interleaved['appendMs']:.1f} ms, lookup {interleaved['lookupMs']:.1f} ms, "
+            f"join {interleaved['joinMs']:.1f} ms per round"
+        )
+        for v in versions:
+            v.unpersist()
+        probe.unpersist()
     idf.unpersist()
     cached.unpersist()
 

@@ -263,6 +263,13 @@ class HyperspaceConfig:
         "How equi-joins on an Indexed DataFrame's key are planned: 'cost' (the index only when "
         "Spark's own join is not cheaper by size, the default) or 'index' (always the index).",
     )
+    indexed_lookup_read_in_place = _Setting(
+        "spark.hyperspace.indexed.lookup.readInPlace",
+        _to_bool,
+        _from_bool,
+        "Whether a collected key lookup on an Indexed DataFrame reads a partition the driver's own "
+        "block manager holds (local mode) in place, without a Spark job (default true).",
+    )
     split_max_read_fraction = _Setting(
         "spark.hyperspace.index.split.maxReadFraction",
         float,

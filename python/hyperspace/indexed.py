@@ -18,9 +18,10 @@ cached rows. The session needs the Hyperspace extension (``configure_spark_with_
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql.types import StructType
 
 from hyperspace import exceptions
@@ -174,6 +175,26 @@ class IndexedDataFrame:
         if isinstance(key, (bytes, bytearray)):
             key = bytearray(key)
         return python_dataframe(self._jidf.getRows(key), self._spark)
+
+    @translate_errors
+    def lookup(self, keys: object) -> list[Row]:
+        """The rows whose key is ``keys`` (one value) or one of ``keys`` (a list or tuple), fetched now.
+
+        The eager counterpart of :meth:`get_rows` for a few keys: no query is planned, only the
+        partitions the keys hash to are read (in place when this process's driver holds them, as
+        in local mode; else by one Spark job on just those partitions), and the rows come back
+        in one transfer. Each matching row comes once, in no particular order; ``None`` matches
+        nothing. Values are taken as by :meth:`get_rows`.
+
+        Raises:
+            HyperspaceException: a value cannot be compared with the key column.
+        """
+        values = list(keys) if isinstance(keys, (list, tuple)) else [keys]
+        values = [bytearray(v) if isinstance(v, (bytes, bytearray)) else v for v in values]
+        pickled = bytes(self._jidf.lookupForPython(values))
+        # PySpark's own unpickling of collected rows (its serializer module is untyped).
+        rows: list[Row] = pickle.loads(pickled, encoding="bytes")
+        return rows
 
     @translate_errors
     def append_rows(self, rows: DataFrame) -> IndexedDataFrame:

@@ -230,6 +230,15 @@ object HyperspaceConf {
       .checkValue(b => b >= 512 && b <= 1024 * 1024, "must be between 512 and 1m")
       .createWithDefault(4096L)
 
+  val INDEXED_LOOKUP_READ_IN_PLACE: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.indexed.lookup.readInPlace")
+      .doc("Whether a collected key lookup on an Indexed DataFrame (lookup(), get_rows(k)." +
+        "collect(), SELECT ... WHERE key = v) reads a partition the driver's own block manager " +
+        "holds in memory (local mode) in place, without a Spark job; partitions held elsewhere " +
+        "are always read by one job on just those partitions.")
+      .booleanConf
+      .createWithDefault(true)
+
   val INDEXED_JOIN_SELECTION: ConfigEntry[String] =
     buildConf("spark.hyperspace.indexed.joinSelection")
       .doc("How an equi-join on an Indexed DataFrame's key is planned: 'cost' probes the index " +
@@ -273,6 +282,7 @@ object HyperspaceConf {
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_JOIN_SELECTION,
+    INDEXED_LOOKUP_READ_IN_PLACE,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_JOIN_PRUNING_ENABLED, SPLIT_JOIN_PRUNING_MAX_KEYS,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES)
 
@@ -392,6 +402,8 @@ object HyperspaceConf {
   def indexedCompressionBlockSize(spark: SparkSession): Long = INDEXED_COMPRESSION_BLOCK_SIZE.readFrom(spark)
   /** How equi-joins on an Indexed DataFrame's key are planned: "cost" or "index". */
   def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)
+
+  def indexedLookupReadInPlace(spark: SparkSession): Boolean = INDEXED_LOOKUP_READ_IN_PLACE.readFrom(spark)
   /** Whether the session records its queries for the advisor. */
   def advisorRecordQueries(spark: SparkSession): Boolean = ADVISOR_RECORD_QUERIES.readFrom(spark)
   /** How many distinct recorded queries the session keeps. */

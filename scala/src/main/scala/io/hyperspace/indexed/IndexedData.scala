@@ -2,15 +2,20 @@ package io.hyperspace.indexed
 
 import java.util.concurrent.atomic.AtomicLong
 
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.TaskContext
+
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, Statistics}
 import org.apache.spark.sql.catalyst.analysis.MultiInstanceRelation
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.catalyst.util.truncatedString
+import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageLevel
 
@@ -85,6 +90,47 @@ final class IndexedData private[indexed] (
 
   private[indexed] def isPersisted: Boolean = rdd.getStorageLevel != StorageLevel.NONE
 
+  /**
+   * The distinct non-null `values` (Catalyst values of the key's type) as index keys, by the
+   * partition they hash to. SQL: `k IN (1, 1)` returns each row once and NULL matches nothing.
+   */
+  private[indexed] def keysByPartition(values: Seq[Any]): Map[Int, Array[AnyRef]] = {
+    val partitionId = codec.partitionIdExpression(
+      BoundReference(0, codec.dataType, nullable = true), numPartitions)
+    values.filter(_ != null).distinct
+      .groupBy(v => partitionId.eval(new GenericInternalRow(Array[Any](v))).asInstanceOf[Int])
+      // -0.0 and 0.0 (and NaNs) are distinct values but one key, hashed to one partition.
+      .map { case (p, vs) => p -> vs.map(codec.keyOfValue).distinct.toArray }
+  }
+
+  /**
+   * The rows whose key is one of `values` (Catalyst values of the key's type; nulls match
+   * nothing), copied, without planning a query. A partition this JVM's block manager holds in
+   * memory (local mode: the driver is the executor) is read in place when `readInPlace`; the
+   * others are read by one job of one task per partition, on those partitions only.
+   */
+  private[indexed] def lookup(values: Seq[Any], readInPlace: Boolean): Array[InternalRow] = {
+    val byPartition = keysByPartition(values)
+    val out = ArrayBuffer.empty[InternalRow]
+    val elsewhere = ArrayBuffer.empty[Int]
+    byPartition.keys.toSeq.sorted.foreach { p =>
+      val here = if (readInPlace) SparkInternals.localCachedObject(rdd, p) else None
+      here match {
+        case Some(part: IndexedPartition) => out ++= IndexedData.lookupIn(part, byPartition(p))
+        case _ => elsewhere += p
+      }
+    }
+    if (elsewhere.nonEmpty) {
+      val wanted = elsewhere.map(p => p -> byPartition(p)).toMap
+      val found = rdd.sparkContext.runJob(rdd,
+        (task: TaskContext, parts: Iterator[IndexedPartition]) =>
+          IndexedData.lookupIn(parts.next(), wanted(task.partitionId())),
+        elsewhere.toSeq)
+      found.foreach(out ++= _)
+    }
+    out.toArray
+  }
+
   /** A new version: this one's partitions with `rows` (already shuffled alike) appended. */
   private[indexed] def append(rows: RDD[InternalRow], rowsBytes: BigInt): IndexedData = {
     val child = rdd.zipPartitions(rows, preservesPartitioning = true) { (parents, appended) =>
@@ -100,6 +146,10 @@ final class IndexedData private[indexed] (
 
 private[indexed] object IndexedData {
   private val ids = new AtomicLong()
+
+  /** Copies of the rows of `part` with any of `keys` (index keys of the partition's codec). */
+  private def lookupIn(part: IndexedPartition, keys: Array[AnyRef]): Array[InternalRow] =
+    keys.iterator.flatMap(k => part.lookup(k).map(_.copy(): InternalRow)).toArray
 
   /** Version 0 over `df`'s rows (which must already have `schema`'s column order and types). */
   def build(df: DataFrame, schema: StructType, keyOrdinal: Int, numPartitions: Int,

@@ -1,13 +1,15 @@
 package io.hyperspace.indexed
 
+import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import org.apache.spark.sql.{Column, DataFrame, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.{Cast, EqualTo, Literal}
+import org.apache.spark.sql.{Column, DataFrame, Row, SparkSession}
+import org.apache.spark.sql.catalyst.{CatalystTypeConverters, InternalRow}
+import org.apache.spark.sql.catalyst.expressions.{Cast, EqualTo, Expression, Literal, Or}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.functions.col
-import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.hyperspace.{PythonRows, SparkInternals}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
@@ -158,6 +160,55 @@ final class IndexedDataFrame private[indexed] (
     SparkInternals.ofRows(sparkSession, Filter(EqualTo(rel.keyAttribute, literal), rel))
   }
 
+  /**
+   * The rows whose key is one of `keys`, fetched now: an eager [[getRows]] for a few keys that
+   * plans no query. A partition the driver's own block manager holds (local mode) is read in
+   * place; the others by one job on just the partitions the keys hash to
+   * (`spark.hyperspace.indexed.lookup.readInPlace` turns the in-place read off). Each matching
+   * row comes once, in no particular order; null keys match nothing. Keys are taken as by
+   * [[getRows]]; a value Spark compares by casting the key column (a Double for a Long key)
+   * makes the whole lookup an ordinary filtered query, which returns the same rows.
+   */
+  def lookup(keys: Seq[Any]): Seq[Row] = {
+    val toScala = CatalystTypeConverters.createToScalaConverter(schema)
+    lookupInternal(keys).toSeq.map(r => toScala(r).asInstanceOf[Row])
+  }
+
+  /** [[lookup]] for Java callers. */
+  def lookupAsJava(keys: java.util.List[Any]): java.util.List[Row] =
+    java.util.Arrays.asList(lookup(keys.asScala.toSeq): _*)
+
+  /** [[lookup]] for Python: the rows pickled as `DataFrame.collect()` sends them. */
+  def lookupForPython(keys: java.util.List[Any]): Array[Byte] =
+    PythonRows.pickle(lookupInternal(keys.asScala.toSeq).toSeq, schema)
+
+  /**
+   * [[lookup]] of Catalyst literals (a SQL statement's values), converted to the key's type as
+   * [[getRows]] converts values. Rows in Catalyst's form.
+   */
+  private[hyperspace] def lookupLiterals(values: Seq[Literal]): Seq[InternalRow] = {
+    val keyType = relation.keyAttribute.dataType
+    lookupKeyLiterals(values.filter(_.value != null).map(l => keyLiteral(l, l.toString, keyType))).toSeq
+  }
+
+  private def lookupInternal(keys: Seq[Any]): Array[InternalRow] = {
+    val keyType = relation.keyAttribute.dataType
+    lookupKeyLiterals(keys.filter(_ != null).map(lookupLiteral(_, keyType)))
+  }
+
+  private def lookupKeyLiterals(literals: Seq[Literal]): Array[InternalRow] = {
+    val rel = relation
+    val keyType = rel.keyAttribute.dataType
+    if (literals.isEmpty) Array.empty
+    else if (literals.forall(_.dataType == keyType)) {
+      data.lookup(literals.map(_.value), HyperspaceConf.indexedLookupReadInPlace(sparkSession))
+    } else {
+      val condition = literals.map(l => EqualTo(rel.keyAttribute, l): Expression).reduce(Or)
+      SparkInternals.ofRows(sparkSession, Filter(condition, rel)).queryExecution.executedPlan
+        .executeCollect()
+    }
+  }
+
   // A literal Spark would compare with the key by casting the column (an Int column against a
   // Long value) would defeat the index; integral values that fit are converted to the key's type.
   private def lookupLiteral(key: Any, keyType: DataType): Literal = {
@@ -166,6 +217,12 @@ final class IndexedDataFrame private[indexed] (
       case NonFatal(e) => throw new HyperspaceException(s"Cannot look up ${describe(key)} in " +
           s"key column '$keyColumn' of type ${keyType.simpleString}: ${e.getMessage}")
     }
+    keyLiteral(provided, key, keyType)
+  }
+
+  // `provided` (the value `key`) as a literal of the key's type when the index can take it, else
+  // as given (then compared by a filter, as Spark compares it).
+  private def keyLiteral(provided: Literal, key: Any, keyType: DataType): Literal = {
     if (provided.dataType == keyType) return provided
     val integral = Set[DataType](ByteType, ShortType, IntegerType, LongType)
     if (integral(provided.dataType) && integral(keyType)) {
@@ -177,6 +234,13 @@ final class IndexedDataFrame private[indexed] (
         case _ => true
       }
       if (fits) return Literal.create(Casting.legacy(Literal(v), keyType).eval(), keyType)
+    }
+    // A decimal (Python's Decimal("3.00") is a decimal(3, 2)) or an integer compared with a decimal key
+    // is widened to the key's type by SQL too; when that is exact, the index can take it.
+    (provided.dataType, keyType) match {
+      case (_: NumericType, _: DecimalType) if Cast.canUpCast(provided.dataType, keyType) =>
+        return Literal.create(Casting.legacy(provided, keyType).eval(), keyType)
+      case _ =>
     }
     // Python floats arrive as doubles; one a float key can hold exactly is a float key value.
     if (provided.dataType == DoubleType && keyType == FloatType) {

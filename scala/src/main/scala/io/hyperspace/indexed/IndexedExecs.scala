@@ -7,10 +7,11 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.catalyst.util.truncatedString
-import org.apache.spark.sql.execution.{BinaryExecNode, LeafExecNode, SparkPlan}
+import org.apache.spark.sql.execution.{BinaryExecNode, LeafExecNode, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
 
 /**
  * Reads every row of an Indexed DataFrame version. It reports the key's hash partitioning
@@ -55,17 +56,8 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
     "numPartitionsRead" -> SQLMetrics.createMetric(sparkContext, "partitions read"))
 
-  // Keys by the partition they hash to. SQL: `k IN (1, 1)` returns each row once and a NULL in
-  // the list matches nothing.
-  @transient private lazy val keysByPartition: Map[Int, Array[AnyRef]] = {
-    val data = relation.data
-    val codec = data.codec
-    val partitionId = codec.partitionIdExpression(
-      BoundReference(0, codec.dataType, nullable = true), data.numPartitions)
-    keys.filter(_ != null).distinct
-      .groupBy(v => partitionId.eval(new GenericInternalRow(Array[Any](v))).asInstanceOf[Int])
-      .map { case (p, vs) => p -> vs.map(codec.keyOfValue).toArray }
-  }
+  @transient private lazy val keysByPartition: Map[Int, Array[AnyRef]] =
+    relation.data.keysByPartition(keys)
 
   override def outputPartitioning: Partitioning = UnknownPartitioning(keysByPartition.size)
 
@@ -81,6 +73,21 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
     }
     PartitionPruningRDD.create(looked, byPartition.contains)
   }
+
+  // Collecting a lookup (the plan's root: `get_rows(k).collect()`, `SELECT * ... WHERE k = v`)
+  // skips the SQL execution's RDD wrapping: partitions held in this JVM are read in place, the
+  // others by one job on those partitions only.
+  override def executeCollect(): Array[InternalRow] = {
+    val rows = relation.data.lookup(keys, Option(session).forall(HyperspaceConf.indexedLookupReadInPlace))
+    longMetric("numPartitionsRead").set(keysByPartition.size.toLong)
+    longMetric("numOutputRows").set(rows.length.toLong)
+    Option(sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY)).foreach { id =>
+      SQLMetrics.postDriverMetricUpdates(sparkContext, id, metrics.values.toSeq)
+    }
+    rows
+  }
+
+  override def executeTake(n: Int): Array[InternalRow] = executeCollect().take(n)
 
   override def simpleString(maxFields: Int): String =
     s"IndexedLookup ${truncatedString(output, "[", ", ", "]", maxFields)}, " +

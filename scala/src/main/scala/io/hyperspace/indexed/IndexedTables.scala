@@ -70,7 +70,8 @@ object IndexedTables {
     plan.flatMap(indexedView).map(data => new IndexedDataFrame(spark, data))
   }
 
-  private def get(spark: SparkSession, name: String, action: String): IndexedDataFrame =
+  /** The indexed table `name`, or an error saying it cannot `action` it and naming those there are. */
+  def get(spark: SparkSession, name: String, action: String): IndexedDataFrame =
     find(spark, name).getOrElse {
       val known = list(spark).map(_._1)
       throw new HyperspaceException(s"Cannot $action indexed table '$name': no indexed table of " +

@@ -1,8 +1,9 @@
 package io.hyperspace.sql
 
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row, SparkSession}
-import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.CatalystTypeConverters
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Literal}
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.command.LeafRunnableCommand
 import org.apache.spark.sql.hyperspace.SparkInternals
@@ -264,6 +265,35 @@ case class UncacheIndexedTableCommand(name: String, ifExists: Boolean) extends H
   override def run(spark: SparkSession): Seq[Row] = {
     IndexedTables.uncache(spark, name, ifExists)
     Nil
+  }
+}
+
+/**
+ * `LOOKUP INDEXED TABLE name KEYS (value, ...)`: the rows of the indexed table `name` whose key is
+ * one of the values ([[IndexedDataFrame.lookup]]). A command's rows are computed when the
+ * statement runs and travel as a local result, so a Spark Connect client gets them without a
+ * query planned over the index, and without a job when the driver holds the keys' partitions
+ * (local mode). `keys` is the one-row select list of the values.
+ */
+case class LookupIndexedTableCommand(name: String, keys: LogicalPlan) extends LeafRunnableCommand {
+  // The table's columns, from the session the statement is analysed in.
+  override lazy val output: Seq[Attribute] =
+    DataTypeUtils.toAttributes(IndexedTables.get(SparkSession.active, name, "look up in").schema)
+
+  override def run(spark: SparkSession): Seq[Row] = {
+    // The values are constants: analysed and evaluated here, with no query run for them.
+    val values = HyperspaceCommand.query(spark, keys).queryExecution.analyzed match {
+      case Project(list, _) => list.map(_.transformUp { case a: Alias => a.child }).map { e =>
+          if (!e.foldable) {
+            throw new HyperspaceException(s"Cannot look up ${e.sql} in indexed table '$name': " +
+              "KEYS takes constant values.")
+          }
+          Literal.create(e.eval(), e.dataType)
+        }
+      case other => throw new IllegalStateException(s"unexpected plan ${other.nodeName}")
+    }
+    val toScala = CatalystTypeConverters.createToScalaConverter(schema)
+    IndexedTables.get(spark, name, "look up in").lookupLiterals(values).map(r => toScala(r).asInstanceOf[Row])
   }
 }
 

@@ -2,7 +2,7 @@ package io.hyperspace.sql
 
 import scala.util.matching.Regex
 
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, OneRowRelation, Project}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.{IndexConfig, IndexKindConfig, IndexKinds}
@@ -38,11 +38,12 @@ object HyperspaceStatements {
   }
 
   // The Indexed DataFrame's statements: CACHE / UNCACHE INDEXED TABLE, INSERT INTO INDEXED TABLE,
-  // SHOW INDEXED TABLES. `INDEXED` is no word of Spark's grammar there, so nothing of Spark's is
+  // SHOW INDEXED TABLES, LOOKUP INDEXED TABLE. `INDEXED` is no word of Spark's grammar there, so nothing of Spark's is
   // taken.
   private val indexedPrefix: Regex =
     ("(?is)^(?:\\s|--[^\\n]*(?:\\n|$)|/\\*.*?\\*/)*" +
-      "(?:(?:un)?cache\\s+indexed\\s+table|insert\\s+into\\s+indexed\\s+table|show\\s+indexed\\s+tables)\\b.*").r
+      "(?:(?:un)?cache\\s+indexed\\s+table|insert\\s+into\\s+indexed\\s+table|show\\s+indexed\\s+tables|" +
+      "lookup\\s+indexed\\s+table)\\b.*").r
 }
 
 private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token], parseQuery: String => LogicalPlan) {
@@ -191,11 +192,16 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
   /**
    * `CACHE INDEXED TABLE name ON (key) [PARTITIONS n] [AS query]`,
    * `INSERT INTO INDEXED TABLE name query`, `UNCACHE INDEXED TABLE [IF EXISTS] name`,
-   * `SHOW INDEXED TABLES`.
+   * `SHOW INDEXED TABLES`, `LOOKUP INDEXED TABLE name KEYS (value, ...)`.
    */
   def indexedTableStatement(): Option[LogicalPlan] = {
     val verb = next().text.toLowerCase
     val plan = verb match {
+      case "lookup" =>
+        expect("indexed"); expect("table")
+        val name = identifier("an indexed table name")
+        expect("keys")
+        LookupIndexedTableCommand(name, lookupKeys(name))
       case "show" =>
         expect("indexed"); expect("tables")
         ShowIndexedTablesCommand()
@@ -225,6 +231,20 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     }
     end()
     Some(plan)
+  }
+
+  // `(value, ...)`: SQL literals or constant expressions (`DATE '2024-01-07'`, `X'62'`), parsed
+  // by Spark as the select list of a query of one row and nothing else.
+  private def lookupKeys(table: String): LogicalPlan = {
+    val open = peek().filter(_.isSymbol("(")).getOrElse(fail("'(' and the keys to look up"))
+    val text = sql.substring(open.start).trim.stripSuffix(";").trim
+    pos = tokens.size
+    if (!text.endsWith(")") || text.length < 3) fail("the keys to look up in parentheses")
+    parseQuery("SELECT " + text.substring(1, text.length - 1)) match {
+      case p @ Project(_, OneRowRelation()) => p
+      case _ => throw new HyperspaceException(s"Cannot look up in indexed table '$table': KEYS takes " +
+          s"a list of values, got $text.")
+    }
   }
 
   private def number[T](text: String, what: String)(convert: String => T): T =

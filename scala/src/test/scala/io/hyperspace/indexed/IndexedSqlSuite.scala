@@ -29,6 +29,47 @@ class IndexedSqlSuite extends SparkSessionSuite {
   private val sourceSql =
     "SELECT CASE WHEN id % 97 = 0 THEN NULL ELSE id % 500 END AS k, concat('s', id) AS s FROM range(3000)"
 
+  test("LOOKUP INDEXED TABLE returns the rows of a filter, for every version, with typed keys") {
+    spark.sql(s"CREATE OR REPLACE TEMPORARY VIEW lk_plain AS $sourceSql")
+    spark.sql(s"CACHE INDEXED TABLE lk ON (k) PARTITIONS 4 AS $sourceSql")
+    try {
+      def same(keys: String, condition: String): Unit =
+        assert(rows(spark.sql(s"LOOKUP INDEXED TABLE lk KEYS ($keys)")) ==
+            rows(spark.sql(s"SELECT * FROM lk_plain WHERE $condition")), keys)
+      same("42", "k = 42")
+      same("1, 2, 2, 499, 7777, NULL", "k IN (1, 2, 499)")
+      same("CAST(3 AS SMALLINT), 4L", "k IN (3, 4)")
+      same("7.5", "k = 7.5")
+      assert(spark.sql("LOOKUP INDEXED TABLE lk KEYS (NULL)").collect().isEmpty)
+      assert(spark.sql("LOOKUP INDEXED TABLE lk KEYS (1)").schema.fieldNames.toSeq == Seq("k", "s"))
+      spark.sql("INSERT INTO INDEXED TABLE lk SELECT 42L AS k, 'new' AS s")
+      spark.sql(s"CREATE OR REPLACE TEMPORARY VIEW lk_plain AS $sourceSql UNION ALL SELECT 42L, 'new'")
+      same("42, 43", "k IN (42, 43)")
+
+      val missing = intercept[Exception](spark.sql("LOOKUP INDEXED TABLE nope KEYS (1)").collect())
+      assert(missing.getMessage.contains("'nope'") && missing.getMessage.contains("lk"), missing.getMessage)
+      val notValues = intercept[HyperspaceException](spark.sql("LOOKUP INDEXED TABLE lk KEYS (1 FROM lk_plain)"))
+      assert(notValues.getMessage.contains("'lk'"), notValues.getMessage)
+      val badValue = intercept[HyperspaceException](spark.sql("LOOKUP INDEXED TABLE lk KEYS ('seven')").collect())
+      assert(badValue.getMessage.contains("'k'"), badValue.getMessage)
+    } finally spark.sql("UNCACHE INDEXED TABLE IF EXISTS lk")
+
+    spark.sql("CACHE INDEXED TABLE lk_dates ON (d) PARTITIONS 3 AS " +
+      "SELECT date_add(DATE '2024-01-01', CAST(id % 30 AS INT)) AS d, CAST(id % 11 AS DECIMAL(8, 2)) AS a, " +
+      "concat('v', id % 40) AS v FROM range(500)")
+    spark.sql("CACHE INDEXED TABLE lk_dec ON (a) PARTITIONS 3 AS SELECT * FROM lk_dates")
+    spark.sql("CACHE INDEXED TABLE lk_str ON (v) PARTITIONS 3 AS SELECT * FROM lk_dates")
+    try {
+      Seq(
+        "lk_dates" -> ("DATE '2024-01-07', DATE '1999-01-01'", "d IN (DATE '2024-01-07')"),
+        "lk_dec" -> ("3.00, 4", "a IN (3, 4)"),
+        "lk_str" -> ("'v7', 'nope'", "v = 'v7'")).foreach { case (table, (keys, condition)) =>
+        val found = rows(spark.sql(s"LOOKUP INDEXED TABLE $table KEYS ($keys)"))
+        assert(found.nonEmpty && found == rows(spark.sql(s"SELECT * FROM lk_dates WHERE $condition")), table)
+      }
+    } finally Seq("lk_dates", "lk_dec", "lk_str").foreach(t => spark.sql(s"UNCACHE INDEXED TABLE IF EXISTS $t"))
+  }
+
   test("cache, query, append, show and uncache an indexed table from SQL") {
     spark.sql(s"CREATE OR REPLACE TEMPORARY VIEW plain_src AS $sourceSql")
     val created = spark.sql(s"CACHE INDEXED TABLE edges ON (k) PARTITIONS 4 AS $sourceSql").collect()

@@ -93,6 +93,25 @@ object SparkInternals {
   }
 
   /**
+   * The object cached as partition `p` of `rdd` when this JVM's block manager holds it
+   * deserialized in memory — the driver's does in local mode, where the driver is the executor
+   * — else None, without computing, fetching or deserializing anything. Block manager reads are
+   * `private[spark]`. The read lock is released before returning: the caller keeps a reference
+   * to an object the block manager may drop, which is safe for immutable cached values.
+   */
+  def localCachedObject(rdd: org.apache.spark.rdd.RDD[_], p: Int): Option[Any] = {
+    val blockManager = org.apache.spark.SparkEnv.get.blockManager
+    val id = org.apache.spark.storage.RDDBlockId(rdd.id, p)
+    if (!rdd.getStorageLevel.deserialized || !blockManager.memoryStore.contains(id)) return None
+    blockManager.getLocalValues(id).flatMap { result =>
+      val values = result.data
+      val first = if (values.hasNext) Some(values.next()) else None
+      while (values.hasNext) values.next() // the lock is released when the iterator ends
+      first
+    }
+  }
+
+  /**
    * The bytes in memory and on disk of `rdd`'s cached blocks, as the block managers reported
    * them to the master when they stored them. Not `SparkContext.getRDDStorageInfo`: that reads
    * the status store, which the listener bus updates later (a busy driver reads fewer cached
