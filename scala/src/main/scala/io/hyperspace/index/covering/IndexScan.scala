@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.datasources.{FileIndex, LogicalRelation, P
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.{FileRanges, IndexKinds}
+import io.hyperspace.index.{BoundedCache, FileRanges, IndexKinds}
 import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderFileIndex}
 import io.hyperspace.log.{Content, ContentFile, LogEntry}
 import io.hyperspace.shims.{FileListing, FileRelation, FileRelationBase}
@@ -45,7 +45,17 @@ object IndexFileIndex {
    * conjunction, on a scan of the index or of its source: columns are matched by name): those of
    * the buckets [[bucketsToRead]] selects, less those whose logged ranges rule the filters out.
    */
-  def filesToRead(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] = {
+  def filesToRead(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] =
+    if (filters.isEmpty) entry.content.files
+    else if (entry.isHypothetical) selectFiles(entry, filters)
+    else filesCache.getOrElseUpdate((entry.identity, filters), selectFiles(entry, filters))
+
+  // Planning one query asks for the same scan's files several times (the ranking, the scan node,
+  // the driver-read check); an entry is immutable, so its answer for the same filters is kept.
+  private val filesCache =
+    new BoundedCache[((String, String, Long), Seq[Expression]), Seq[ContentFile]](256, 1000000L, _.size.toLong + 1)
+
+  private def selectFiles(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] = {
     val inBuckets = bucketsToRead(entry, filters) match {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => entry.content.files
