@@ -134,10 +134,10 @@ def main() -> None:
     for r in range(args.rounds):
         conf.system_path = str(work / f"indexes-{r}")
 
-        def index() -> None:
+        def index(r: int = r) -> None:
             hs.create_index(lineitem, IndexConfig(f"all_{r}", ["l_orderkey"], COLUMNS[1:]))
 
-        def bucketed() -> None:
+        def bucketed(r: int = r) -> None:
             (
                 lineitem.write.bucketBy(args.buckets, "l_orderkey")
                 .sortBy("l_orderkey")
