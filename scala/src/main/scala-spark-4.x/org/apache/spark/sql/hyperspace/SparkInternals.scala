@@ -59,8 +59,9 @@ object SparkInternals {
     val repartitioned = df.repartition(numBuckets, bucketColumns.map(c => df.col(quoted(c))): _*)
     val plan = repartitioned.queryExecution.analyzed
     val resolver = df.sparkSession.sessionState.conf.resolver
-    val keys = bucketColumns.map(c => plan.output.find(a => resolver(a.name, c)).getOrElse(
-      throw new IllegalArgumentException(s"No column $c in ${plan.output.map(_.name).mkString(", ")}")))
+    val keys = bucketColumns.map(c =>
+      plan.output.find(a => resolver(a.name, c)).getOrElse(
+        throw new IllegalArgumentException(s"No column $c in ${plan.output.map(_.name).mkString(", ")}")))
     val bucketId = HashPartitioning(keys, numBuckets).partitionIdExpression
     val order = SortOrder(keys.head, Ascending, Seq(bucketId)) +: keys.map(SortOrder(_, Ascending))
     ofRows(df.sparkSession, Sort(order, global = false, plan))
