@@ -12,7 +12,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.hyperspace.index.dataskipping.{FilterTranslator, MinMaxSketch, NullCountSketch, SketchInput}
-import io.hyperspace.index.covering.IndexColumn
+import io.hyperspace.index.covering.{CoveringIndex, IndexColumn}
 import io.hyperspace.log.{ColumnStats, ContentFile, FileStats, IndexDefinition, LogEntry}
 
 /**
@@ -141,7 +141,7 @@ object FileRanges extends Logging {
   def filesToRead(indexName: String, files: Seq[ContentFile], definition: IndexDefinition, columns: Seq[String],
       filters: Seq[Expression]): Seq[ContentFile] = {
     if (filters.isEmpty || files.isEmpty || files.forall(_.stats.isEmpty)) return files
-    val schema = DataType.fromJson(definition.schema).asInstanceOf[StructType]
+    val schema = CoveringIndex.storedSchema(definition)
     val refs = filters.flatMap(_.references).distinct
     // One set of per-file inputs for each indexed column the filters reference.
     val targets: Seq[(String, Attribute)] = columns.flatMap { c =>

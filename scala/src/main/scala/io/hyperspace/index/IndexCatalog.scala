@@ -53,7 +53,9 @@ case class IndexSummary(
 /** The indexes under the session's system path. */
 class IndexCatalog(spark: SparkSession) extends Logging {
 
-  private def hadoopConf = spark.sessionState.newHadoopConf()
+  // One copy per catalog (they live for one operation or one query's planning): Spark copies
+  // the whole Hadoop configuration on every call, a noticeable part of planning a query.
+  private[hyperspace] lazy val hadoopConf: org.apache.hadoop.conf.Configuration = spark.sessionState.newHadoopConf()
 
   /**
    * The qualified system path. Fails with a [[HyperspaceException]] naming it when it cannot be

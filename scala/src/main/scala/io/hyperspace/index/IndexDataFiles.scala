@@ -1,5 +1,6 @@
 package io.hyperspace.index
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
@@ -13,8 +14,8 @@ object IndexDataFiles {
    * (removed or overwritten by hand, by a storage lifecycle rule, or vacuumed by another
    * process). One directory listing per data version the entry uses — never a call per file.
    */
-  def missing(spark: SparkSession, entry: LogEntry): Seq[ContentFile] = {
-    val fs = new Path(entry.content.root).getFileSystem(spark.sessionState.newHadoopConf())
+  def missing(spark: SparkSession, entry: LogEntry, conf: Option[Configuration] = None): Seq[ContentFile] = {
+    val fs = new Path(entry.content.root).getFileSystem(conf.getOrElse(spark.sessionState.newHadoopConf()))
     entry.content.files.groupBy(_.dataVersion).toSeq.sortBy(_._1).flatMap { case (version, files) =>
       val dir = version.map(v => new Path(entry.content.root, Content.versionDirName(v)))
         .getOrElse(new Path(entry.content.root))

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.IndexKinds
+import io.hyperspace.index.{IndexCatalog, IndexKinds}
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
 import io.hyperspace.log.LogEntry
@@ -82,7 +82,11 @@ object ApplyHyperspace extends Logging {
         // Scans of table-format tables the rules see as file scans, given back when not replaced.
         val scans = TableScans.asFileScans(plan)
         if (!scans.exists(isSourceScan)) plan
-        else TableScans.restore(rewriteWithReadableIndexes(spark, scans, CandidateIndexes.active(spark), log))
+        else {
+          // One Hadoop configuration for the query's reads of the catalog and listings of index data.
+          val catalog = new IndexCatalog(spark)
+          TableScans.restore(rewriteWithReadableIndexes(spark, catalog, scans, CandidateIndexes.active(catalog), log))
+        }
       } catch {
         // An audit that found skipped rows must fail the query, not run it without the index.
         case e: SplitSeekAudit.AuditFailure => throw e
@@ -135,13 +139,14 @@ object ApplyHyperspace extends Logging {
    */
   private def rewriteWithReadableIndexes(
       spark: SparkSession,
+      catalog: IndexCatalog,
       plan: LogicalPlan,
       indexes: Seq[LogEntry],
       log: DecisionLog): LogicalPlan = {
     val inPlanAlready = indexesIn(plan).map(_.identity).toSet
     val readable = scala.collection.mutable.Map[(String, String, Long), Boolean]()
     def isReadable(e: LogEntry): Boolean = readable.getOrElseUpdate(e.identity,
-      CandidateIndexes.missingData(spark, e) match {
+      CandidateIndexes.missingData(spark, e, Some(catalog.hadoopConf)) match {
         case None => true
         case Some(reason) =>
           logWarning(s"Hyperspace does not use index '${e.name}': $reason")

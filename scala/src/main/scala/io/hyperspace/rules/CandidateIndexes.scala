@@ -53,9 +53,11 @@ object CandidateIndexes extends Logging {
     1L + e.source.files.size + e.source.appendedFiles.size + e.source.deletedFiles.size + e.content.files.size
 
   /** The ACTIVE indexes under the session's system path, of kinds this version can use (unreadable ones skipped). */
-  def active(spark: SparkSession): Seq[LogEntry] = {
-    val catalog = new IndexCatalog(spark)
-    val conf = spark.sessionState.newHadoopConf()
+  def active(spark: SparkSession): Seq[LogEntry] = active(new IndexCatalog(spark))
+
+  /** [[active]] of `catalog`'s session, with its Hadoop configuration. */
+  def active(catalog: IndexCatalog): Seq[LogEntry] = {
+    val conf = catalog.hadoopConf
     val root = catalog.systemPath
     CatalogVersion.read(root, conf) match {
       case None => Nil // no operation has ever run here: there are no indexes
@@ -211,9 +213,10 @@ object CandidateIndexes extends Logging {
    * another process). One listing per data version directory the entry uses, so callers check
    * an index once per query that would read it, not per optimizer pass or per file.
    */
-  def missingData(spark: SparkSession, entry: LogEntry): Option[String] =
+  def missingData(spark: SparkSession, entry: LogEntry,
+      conf: Option[org.apache.hadoop.conf.Configuration] = None): Option[String] =
     if (entry.isHypothetical) None
-    else IndexDataFiles.missing(spark, entry) match {
+    else IndexDataFiles.missing(spark, entry, conf) match {
       case Seq() => None
       case missing =>
         Some(s"${missing.size} of its ${entry.content.files.size} data file(s) are missing or were " +

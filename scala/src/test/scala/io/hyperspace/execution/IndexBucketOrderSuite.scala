@@ -1,8 +1,13 @@
 package io.hyperspace.execution
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.{SortExec, SparkPlan}
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.execution.{CommandResultExec, QueryExecution, SortExec, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.command.DataWritingCommandExec
 import org.apache.spark.sql.functions.{col, spark_partition_id}
+import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.util.QueryExecutionListener
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
@@ -116,6 +121,68 @@ class IndexBucketOrderSuite extends RuleTestSupport {
       // Grouped on the key above: the buckets spare the aggregation an Exchange, so they stay.
       val grouped = sameResult(spark.read.parquet(dir).where("id IN (4, 42)").groupBy("id").count())
       assert(indexScans(grouped).forall(_.bucketedScan) && shuffles(grouped) == 0, grouped.treeString)
+    }
+  }
+
+  // Every node of an executed plan, through adaptive stages and command results.
+  private def nodes(p: SparkPlan): Seq[SparkPlan] = p match {
+    case a: AdaptiveSparkPlanExec => nodes(a.executedPlan)
+    case q: QueryStageExec => nodes(q.plan)
+    case c: CommandResultExec => nodes(c.commandPhysicalPlan)
+    case other => other +: other.children.flatMap(nodes)
+  }
+
+  /** The executed plans of the file writes `body` runs. */
+  private def writePlans(body: => Unit): Seq[SparkPlan] = {
+    val seen = new java.util.concurrent.ConcurrentLinkedQueue[QueryExecution]()
+    val listener = new QueryExecutionListener {
+      override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = seen.add(qe)
+      override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit = ()
+    }
+    spark.listenerManager.register(listener)
+    try {
+      body
+      SparkInternals.waitForListenerEvents(spark)
+    } finally spark.listenerManager.unregister(listener)
+    import scala.jdk.CollectionConverters._
+    seen.asScala.toSeq.map(qe => nodes(qe.executedPlan))
+      .filter(_.exists(_.isInstanceOf[DataWritingCommandExec])).map(_.head)
+  }
+
+  test("an index build sorts each bucket once, on the indexed columns, into one sorted file per bucket") {
+    val dir = writeSource("build-sort", rows = 3000, files = 5)
+    for ((name, indexed) <- Seq("buildById" -> Seq("id"), "buildByNameId" -> Seq("name", "id"))) {
+      val plans = writePlans(hs.createIndex(spark.read.parquet(dir), IndexConfig(name, indexed, Seq("amount"))))
+      assert(plans.size == 1, plans.map(_.treeString).mkString("\n"))
+      // One Sort, keyed first on the indexed column, not on the bucket id (equal within a bucket).
+      val Seq(sort) = nodes(plans.head).collect { case s: SortExec => s }
+      assert(sort.sortOrder.forall(_.child.isInstanceOf[Attribute]), plans.head.treeString)
+      assert(sort.sortOrder.map(_.child.asInstanceOf[Attribute].name).distinct == indexed, plans.head.treeString)
+      val files = readIndexFiles(name)
+      assert(files.map(_._1).distinct.size == files.size, files.map(_._1))
+      assert(files.forall(_._2), s"a bucket file is not sorted on $indexed: $files")
+      assert(readIndexData(name).count() == 3000)
+    }
+    // optimize full writes one file per bucket the same way.
+    append(dir, 3000, 200)
+    hs.refreshIndex("buildById", "incremental")
+    val plans = writePlans(hs.optimizeIndex("buildById", "full"))
+    val sorts = plans.flatMap(p => nodes(p).collect { case s: SortExec => s })
+    assert(sorts.size == 1 && sorts.head.sortOrder.head.child.isInstanceOf[Attribute], plans.map(_.treeString))
+    val files = readIndexFiles("buildById")
+    assert(files.map(_._1).distinct.size == files.size)
+    assert(files.forall(_._2), s"a bucket file is not sorted: $files")
+  }
+
+  /** Per data file of the index's newest version: its bucket, and whether its rows are in indexed-column order. */
+  private def readIndexFiles(name: String): Seq[(Int, Boolean)] = {
+    val entry = logOf(name).latestStable.get
+    val indexed = entry.index.indexedColumns.map(col)
+    entry.content.files.map { f =>
+      val data = spark.read.parquet(entry.content.pathOf(f)).select(indexed: _*)
+      // A small file is read by one task, in file order.
+      (io.hyperspace.index.covering.CoveringIndex.bucketOf(f).get,
+        data.collect().toSeq == data.orderBy(indexed: _*).collect().toSeq)
     }
   }
 }

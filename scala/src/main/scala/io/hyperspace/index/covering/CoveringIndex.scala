@@ -100,7 +100,10 @@ object CoveringIndex {
 
   /** The schema of the index data files. */
   def storedSchema(definition: IndexDefinition): StructType =
-    DataType.fromJson(definition.schema).asInstanceOf[StructType]
+    // Asked per file pruning at planning time; a parsed schema is immutable.
+    schemaCache.getOrElseUpdate(definition.schema, DataType.fromJson(definition.schema).asInstanceOf[StructType])
+
+  private val schemaCache = new BoundedCache[String, StructType](1024)
 
   /** The index data's names of the indexed columns: what it is bucketed and sorted by. */
   def storedIndexedColumns(definition: IndexDefinition): Seq[String] = columnsOf(definition)._1.map(_.storedName)
@@ -135,7 +138,7 @@ object CoveringIndex {
       mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
     val data = indexRows(df, definition, files)
     val bucketColumns = storedIndexedColumns(definition)
-    val bucketed = data.repartition(definition.numBuckets, bucketColumns.map(c => col(quote(c))): _*)
+    val bucketed = SparkInternals.hashPartitionedAndSorted(data, definition.numBuckets, bucketColumns)
     SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets,
       bucketColumns, bucketColumns, mode)
   }
@@ -174,8 +177,7 @@ object CoveringIndex {
     val kept = IndexKind.withoutSourceFiles(all, LineageColumn, dropIds)
     val bucketColumns = storedIndexedColumns(definition)
     val data = if (!oneFilePerBucket) kept
-    else kept.repartition(definition.numBuckets,
-      bucketColumns.map(c => col(quote(c))): _*)
+    else SparkInternals.hashPartitionedAndSorted(kept, definition.numBuckets, bucketColumns)
     SparkInternals.writeBucketedParquet(data, dataPath, definition.numBuckets,
       bucketColumns, bucketColumns, mode)
   }

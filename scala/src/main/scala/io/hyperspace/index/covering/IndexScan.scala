@@ -4,13 +4,13 @@ import org.apache.hadoop.fs.{FileStatus, Path}
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FileSourceOptions
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, Pmod}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, PlanExpression, Pmod}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
 import org.apache.spark.sql.execution.datasources.{FileIndex, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
-import io.hyperspace.index.{FileRanges, IndexKinds}
+import io.hyperspace.index.{BoundedCache, FileRanges, IndexKinds}
 import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderFileIndex}
 import io.hyperspace.log.{Content, ContentFile, LogEntry}
 import io.hyperspace.shims.{FileListing, FileRelation, FileRelationBase}
@@ -45,7 +45,19 @@ object IndexFileIndex {
    * conjunction, on a scan of the index or of its source: columns are matched by name): those of
    * the buckets [[bucketsToRead]] selects, less those whose logged ranges rule the filters out.
    */
-  def filesToRead(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] = {
+  def filesToRead(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] =
+    if (filters.isEmpty) entry.content.files
+    else if (entry.isHypothetical || filters.exists(_.exists(_.isInstanceOf[PlanExpression[_]]))) {
+      selectFiles(entry, filters)
+    } else filesCache.getOrElseUpdate((entry.identity, filters), selectFiles(entry, filters))
+
+  // Planning one query asks for the same scan's files several times (the ranking, the scan node,
+  // the driver-read check); an entry is immutable, so its answer for the same filters is kept.
+  // Not for filters holding a subquery: a key would keep its plan (and results) alive.
+  private val filesCache =
+    new BoundedCache[((String, String, Long), Seq[Expression]), Seq[ContentFile]](256, 1000000L, _.size.toLong + 1)
+
+  private def selectFiles(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] = {
     val inBuckets = bucketsToRead(entry, filters) match {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => entry.content.files
