@@ -97,11 +97,12 @@ class BroadcastProbeIndexSuite extends MaintenanceTestSupport {
       // A filter is the filter rule's: on name it reads factByName, on amount nothing serves it.
       val byName = sameResult(factDf.where("name = 'n3'").select("key", "amount").join(d, col("key") === col("dkey")))
       assert(indexesUsed(byName) == Seq("factByName"), byName.treeString)
-      val byAmount = sameResult(factDf.where("amount > 100").select("key", "amount").join(d, col("key") === col("dkey")))
+      val byAmount =
+        sameResult(factDf.where("amount > 100").select("key", "amount").join(d, col("key") === col("dkey")))
       assert(indexesUsed(byAmount).isEmpty, byAmount.treeString)
 
       val composite = sameResult(factDf.select("key", "name", "amount")
-        .join(d, col("key") === col("dkey") && col("name") === col("dname")))
+          .join(d, col("key") === col("dkey") && col("name") === col("dname")))
       assert(indexesUsed(composite).isEmpty, composite.treeString)
 
       val uncovered = sameResult(factDf.select("key", "part").join(d, col("key") === col("dkey")))
@@ -117,7 +118,7 @@ class BroadcastProbeIndexSuite extends MaintenanceTestSupport {
   test("an index led by a string join key serves a join on it") {
     withConf(Threshold -> dimFits) {
       val plan = sameResult(factDf.select("name", "amount").join(dimDf.select("dname", "label"),
-        col("name") === col("dname")))
+          col("name") === col("dname")))
       assert(indexesUsed(plan) == Seq("factByName") && broadcastSideIndexes(plan).isEmpty, plan.treeString)
     }
   }
@@ -168,8 +169,8 @@ class BroadcastProbeIndexSuite extends MaintenanceTestSupport {
     def query: DataFrame = spark.read.parquet(wide).select("wkey", "w")
       .join(spark.read.parquet(mid), col("wkey") === col("mkey"))
     val (midBytes, wideBytes) = withHyperspace(on = false)((
-      spark.read.parquet(mid).queryExecution.optimizedPlan.stats.sizeInBytes,
-      spark.read.parquet(wide).select("wkey", "w").queryExecution.optimizedPlan.stats.sizeInBytes))
+        spark.read.parquet(mid).queryExecution.optimizedPlan.stats.sizeInBytes,
+        spark.read.parquet(wide).select("wkey", "w").queryExecution.optimizedPlan.stats.sizeInBytes))
     assert(midBytes < wideBytes, s"the dimension ($midBytes) must be estimated smaller than the fact ($wideBytes)")
     withConf(Threshold -> midBytes.toString) {
       // The index side's estimate is at most its files' size.
