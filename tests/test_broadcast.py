@@ -1,5 +1,6 @@
-"""Joins Spark broadcasts are left to Spark, seen from Python: no index in the plan, the same
-rows, and why_not naming the broadcast side; over the threshold the index join is used."""
+"""Joins Spark broadcasts are left to Spark, seen from Python: the broadcast side reads no index,
+the streamed side reads the index led by the join key (probes in key order), the same rows, and
+why_not naming the broadcast side; over the threshold the index join is used."""
 
 from __future__ import annotations
 
@@ -54,9 +55,14 @@ def test_a_join_spark_broadcasts_is_left_to_spark(spark: SparkSession, hs: Hyper
         expected, _ = _run(spark, _query(spark, tables), on=False)
         rows, plan = _run(spark, _query(spark, tables), on=True)
         assert rows == expected
+        assert "BroadcastHashJoin" in plan and "Name: bcFact" in plan and "Name: bcDim" not in plan, plan
+        reason = hs.why_not(_query(spark, tables), "bcDim", display=False)
+        assert "Spark broadcasts this side of the join" in reason, reason
+
+        with HyperspaceConfig(spark).override(broadcast_probe_enabled=False):
+            rows, plan = _run(spark, _query(spark, tables), on=True)
+        assert rows == expected
         assert "Hyperspace(Type: CI" not in plan and "BroadcastHashJoin" in plan, plan
-        reason = hs.why_not(_query(spark, tables), "bcFact", display=False)
-        assert "Spark broadcasts the other side of the join" in reason, reason
 
         spark.conf.set(THRESHOLD, "-1")  # nothing is broadcast: the index join is back
         rows, plan = _run(spark, _query(spark, tables), on=True)

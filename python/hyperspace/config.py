@@ -229,6 +229,14 @@ class HyperspaceConfig:
         "Spark reads as one input partition is planned with no shuffle; 0 turns it off (default 8m).",
     )
 
+    broadcast_probe_enabled = _Setting(
+        "spark.hyperspace.index.broadcastProbe.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether the streamed side of a join Spark broadcasts, reading its whole table, reads a covering "
+        "index led by the join key so its probes arrive in key order (default True).",
+    )
+
     indexed_num_partitions = _Setting(
         "spark.hyperspace.indexed.numPartitions",
         int,

@@ -142,6 +142,14 @@ object HyperspaceConf {
       .checkValue(b => b >= 0 && b <= (1L << 30), "must be between 0 and 1g")
       .createWithDefault(8L * 1024 * 1024)
 
+  val BROADCAST_PROBE_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.broadcastProbe.enabled")
+      .doc("In a join Spark runs as a broadcast hash join, the streamed side, when it reads its whole " +
+        "relation, reads a covering index whose leading indexed column is the (single) join key: the " +
+        "broadcast is kept and its probes arrive in key order.")
+      .booleanConf
+      .createWithDefault(true)
+
   val SPLIT_MAX_READ_FRACTION: ConfigEntry[Double] =
     buildConf("spark.hyperspace.index.split.maxReadFraction")
       .doc("A split index seek is used only while the row groups it reads (plus source files the " +
@@ -280,7 +288,8 @@ object HyperspaceConf {
     OPTIMIZE_FILE_SIZE_THRESHOLD, ZORDER_TARGET_FILE_SIZE, EXPLAIN_DISPLAY_MODE, EXPLAIN_HIGHLIGHT_BEGIN_TAG,
     EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
-    DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
+    DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, BROADCAST_PROBE_ENABLED,
+    INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_JOIN_SELECTION,
     INDEXED_LOOKUP_READ_IN_PLACE,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_JOIN_PRUNING_ENABLED, SPLIT_JOIN_PRUNING_MAX_KEYS,
@@ -380,6 +389,7 @@ object HyperspaceConf {
   def driverReadMaxBytes(spark: SparkSession): Long = DRIVER_READ_MAX_BYTES.readFrom(spark)
   /** Largest index bytes an aggregate reads in one partition, without a shuffle; 0: never. */
   def onePartitionMaxBytes(spark: SparkSession): Long = ONE_PARTITION_MAX_BYTES.readFrom(spark)
+  def broadcastProbeEnabled(spark: SparkSession): Boolean = BROADCAST_PROBE_ENABLED.readFrom(spark)
   /** Most matching rows a driver-side read collects before it gives way to a job. */
   def driverReadMaxRows(spark: SparkSession): Int = DRIVER_READ_MAX_ROWS.readFrom(spark)
   /** Largest fraction of a scan's bytes a split index seek may read. */

@@ -188,9 +188,11 @@ object ApplyHyperspace extends Logging {
    * replaces a pruned scan only when it reads fewer bytes. Split index seeks last: they read
    * the source itself, so a covering index that serves the query replaces the scan first; a
    * join's small side prunes a split-indexed scan only where no filter seek narrowed it already.
+   * Last, the streamed side of a join Spark broadcasts, left unread by all of the above, reads an
+   * index sorted on the join key.
    */
-  val rewrites: Seq[IndexRewrite] =
-    Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule, SplitSeekRule, SplitJoinPruningRule)
+  val rewrites: Seq[IndexRewrite] = Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule,
+    SplitSeekRule, SplitJoinPruningRule, BroadcastProbeIndexRule)
 
   /**
    * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as

@@ -30,7 +30,8 @@ case class BroadcastDecision(side: BuildSide, byHint: Boolean, estimatedBytes: B
       if (byHint) "a broadcast hint asks for it"
       else s"its estimated size, $estimatedBytes bytes, is within spark.sql.autoBroadcastJoinThreshold=$threshold"
     s"Spark broadcasts $which ($why); a broadcast join is faster than reading both sides " +
-      "bucketed, so the join is left to Spark (an index can still serve a filter on the big side)"
+      "bucketed, so the join is left to Spark (an index can still serve a filter on the big side, or " +
+      "feed its probes in key order when it is sorted on the join key)"
   }
 }
 

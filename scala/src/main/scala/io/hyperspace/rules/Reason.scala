@@ -185,6 +185,19 @@ object Reason {
     def describe: String = decision.describe(indexOnBroadcastSide)
   }
 
+  /** The streamed side of a broadcast join probes in `key` order only from an index led by `key`. */
+  final case class ProbeKeyNotLeading(key: String, leading: String) extends Reason {
+    def describe: String =
+      s"Spark broadcasts the other side of the join; the index's leading column ($leading) is not the join key " +
+        s"($key), so reading it would not put this side's probes in key order"
+  }
+
+  /** The index would read `indexBytes`, no fewer than the `sourceBytes` of the scan it would replace. */
+  final case class IndexNotSmaller(indexBytes: Long, sourceBytes: Long) extends Reason {
+    def describe: String = s"the index ($indexBytes bytes to read) is not smaller than the source it would replace " +
+      s"($sourceBytes bytes)"
+  }
+
   final case class GroupingNotIndexed(grouping: Seq[String], indexed: Seq[String]) extends Reason {
     def describe: String =
       s"the grouping columns (${grouping.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})"

@@ -81,9 +81,12 @@ class HybridScanSuite extends MaintenanceTestSupport {
       create("bhj", dir)
       append(dir, partitioned = false, 1000, 40)
       val dim = spark.range(0, 2000, 7).selectExpr("id", "id % 5 AS tag")
-      // Spark broadcasts dim, so the join itself is left to Spark (BroadcastJoinSuite) ...
+      // Spark broadcasts dim, so the join itself is left to Spark (BroadcastJoinSuite); the
+      // streamed side reads the index led by the key with the appended rows by a plain union ...
       val joined = sameResult(read(dir).select("id", "name").join(dim, "id").groupBy("id").count())
-      assert(indexesUsed(joined).isEmpty, joined.treeString)
+      assert(indexesUsed(joined) == Seq("bhj"), joined.treeString)
+      assert(joined.collect { case u: BucketUnionExec => u }.isEmpty, joined.treeString)
+      assert(joined.collect { case u: UnionExec => u }.size == 1, joined.treeString)
       // ... but an aggregation below it reads the index (with the appended rows bucketed in).
       val plan = sameResult(read(dir).select("id", "name").groupBy("id").count().join(dim, "id"))
       assert(indexesUsed(plan) == Seq("bhj"), plan.treeString)

@@ -1,9 +1,11 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.catalyst.optimizer.BuildLeft
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
 
 import io.hyperspace.HyperspaceSuite
 import io.hyperspace.execution.DriverIndexReadExec
@@ -71,7 +73,8 @@ trait RuleTestSupport extends HyperspaceSuite {
   /**
    * A join of `left` and `right` on `on`, both sides indexed (`indexes`), at Spark's default
    * broadcast threshold: Spark broadcasts a side and the join rule leaves the join to it (`whyNot`
-   * says so), unless a merge hint asks for a sort-merge join, which reads both indexes. Results
+   * says so for the broadcast side's index); the streamed side may read its index, led by the
+   * key, in key order. A merge hint asks for a sort-merge join, which reads both indexes. Results
    * equal Spark's either way.
    */
   protected def assertBroadcastLeftToSparkUnlessMergeHinted(
@@ -81,8 +84,13 @@ trait RuleTestSupport extends HyperspaceSuite {
     spark.conf.set(key, "10485760")
     try {
       val broadcast = sameResult(left.join(right, on))
-      assert(indexesUsed(broadcast).isEmpty, broadcast.treeString)
-      assert(hs.whyNot(left.join(right, on), indexes.head).contains("Spark broadcasts"))
+      val joins = broadcast.collect { case j: BroadcastHashJoinExec => j }
+      assert(joins.size == 1, broadcast.treeString)
+      val build = if (joins.head.buildSide == BuildLeft) joins.head.left else joins.head.right
+      assert(indexesUsed(build).isEmpty, broadcast.treeString)
+      assert(indexesUsed(broadcast).forall(indexes.contains) && indexesUsed(broadcast).size <= 1, broadcast.treeString)
+      val notRead = indexes.filterNot(indexesUsed(broadcast).contains)
+      assert(notRead.nonEmpty && hs.whyNot(left.join(right, on), notRead.head).contains("Spark broadcasts"))
       val merged = sameResult(left.hint("merge").join(right, on))
       assert(indexesUsed(merged) == indexes, merged.treeString)
     } finally spark.conf.set(key, previous)

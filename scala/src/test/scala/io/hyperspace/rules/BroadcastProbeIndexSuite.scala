@@ -1,0 +1,183 @@
+package io.hyperspace.rules
+
+import scala.util.Random
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.optimizer.BuildLeft
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
+import org.apache.spark.sql.functions.{broadcast, col}
+
+import io.hyperspace.index.IndexConfig
+import io.hyperspace.maintenance.MaintenanceTestSupport
+
+/**
+ * The streamed side of a join Spark broadcasts reads a covering index led by the join key
+ * (BroadcastProbeIndexRule): the broadcast stays, the broadcast side reads no index, and the rows
+ * are Spark's. Sides with a filter, other keys, uncovered columns, a composite key or the rule
+ * turned off keep their source scan.
+ */
+class BroadcastProbeIndexSuite extends MaintenanceTestSupport {
+
+  private val Threshold = "spark.sql.autoBroadcastJoinThreshold"
+  private val Enabled = "spark.hyperspace.index.broadcastProbe.enabled"
+
+  // A fact table of 20,000 rows in 4 files in random key order, and a dimension of 300 keys.
+  private lazy val fact: String = {
+    val path = newDir("fact").getAbsolutePath + "/data"
+    spark.range(0, 20000, 1, 4).selectExpr("CAST(pmod(hash(id), 500) AS BIGINT) AS key",
+      "CONCAT('n', pmod(hash(id, 1), 37)) AS name", "CAST(pmod(hash(id, 2), 10000) AS DOUBLE) / 7 AS amount",
+      "CAST(pmod(hash(id, 3), 4) AS INT) AS part").write.parquet(path)
+    path
+  }
+  private lazy val dim: String = {
+    val path = newDir("dim").getAbsolutePath + "/data"
+    spark.range(0, 300, 1, 1).selectExpr("id AS dkey", "CONCAT('label-', id % 7) AS label",
+      "CONCAT('n', id % 37) AS dname").write.parquet(path)
+    path
+  }
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    hs.createIndex(factDf, IndexConfig("factByKey", Seq("key"), Seq("amount", "name")))
+    hs.createIndex(factDf, IndexConfig("factByKeyNarrow", Seq("key"), Seq("amount")))
+    hs.createIndex(factDf, IndexConfig("factByName", Seq("name"), Seq("key", "amount")))
+    hs.createIndex(dimDf, IndexConfig("dimByKey", Seq("dkey"), Seq("label", "dname")))
+  }
+
+  private def factDf: DataFrame = spark.read.parquet(fact)
+  private def dimDf: DataFrame = spark.read.parquet(dim)
+
+  /** A threshold under which the dimension is broadcast and the fact table is not. */
+  private lazy val dimFits: String =
+    withHyperspace(on = false)(dimDf.queryExecution.optimizedPlan.stats.sizeInBytes).toString
+
+  private def broadcastJoins(plan: SparkPlan): Seq[BroadcastHashJoinExec] =
+    plan.collect { case j: BroadcastHashJoinExec => j }
+
+  /** Index names the broadcast (build) side of the plan's one broadcast join reads. */
+  private def broadcastSideIndexes(plan: SparkPlan): Seq[String] = {
+    val join = broadcastJoins(plan).head
+    val build = if (join.buildSide == BuildLeft) join.left else join.right
+    indexesUsed(build)
+  }
+
+  test("generated joins: the streamed side reads the smallest index led by the key, the broadcast stays, rows equal") {
+    val random = new Random(20261126L)
+    val joinTypes = Seq("inner", "left_outer", "left_semi", "left_anti", "right_outer")
+    for (round <- 0 until 12) {
+      val how = joinTypes(random.nextInt(joinTypes.size))
+      val aqe = random.nextBoolean().toString
+      val hinted = random.nextBoolean()
+      val factColumns = Seq("key") ++ random.shuffle(Seq("amount", "name")).take(random.nextInt(3))
+      val f = factDf.select(factColumns.map(col): _*)
+      val d = dimDf.select("dkey", "label")
+      def query: DataFrame = {
+        // Right outer can only broadcast its left side: the dimension goes there.
+        val (small, big) = (if (hinted) broadcast(d) else d, f)
+        if (how == "right_outer") small.join(big, small("dkey") === big("key"), how)
+        else big.join(small, big("key") === small("dkey"), how)
+      }
+      withConf("spark.sql.adaptive.enabled" -> aqe, Threshold -> (if (hinted) "-1" else dimFits)) {
+        val plan = sameResult(query)
+        val context = s"round $round: $how, columns ${factColumns.mkString(",")}, AQE $aqe, hinted $hinted\n" +
+          plan.treeString
+        assert(broadcastJoins(plan).size == 1, context)
+        assert(broadcastSideIndexes(plan).isEmpty, context)
+        val expected = if (factColumns.contains("name")) "factByKey" else "factByKeyNarrow"
+        assert(indexesUsed(plan) == Seq(expected), context)
+        assert(shuffles(plan) == 0, context)
+      }
+    }
+  }
+
+  test("a side with a filter, a composite key, uncovered columns or the rule off keeps its source scan") {
+    withConf(Threshold -> dimFits) {
+      val d = dimDf.select("dkey", "label", "dname")
+      // A filter is the filter rule's: on name it reads factByName, on amount nothing serves it.
+      val byName = sameResult(factDf.where("name = 'n3'").select("key", "amount").join(d, col("key") === col("dkey")))
+      assert(indexesUsed(byName) == Seq("factByName"), byName.treeString)
+      val byAmount =
+        sameResult(factDf.where("amount > 100").select("key", "amount").join(d, col("key") === col("dkey")))
+      assert(indexesUsed(byAmount).isEmpty, byAmount.treeString)
+
+      val composite = sameResult(factDf.select("key", "name", "amount")
+          .join(d, col("key") === col("dkey") && col("name") === col("dname")))
+      assert(indexesUsed(composite).isEmpty, composite.treeString)
+
+      val uncovered = sameResult(factDf.select("key", "part").join(d, col("key") === col("dkey")))
+      assert(indexesUsed(uncovered).isEmpty, uncovered.treeString)
+
+      withConf(Enabled -> "false") {
+        val off = sameResult(factDf.select("key", "amount").join(d, col("key") === col("dkey")))
+        assert(indexesUsed(off).isEmpty && broadcastJoins(off).size == 1, off.treeString)
+      }
+    }
+  }
+
+  test("an index led by a string join key serves a join on it") {
+    withConf(Threshold -> dimFits) {
+      val plan = sameResult(factDf.select("name", "amount").join(dimDf.select("dname", "label"),
+          col("name") === col("dname")))
+      assert(indexesUsed(plan) == Seq("factByName") && broadcastSideIndexes(plan).isEmpty, plan.treeString)
+    }
+  }
+
+  test("whyNot: another leading column, another index chosen, the broadcast side") {
+    withConf(Threshold -> dimFits) {
+      val query = factDf.select("key", "amount").join(dimDf.select("dkey", "label"), col("key") === col("dkey"))
+      val byName = hs.whyNot(query, "factByName")
+      assert(byName.contains("leading column (name) is not the join key (key)"), byName)
+      val wide = hs.whyNot(query, "factByKey")
+      assert(wide.contains("index 'factByKeyNarrow' was chosen instead"), wide)
+      val dimSide = hs.whyNot(query, "dimByKey")
+      assert(dimSide.contains("Spark broadcasts this side of the join"), dimSide)
+    }
+  }
+
+  test("a stale index serves the streamed side through hybrid scan only, with the appended rows") {
+    val dir = newSource("probeStale", partitioned = false, rows = 4000, files = 4)
+    val small = newDir("probeSmall").getAbsolutePath + "/data"
+    spark.range(0, 50, 1, 1).selectExpr("id AS sid", "CONCAT('s', id) AS tag").write.parquet(small)
+    hs.createIndex(read(dir), IndexConfig("staleById", Seq("id"), Seq("amount")))
+    append(dir, partitioned = false, from = 100000L)
+    def query: DataFrame = read(dir).select("id", "amount")
+      .join(spark.read.parquet(small), col("id") === col("sid"))
+    val threshold = withHyperspace(on = false)(
+      spark.read.parquet(small).queryExecution.optimizedPlan.stats.sizeInBytes).toString
+    withConf(Threshold -> threshold) {
+      val stale = sameResult(query)
+      assert(indexesUsed(stale).isEmpty, stale.treeString)
+      withHybridScan {
+        val hybrid = sameResult(query)
+        assert(indexesUsed(hybrid) == Seq("staleById") && broadcastJoins(hybrid).size == 1, hybrid.treeString)
+      }
+    }
+  }
+
+  test("no rewrite when the index in place would make Spark broadcast the other side") {
+    // A wide fact table (each row 2 KB of hashes, which Parquet cannot compress away) whose
+    // narrow index is smaller than the dimension: with the index in place both sides fit the
+    // threshold and Spark would broadcast the index instead.
+    val wide = newDir("wideFact").getAbsolutePath + "/data"
+    spark.range(0, 1000, 1, 2).selectExpr("id % 50 AS wkey", "CAST(id AS DOUBLE) AS w",
+      "concat_ws('', transform(sequence(1, 16), i -> sha2(concat(CAST(id AS STRING), '-', CAST(i AS STRING)), 512))) " +
+        "AS pad").write.parquet(wide)
+    val mid = newDir("midDim").getAbsolutePath + "/data"
+    spark.range(0, 5000, 1, 1).selectExpr("id AS mkey", "CONCAT('label-', id) AS mlabel").write.parquet(mid)
+    hs.createIndex(spark.read.parquet(wide), IndexConfig("wideByKey", Seq("wkey"), Seq("w")))
+    def query: DataFrame = spark.read.parquet(wide).select("wkey", "w")
+      .join(spark.read.parquet(mid), col("wkey") === col("mkey"))
+    val (midBytes, wideBytes) = withHyperspace(on = false)((
+        spark.read.parquet(mid).queryExecution.optimizedPlan.stats.sizeInBytes,
+        spark.read.parquet(wide).select("wkey", "w").queryExecution.optimizedPlan.stats.sizeInBytes))
+    assert(midBytes < wideBytes, s"the dimension ($midBytes) must be estimated smaller than the fact ($wideBytes)")
+    withConf(Threshold -> midBytes.toString) {
+      // The index side's estimate is at most its files' size.
+      val indexBytes = hs.indexes.where("name = 'wideByKey'").select("sizeInBytes").head().getLong(0)
+      assert(indexBytes < midBytes, s"the index ($indexBytes bytes) must be smaller than the dimension's estimate")
+      val plan = sameResult(query)
+      assert(indexesUsed(plan).isEmpty && broadcastJoins(plan).size == 1, plan.treeString)
+    }
+  }
+}
