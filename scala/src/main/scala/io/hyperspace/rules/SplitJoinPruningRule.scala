@@ -43,8 +43,8 @@ import io.hyperspace.sources.FileSource
  * types are left alone; a NULL key never equals anything and is not in a hash relation.
  *
  * While planning, [[apply]] makes the cost check from the index's build statistics
- * ([[io.hyperspace.index.split.SeekLayout]]): the number of keys whose seek is expected to read at most `maxReadFraction`
- * of the big side's bytes. Its outcome goes to the decision log (whyNot), as the run-time step
+ * ([[io.hyperspace.index.split.SeekLayout]]): the number of keys whose seek is expected to read
+ * at most `maxReadFraction` of the big side's bytes. Its outcome goes to the decision log (whyNot), as the run-time step
  * cannot write there.
  */
 object SplitJoinPruningRule extends IndexRewrite with Logging {
@@ -89,7 +89,7 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
           else builtBroadcast(small).flatMap(b => pruneAtRunTime(spark, split, big, smallKeys, ps, b))
         pruned(left, right, rightKeys, pairs, bigIsLeft = true).map(l => j.withNewChildren(Seq(l, right)))
           .orElse(pruned(right, left, leftKeys, pairs.map(_.swap), bigIsLeft = false)
-            .map(r => j.withNewChildren(Seq(left, r))))
+              .map(r => j.withNewChildren(Seq(left, r))))
           .getOrElse(j)
     }
   }

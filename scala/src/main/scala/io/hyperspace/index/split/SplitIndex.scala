@@ -86,6 +86,9 @@ object SplitIndex extends IndexKind {
     covering.copy(kind = Kind, kindVersion = KindVersion, schema = schema.json)
   }
 
+  private def storedColumns(definition: IndexDefinition): Seq[String] =
+    DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
+
   /** The stored names of the key columns (top-level, so the source's names). */
   def keyColumns(definition: IndexDefinition): Seq[String] = CoveringIndex.storedIndexedColumns(definition)
 
@@ -95,7 +98,7 @@ object SplitIndex extends IndexKind {
     import spark.implicits._
     val keys = keyColumns(definition)
     // Whether the index is of kind version 1, whose files hold the row index (refreshes keep it).
-    val storesRowIndex = DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.contains(RowIndexColumn)
+    val storesRowIndex = storedColumns(definition).contains(RowIndexColumn)
     val rowIndex = "__hs_row_index"
     val rows = df.select(keys.map(k => col(IndexColumn.quote(k))) ++
         Seq(col("_metadata.file_path").as("__hs_file_path"), col("_metadata.row_index").as(rowIndex)): _*)
@@ -190,10 +193,9 @@ object SplitIndex extends IndexKind {
     KindSummary(definition.indexedColumns, Nil, definition.numBuckets,
       Map(
         "numBuckets" -> definition.numBuckets.toString,
-        "locations" -> ("source file id, row group (ordinal, first byte, bytes)" +
-          (if (DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.contains(RowIndexColumn)) {
-            ", row index"
-          } else "")),
+        "locations" ->
+          ("source file id, row group (ordinal, first byte, bytes)" +
+            (if (storedColumns(definition).contains(RowIndexColumn)) ", row index" else "")),
         "schema" -> definition.schema))
 
   override def rewrites: RewriteFamily = RewriteFamily.RowGroupSeek

@@ -107,7 +107,7 @@ class SplitIndexSuite extends RuleTestSupport {
         val g = rgs(r.getInt(2))
         assert(r.getLong(3) == g._4 && r.getLong(4) == g._5)
         val rows = withHyperspace(on = false)(spark.read.parquet(byId(r.getLong(1)))
-          .where(s"k = ${r.getInt(0)}").selectExpr("_metadata.row_index").collect().map(_.getLong(0)))
+            .where(s"k = ${r.getInt(0)}").selectExpr("_metadata.row_index").collect().map(_.getLong(0)))
         assert(rows.exists(i => i >= g._2 && i < g._2 + g._3), (r, g, rows.toSeq))
       }
       // zstd-compressed index files.
