@@ -44,8 +44,8 @@ import io.hyperspace.sources.FileSource
  *
  * While planning, [[apply]] makes the cost check from the index's build statistics
  * ([[io.hyperspace.index.split.SeekLayout]]): the number of keys whose seek is expected to read
- * at most `maxReadFraction` of the big side's bytes. Its outcome goes to the decision log (whyNot), as the run-time step
- * cannot write there.
+ * at most `maxReadFraction` of the big side's bytes. Its outcome goes to the decision log
+ * (whyNot), as the run-time step cannot write there.
  */
 object SplitJoinPruningRule extends IndexRewrite with Logging {
 
@@ -236,8 +236,15 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
 case class SplitJoinRuntimePruning(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
   override def apply(plan: LogicalPlan): LogicalPlan =
     try {
-      if (!HyperspaceConf.applyEnabled(spark) || !HyperspaceConf.splitJoinPruningEnabled(spark)) plan
-      else SplitJoinPruningRule.atRunTime(spark, plan, CandidateIndexes.active(spark))
+      // The index catalog is read only where a built broadcast could prune something: adaptive
+      // execution runs this after every stage of every query.
+      val broadcastBuilt = plan.exists {
+        case LogicalQueryStage(_, stage: BroadcastQueryStageExec) => stage.isMaterialized
+        case _ => false
+      }
+      if (!broadcastBuilt || !HyperspaceConf.applyEnabled(spark) || !HyperspaceConf.splitJoinPruningEnabled(spark)) {
+        plan
+      } else SplitJoinPruningRule.atRunTime(spark, plan, CandidateIndexes.active(spark))
     } catch {
       case e: SplitSeekAudit.AuditFailure => throw e
       case NonFatal(e) =>
