@@ -129,16 +129,16 @@ def test_join_prunes_the_big_side(spark: SparkSession, hs: Hyperspace, work_dir:
         return big.join(small, big["k"] == small["k2"], how)
 
     conf = HyperspaceConfig(spark)
-    # Opt-in: off by default, the join reads the whole big side.
-    assert conf.split_join_pruning_enabled is False
-    _, plan = _run(spark, query)
+    # On by default: the filter is on the small side's `name`, so only the join's keys, read from
+    # the broadcast at run time, can narrow the big side.
+    assert conf.split_join_pruning_enabled is True
+    rows, plan = _run(spark, query)
+    assert rows and "SplitSeekFileIndex" in plan, plan
+    # The big side is preserved by a left outer join: nothing may be pruned.
+    _, plan = _run(spark, lambda: query("left_outer"))
     assert "SplitSeekFileIndex" not in plan
-    with conf.override(split_join_pruning_enabled=True):
-        # The filter is on the small side's `name`: only the join's keys can narrow the big side.
-        rows, plan = _run(spark, query)
-        assert rows and "SplitSeekFileIndex" in plan, plan
-        # The big side is preserved by a left outer join: nothing may be pruned.
-        _, plan = _run(spark, lambda: query("left_outer"))
+    with conf.override(split_join_pruning_enabled=False):
+        _, plan = _run(spark, query)
         assert "SplitSeekFileIndex" not in plan
     hs.delete_index("sjoin")
     hs.vacuum_index("sjoin")

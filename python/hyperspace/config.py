@@ -294,14 +294,14 @@ class HyperspaceConfig:
         "spark.hyperspace.index.split.joinPruning.enabled",
         _to_bool,
         _from_bool,
-        "Whether a small join side's keys, collected while planning, prune the row groups a split "
-        "index's source reads (default False: opt-in).",
+        "Whether the keys of a broadcast join side, read at run time from the broadcast, prune the row "
+        "groups a split index's source reads (default True).",
     )
     split_join_pruning_max_keys = _Setting(
         "spark.hyperspace.index.split.joinPruning.maxKeys",
         int,
         _from_int,
-        "Most distinct small-side join keys join pruning collects while planning (default 1000).",
+        "Most distinct broadcast join keys join pruning seeks for (default 1000).",
     )
     audit_sample_rate = _Setting(
         "spark.hyperspace.audit.sampleRate",

@@ -6,7 +6,7 @@ import org.apache.spark.sql.hyperspace.InjectedFunctions
 import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
-import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, PushFilterThroughBucketUnion}
+import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, PushFilterThroughBucketUnion, SplitJoinRuntimePruning}
 import io.hyperspace.sql.HyperspaceSqlParser
 
 /**
@@ -28,6 +28,8 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectOptimizerRule(_ => PushFilterThroughBucketUnion)
     // After the rewrites, which put the index scans it looks for into the plan.
     extensions.injectOptimizerRule(_ => AggregateSmallIndexScanInOnePartition)
+    // Join pruning reads the keys of a broadcast once adaptive execution has built it.
+    extensions.injectRuntimeOptimizerRule(session => SplitJoinRuntimePruning(session))
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
     extensions.injectPlannerStrategy(_ => IndexedStrategy)
     extensions.injectColumnar(_ => IndexPhysicalRules)

@@ -169,18 +169,17 @@ object HyperspaceConf {
 
   val SPLIT_JOIN_PRUNING_ENABLED: ConfigEntry[Boolean] =
     buildConf("spark.hyperspace.index.split.joinPruning.enabled")
-      .doc("In an equi-join of a split-indexed Parquet source with a small side (under Spark's " +
-        "autoBroadcastJoinThreshold), the small side's join keys are collected while planning and the " +
-        "source reads only the row groups that can hold them, when the index's statistics estimate that a " +
-        "seek for that many keys reads at most maxReadFraction of the source. Off by default: a small side " +
-        "with more keys than pay still runs while planning, measured slower than Spark's broadcast of it.")
+      .doc("In an equi-join of a split-indexed Parquet source with a side Spark broadcasts, the source reads " +
+        "only the row groups that can hold the broadcast's join keys, read from the broadcast at run time " +
+        "(adaptive execution), when the index's statistics estimate that a seek for that many keys reads at " +
+        "most maxReadFraction of the source. Nothing runs that Spark would not run: measured never slower.")
       .booleanConf
-      .createWithDefault(false)
+      .createWithDefault(true)
 
   val SPLIT_JOIN_PRUNING_MAX_KEYS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.index.split.joinPruning.maxKeys")
-      .doc("Most distinct join keys of the small side that join pruning seeks for (fewer when the " +
-        "index's statistics estimate that fewer pay); a small side with more is not used to prune.")
+      .doc("Most distinct join keys of a broadcast that join pruning seeks for (fewer when the " +
+        "index's statistics estimate that fewer pay); a broadcast with more does not prune.")
       .intConf
       .checkValue(n => n >= 1, "must be at least 1")
       .createWithDefault(1000)
@@ -398,7 +397,7 @@ object HyperspaceConf {
   def splitMaxLocations(spark: SparkSession): Int = SPLIT_MAX_LOCATIONS.readFrom(spark)
   /** Whether a small join side's keys prune a split-indexed source's row groups. */
   def splitJoinPruningEnabled(spark: SparkSession): Boolean = SPLIT_JOIN_PRUNING_ENABLED.readFrom(spark)
-  /** Most distinct small-side keys join pruning collects while planning. */
+  /** Most distinct broadcast keys join pruning seeks for. */
   def splitJoinPruningMaxKeys(spark: SparkSession): Int = SPLIT_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
   /** Fraction of pruned files a seek re-scans to check it (0: off). */
   def auditSampleRate(spark: SparkSession): Double = AUDIT_SAMPLE_RATE.readFrom(spark)

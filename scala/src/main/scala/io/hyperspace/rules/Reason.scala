@@ -275,11 +275,6 @@ object Reason {
       s"the filter matches more than $max index rows (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"
   }
 
-  final case class TooManyJoinKeys(max: Int) extends Reason {
-    def describe: String = s"the other side of the join has more than $max distinct join keys " +
-      s"(${HyperspaceConf.SPLIT_JOIN_PRUNING_MAX_KEYS.key}); the join does not prune this scan"
-  }
-
   case object NoLocationStatistics extends Reason {
     def describe: String = "the index's log has no location statistics (written before they were recorded), " +
       "so the cost of join pruning cannot be estimated; refresh or optimize the index to record them"
@@ -288,19 +283,15 @@ object Reason {
   final case class JoinKeyNotSelective(estimate: SeekEstimate, max: Double) extends Reason {
     def describe: String = f"a seek for even one join key is estimated to read ${estimate.fraction * 100}%.1f%% of " +
       s"the scan's bytes (${estimate.describe}), above ${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}=$max; " +
-      "the other side of the join was not run to collect its keys"
+      "the join does not prune this scan"
   }
 
-  final case class JoinKeysBeyondCost(keys: Int, budget: Long, estimate: SeekEstimate, max: Double) extends Reason {
-    def describe: String = s"the other side of the join has $keys distinct join keys; a seek for more than $budget " +
-      f"is estimated to read over ${max * 100}%.0f%% of the scan's bytes (${budget + 1}: " +
-      f"${estimate.fraction * 100}%.1f%%, ${estimate.describe}, ${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key}); " +
-      "the join does not prune this scan (the other side's rows, collected, replace it in the plan)"
-  }
-
-  final case class JoinSideTooManyRows(max: Int) extends Reason {
-    def describe: String = s"the other side of the join has more than $max rows, more than a local relation under " +
-      "spark.sql.autoBroadcastJoinThreshold holds; its keys were not collected and the join does not prune this scan"
+  final case class JoinPrunedAtRunTime(budget: Long, key: String) extends Reason {
+    def describe: String = s"join pruning decides at run time, once Spark has built the broadcast of the other side " +
+      s"of the join: this scan reads only the row groups the index locates for the broadcast's $key values when " +
+      s"they are at most $budget distinct keys (more are estimated to read over " +
+      s"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key} of the scan, or exceed " +
+      s"${HyperspaceConf.SPLIT_JOIN_PRUNING_MAX_KEYS.key}); the executed plan (explain after running) shows the seek"
   }
 
   final case class NotPlainParquetScan(what: String) extends Reason {

@@ -5,62 +5,92 @@ import scala.util.control.NonFatal
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, Expression, In, Literal, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, BoundReference, Expression, In, Literal, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{LocalLimit, LocalRelation, LogicalPlan}
-import org.apache.spark.sql.catalyst.plans.logical.statsEstimation.EstimationUtils
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.execution.hyperspace.BroadcastKeys
+import org.apache.spark.sql.execution.joins.HashJoin
 import org.apache.spark.sql.types.{DoubleType, FloatType}
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.BoundedCache
 import io.hyperspace.index.split.SplitIndex
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
 import io.hyperspace.sources.FileSource
 
 /**
- * An equi-join of a plain Parquet scan that has a split index on its join key with a small side
- * (Spark's estimate under `spark.sql.autoBroadcastJoinThreshold`): the small side's distinct
- * join keys are collected while planning (at most `joinPruning.maxKeys`), and the big side's
- * scan reads only the row groups the index locates for `key IN (those keys)`, through the same
- * seek and fallback as a filter ([[SplitSeekRule.seek]]).
+ * Join pruning: an equi-join of a plain Parquet scan that has a split index on its join key with
+ * a side Spark broadcasts reads only the row groups of the scan that the index locates for
+ * `key IN (the broadcast's distinct keys)`, through the same seek and fallback as a filter
+ * ([[SplitSeekRule.seek]]).
+ *
+ * It happens at run time, as Spark's dynamic partition pruning does for partition columns: under
+ * adaptive execution the broadcast is built first, as its own query stage, and the rest of the
+ * plan is optimized again before it runs ([[SplitJoinRuntimePruning]], a runtime optimizer rule).
+ * The keys are read from the broadcast hash relation itself, at most one past the number that
+ * pays, so nothing runs that Spark would not run anyway: a broadcast with more keys than pay
+ * costs a walk over that many of its keys. (An earlier variant ran the small side while planning
+ * and measured 0.5–0.87× against no pruning when its keys did not pay: the extra query's fixed
+ * cost, and the collection of a non-selective side into the driver.)
  *
  * The join stays: the seek only leaves out row groups holding no row whose key is among the
- * small side's, and such rows join with nothing. That holds only where the big side is not
+ * broadcast's, and such rows join with nothing. That holds only where the big side is not
  * preserved by the join (inner, left semi, the inner side of an outer join), so other join
- * types are left alone; a NULL key never equals anything and is not collected.
+ * types are left alone; a NULL key never equals anything and is not in a hash relation.
  *
- * This is the planning-time variant (issue #19's option (b)): the small side runs once as its own
- * query when the plan is optimized, which is why it must be small, deterministic and read only
- * files or local rows. Its rows then replace it in the plan (a local relation, which Spark
- * broadcasts without running anything), so it is not run a second time when the query runs,
- * whether the big side is pruned or not. They are cached by the small side's plan and its files'
- * listing.
- *
- * The cost check comes before the small side runs: from the index's build statistics
- * ([[io.hyperspace.index.split.SeekLayout]]), the number of keys whose seek is expected to read at most `maxReadFraction` of
- * the big side's bytes, the limit at which a filter seek stops paying. No key pays (a small big side,
- * or keys spread over most row groups): nothing runs. More keys than that: the rows replace the
- * small side, the big side is scanned whole.
+ * While planning, [[apply]] makes the cost check from the index's build statistics
+ * ([[io.hyperspace.index.split.SeekLayout]]): the number of keys whose seek is expected to read
+ * at most `maxReadFraction` of the big side's bytes. Its outcome goes to the decision log
+ * (whyNot), as the run-time step cannot write there.
  */
 object SplitJoinPruningRule extends IndexRewrite with Logging {
 
+  /** Records, for whyNot, what join pruning will do at run time; the plan is not changed. */
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan = {
     val split = indexes.filter(SplitIndex.isSplit)
-    if (split.isEmpty || !HyperspaceConf.splitJoinPruningEnabled(spark)) plan
+    if (split.nonEmpty && HyperspaceConf.splitJoinPruningEnabled(spark)) {
+      plan.foreach {
+        case EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _) =>
+          val pairs = leftKeys.zip(rightKeys)
+          val threshold = spark.sessionState.conf.autoBroadcastJoinThreshold
+          def broadcastable(p: LogicalPlan) = threshold > 0 && p.stats.sizeInBytes <= threshold
+          val planned = Seq((left, right, pairs, true), (right, left, pairs.map(_.swap), false))
+          planned.find { case (big, small, ps, bigIsLeft) =>
+            prunable(joinType, bigIsLeft) && broadcastable(small) && candidate(spark, split, big, ps, log).nonEmpty
+          }.foreach { case (big, _, ps, _) =>
+            candidate(spark, split, big, ps, DecisionLog.Discard).foreach { c =>
+              c.onKey.foreach(log.reject(_, Reason.JoinPrunedAtRunTime(c.budget, c.key.name)))
+            }
+          }
+        case _ =>
+      }
+    }
+    plan
+  }
+
+  /**
+   * `plan` (the remaining logical plan of an adaptive query, whose finished stages are
+   * [[LogicalQueryStage]]s) with the big side of each prunable join over a built broadcast
+   * narrowed by a seek for the broadcast's keys.
+   */
+  def atRunTime(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry]): LogicalPlan = {
+    val split = indexes.filter(SplitIndex.isSplit)
+    if (split.isEmpty) plan
     else plan transformDown {
       case j @ EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _) =>
         val pairs = leftKeys.zip(rightKeys)
-        val leftBig = if (prunable(joinType, bigIsLeft = true)) prune(spark, split, left, right, pairs, log) else None
-        val rightBig = if (leftBig.isEmpty && prunable(joinType, bigIsLeft = false)) {
-          prune(spark, split, right, left, pairs.map(_.swap), log).map(_.swap)
-        } else None
-        leftBig.orElse(rightBig) match {
-          case Some((l, r)) if !(l.eq(left) && r.eq(right)) => j.withNewChildren(Seq(l, r))
-          case _ => j
-        }
+        def pruned(big: LogicalPlan, small: LogicalPlan, smallKeys: Seq[Expression],
+            ps: Seq[(Expression, Expression)], bigIsLeft: Boolean): Option[LogicalPlan] =
+          if (!prunable(joinType, bigIsLeft)) None
+          else builtBroadcast(small).flatMap(b => pruneAtRunTime(spark, split, big, smallKeys, ps, b))
+        pruned(left, right, rightKeys, pairs, bigIsLeft = true).map(l => j.withNewChildren(Seq(l, right)))
+          .orElse(pruned(right, left, leftKeys, pairs.map(_.swap), bigIsLeft = false)
+              .map(r => j.withNewChildren(Seq(left, r))))
+          .getOrElse(j)
     }
   }
 
@@ -73,18 +103,27 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
     case _ => false
   }
 
+  /** A scan join pruning can narrow: its relation, filters, the key and the indexes keyed on it. */
+  private case class Candidate(
+      relation: LogicalRelation,
+      filters: Seq[Expression],
+      key: AttributeReference,
+      smallKey: Expression,
+      onKey: Seq[LogEntry],
+      budget: Long)
+
   /**
-   * (`big` with its scan narrowed to the row groups that can hold keys of `small`, `small` or its
-   * rows), either unchanged, or None when `small` was not run. `pairs` are the join's (big side,
-   * small side) key expressions.
+   * The scan under `big` (projections and filters over a plain file scan) with a split index keyed
+   * on one of its join keys, and the most keys whose seek pays; None (with the reason in `log`
+   * where there is one) when there is none or not even one key pays. `pairs` are the join's
+   * (big side, other side) key expressions.
    */
-  private def prune(
+  private def candidate(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       big: LogicalPlan,
-      small: LogicalPlan,
       pairs: Seq[(Expression, Expression)],
-      log: DecisionLog): Option[(LogicalPlan, LogicalPlan)] = {
+      log: DecisionLog): Option[Candidate] = {
     val (filters, relation, fs) = big match {
       case ProjectsAndFilters(_, filters, r: LogicalRelation) =>
         CandidateIndexes.sourceScan(r) match {
@@ -103,9 +142,6 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
     if (keyed.isEmpty) return None
     val source = FileSource(relation, fs)
     val ours = SplitSeekRule.indexesOf(indexes, source)
-    val threshold = spark.sessionState.conf.autoBroadcastJoinThreshold
-    if (threshold <= 0 || small.stats.sizeInBytes > threshold || !runnable(small)) return None
-    val kept = filters.filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
     val resolver = spark.sessionState.conf.resolver
     def keyedOn(a: AttributeReference)(e: LogEntry): Boolean = SplitIndex.keyColumns(e.index) match {
       case Seq(k) => resolver(k, a.name)
@@ -116,120 +152,103 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
       val onKey = ours.filter(keyedOn(key))
       val maxKeys = HyperspaceConf.splitJoinPruningMaxKeys(spark)
       val maxRead = HyperspaceConf.splitMaxReadFraction(spark)
-      // The cost check, before anything runs: how many keys the most selective index can seek for.
       val layouts = onKey.flatMap(e => SplitSeekRule.layoutOf(e, source.listedFiles).map(e -> _))
-      if (layouts.size < onKey.size) {
-        onKey.filterNot(e => layouts.exists(_._1 eq e)).foreach(log.reject(_, Reason.NoLocationStatistics))
-      }
+      onKey.filterNot(e => layouts.exists(_._1 eq e)).foreach(log.reject(_, Reason.NoLocationStatistics))
       val budgets = layouts.map { case (e, l) => (e, l, l.keysWithin(maxRead, maxKeys.toLong)) }
-      if (budgets.isEmpty) return None
-      if (budgets.forall(_._3 == 0)) {
+      if (budgets.isEmpty) None
+      else if (budgets.forall(_._3 == 0)) {
         budgets.foreach { case (e, l, _) => log.reject(e, Reason.JoinKeyNotSelective(l.estimate(1), maxRead)) }
-        return None
-      }
-      val (_, bestLayout, budget) = budgets.maxBy(_._3)
-      val collected = try rowsOf(spark, small)
-      catch {
-        case NonFatal(e) =>
-          logWarning(s"Join pruning of ${relation.simpleString(3)} is not applied: $e")
-          return None
-      }
-      collected match {
-        case None =>
-          onKey.foreach(log.reject(_, Reason.JoinSideTooManyRows(rowsCap(spark, small))))
-          None
-        case Some(rows) =>
-          val local = small match {
-            case _: LocalRelation => small
-            case _ =>
-              // Its rows, broadcast without running it again; unless they would not be broadcast.
-              val l = LocalRelation(small.output, rows, small.isStreaming)
-              if (l.stats.sizeInBytes <= threshold) l else small
-          }
-          val bound = BindReferences.bindReference(smallKey, small.output)
-          val values = rows.iterator.map(bound.eval).filter(_ != null).toSeq.distinct
-          if (values.size > budget) {
-            val why =
-              if (budget >= maxKeys) Reason.TooManyJoinKeys(maxKeys)
-              else Reason.JoinKeysBeyondCost(values.size, budget, bestLayout.estimate(budget + 1), maxRead)
-            onKey.foreach(log.reject(_, why))
-            Some(big -> local)
-          } else {
-            val inKeys = In(key, values.map(Literal(_, key.dataType)))
-            val sought = SplitSeekRule.seek(spark, onKey, (kept :+ inKeys).reduce(And), relation, log,
-              s"${key.name} IN (the ${values.size} join key(s) of the other side)" +
-                (if (kept.isEmpty) "" else s" AND ${kept.map(_.sql).mkString(" AND ")}"))
-            Some(sought.map(s => big transformUp { case r: LogicalRelation if r eq relation => s }).getOrElse(big) ->
-              local)
-          }
+        None
+      } else {
+        val kept = filters.filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
+        Some(Candidate(relation, kept, key, smallKey, onKey, budgets.map(_._3).max))
       }
     }
   }
 
-  /** Whether `plan` can run on its own as a query: deterministic, reading only files or local rows. */
-  private def runnable(plan: LogicalPlan): Boolean =
-    plan.deterministic && !plan.exists(_.expressions.exists(SubqueryExpression.hasSubquery)) &&
-      plan.collectLeaves().forall {
-        case r: LogicalRelation => r.relation.isInstanceOf[HadoopFsRelation]
-        case _: LocalRelation => true
+  /**
+   * A broadcast hash relation already built for `small`, a finished adaptive query stage: its
+   * exchange, its key expressions and its distinct keys.
+   */
+  private case class Built(exchange: BroadcastExchangeExec, keys: Seq[Expression], rows: () => Iterator[InternalRow])
+
+  private def builtBroadcast(small: LogicalPlan): Option[Built] = small match {
+    case LogicalQueryStage(_, stage: BroadcastQueryStageExec) if stage.isMaterialized =>
+      stage.broadcast match {
+        case e: BroadcastExchangeExec => BroadcastKeys.of(e).map { case (keys, rows) => Built(e, keys, rows) }
+        case _ => None
+      }
+    case _ => None
+  }
+
+  /**
+   * `big` with its scan narrowed to the row groups that can hold the keys of the broadcast
+   * `built` of the other side (whose join keys, in the join's order, are `smallKeys`); None when the
+   * broadcast's keys cannot be read, are more than pay, or the seek falls back.
+   */
+  private def pruneAtRunTime(
+      spark: SparkSession,
+      indexes: Seq[LogEntry],
+      big: LogicalPlan,
+      smallKeys: Seq[Expression],
+      pairs: Seq[(Expression, Expression)],
+      built: Built): Option[LogicalPlan] =
+    candidate(spark, indexes, big, pairs, DecisionLog.Discard).flatMap { c =>
+      val position = smallKeys.indexWhere(_.semanticEquals(c.smallKey))
+      val buildOutput = built.exchange.child.output
+      val bound = smallKeys.map(k => BindReferences.bindReference(k, buildOutput, allowFailures = true))
+      val rewritten = HashJoin.rewriteKeyExpr(bound)
+      // The hash relation's keys are the join's keys as the join was planned (packed into one long
+      // where they fit); anything else means a reading of its keys could be wrong: no pruning.
+      val sameKeys = position >= 0 && bound.forall(!_.exists(_.isInstanceOf[AttributeReference])) &&
+        rewritten.size == built.keys.size &&
+        rewritten.zip(built.keys).forall { case (a, b) => a.semanticEquals(b) }
+      if (!sameKeys) None
+      else {
+        val value =
+          if (rewritten.size == 1 && rewritten != bound) HashJoin.extractKeyExprAt(bound, position)
+          else BoundReference(position, bound(position).dataType, bound(position).nullable)
+        val values = new java.util.LinkedHashSet[Any]()
+        val keys = built.rows()
+        while (keys.hasNext && values.size <= c.budget) {
+          val v = value.eval(keys.next())
+          if (v != null) values.add(v)
+        }
+        if (values.size > c.budget || values.isEmpty) None
+        else {
+          import scala.jdk.CollectionConverters._
+          val inKeys = In(c.key, values.asScala.toSeq.map(Literal(_, c.key.dataType)))
+          SplitSeekRule.seek(spark, c.onKey, (c.filters :+ inKeys).reduce(And), c.relation, DecisionLog.Discard,
+            s"${c.key.name} IN (the ${values.size} join key(s) of the other side)" +
+              (if (c.filters.isEmpty) "" else s" AND ${c.filters.map(_.sql).mkString(" AND ")}"))
+            .map(s => big transformUp { case r: LogicalRelation if r eq c.relation => s })
+        }
+      }
+    }
+}
+
+/**
+ * Runs join pruning ([[SplitJoinPruningRule.atRunTime]]) when adaptive execution optimizes the
+ * rest of a query again after a stage finished; installed by the session extension as a runtime
+ * optimizer rule. A failure keeps the plan: a missed pruning must never fail a query (except an
+ * audit that found skipped rows).
+ */
+case class SplitJoinRuntimePruning(spark: SparkSession) extends Rule[LogicalPlan] with Logging {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    try {
+      // The index catalog is read only where a built broadcast could prune something: adaptive
+      // execution runs this after every stage of every query.
+      val broadcastBuilt = plan.exists {
+        case LogicalQueryStage(_, stage: BroadcastQueryStageExec) => stage.isMaterialized
         case _ => false
       }
-
-  /**
-   * The most rows of a small side collected while planning: as many as a local relation under the
-   * broadcast threshold holds (by Spark's size estimate of its rows), so the rows can replace the
-   * side and still be broadcast, and the driver holds no more than a broadcast of them would.
-   */
-  private def rowsCap(spark: SparkSession, small: LogicalPlan): Int = {
-    val rowBytes = EstimationUtils.getSizePerRow(small.output).max(1)
-    (BigInt(spark.sessionState.conf.autoBroadcastJoinThreshold) / rowBytes).max(1).min(Int.MaxValue / 2).toInt
-  }
-
-  /**
-   * The rows of `small` (copies, in Catalyst's internal form), or None when it has more than
-   * [[rowsCap]]. Cached by the plan and its files' listing, because the optimizer applies the rule
-   * more than once per query; a local relation's are its own.
-   */
-  private def rowsOf(spark: SparkSession, small: LogicalPlan): Option[Seq[InternalRow]] = small match {
-    case l: LocalRelation => Some(l.data)
-    case _ =>
-      val cap = rowsCap(spark, small)
-      val cacheKey = (small.canonicalized, dataOf(small), cap)
-      rows.get(cacheKey).getOrElse {
-        // One job, each task keeping at most one row past the cap (a side with more rows is read
-        // that far per task). A global limit would run a job per batch of partitions, one after
-        // the other: measured to cost more than the broadcast these rows replace.
-        val collected = SparkInternals.ofRows(spark, LocalLimit(Literal(cap + 1), small))
-          .queryExecution.executedPlan.executeCollect().toSeq
-        val result = if (collected.size > cap) None else Some(collected)
-        rows.put(cacheKey, result)
-        result
-      }
-  }
-
-  /**
-   * A digest of the data `small` reads: every file its relations list, with its size, modification
-   * time and the listing's per-file metadata (where a Delta deletion vector is named). Paths alone
-   * would keep serving the keys of a file rewritten in place, and a key missing from them would
-   * prune big-side rows that match.
-   */
-  private def dataOf(small: LogicalPlan): String = {
-    val sha = java.security.MessageDigest.getInstance("SHA-256")
-    small.collectLeaves().foreach {
-      case r: LogicalRelation =>
-        r.relation.asInstanceOf[HadoopFsRelation].location.listFiles(Nil, Nil).flatMap(_.files)
-          .map { f =>
-            val s = f.fileStatus
-            val metadata = f.metadata.toSeq.map { case (k, v) => s"$k=$v" }.sorted.mkString(",")
-            s"${s.getPath}\u0000${s.getLen}\u0000${s.getModificationTime}\u0000$metadata\u0001"
-          }
-          .sorted
-          .foreach(line => sha.update(line.getBytes(java.nio.charset.StandardCharsets.UTF_8)))
-      case _ =>
+      if (!broadcastBuilt || !HyperspaceConf.applyEnabled(spark) || !HyperspaceConf.splitJoinPruningEnabled(spark)) {
+        plan
+      } else SplitJoinPruningRule.atRunTime(spark, plan, CandidateIndexes.active(spark))
+    } catch {
+      case e: SplitSeekAudit.AuditFailure => throw e
+      case NonFatal(e) =>
+        logWarning(s"Join pruning is not applied: $e", e)
+        plan
     }
-    sha.digest().map("%02x".format(_)).mkString
-  }
-
-  private val rows = new BoundedCache[(LogicalPlan, String, Int), Option[Seq[InternalRow]]](
-    32, 1000000L, _.fold(1L)(_.size.toLong + 1))
 }

@@ -162,7 +162,7 @@ object CoveringIndex {
    * rows of the source files with lineage ids `dropIds` — deletes are applied from the index
    * itself, never by reading the source again. With `oneFilePerBucket`, the rows are shuffled so
    * that every bucket ends up in one file (optimize); otherwise each task writes the buckets it
-   * read, avoiding a shuffle of the whole index (refresh).
+   * read, avoiding a shuffle of the whole index (refresh). `options` are the Parquet writer's.
    */
   def rewrite(
       spark: SparkSession,
@@ -171,7 +171,8 @@ object CoveringIndex {
       dataPath: Path,
       dropIds: Set[Long],
       oneFilePerBucket: Boolean,
-      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
+      mode: SaveMode = SaveMode.ErrorIfExists,
+      options: Map[String, String] = Map.empty): Unit = {
     val definition = entry.index
     val all = spark.read.schema(storedSchema(definition)).parquet(files.map(entry.content.pathOf): _*)
     val kept = IndexKind.withoutSourceFiles(all, LineageColumn, dropIds)
@@ -179,7 +180,7 @@ object CoveringIndex {
     val data = if (!oneFilePerBucket) kept
     else SparkInternals.hashPartitionedAndSorted(kept, definition.numBuckets, bucketColumns)
     SparkInternals.writeBucketedParquet(data, dataPath, definition.numBuckets,
-      bucketColumns, bucketColumns, mode)
+      bucketColumns, bucketColumns, mode, options)
   }
 
   /** `flat` (the index columns and `__hs_file_path`) with each row's source file id as lineage. */

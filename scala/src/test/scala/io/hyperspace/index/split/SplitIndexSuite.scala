@@ -93,19 +93,29 @@ class SplitIndexSuite extends RuleTestSupport {
       assert(entry.index.kind == "SplitIndex")
       assert(indexRow("sBuild").getAs[String]("kindAbbr") == "SI")
       assert(sourceRowGroups(points) > 30, "the source needs many row groups for these tests")
+      assert(entry.index.kindVersion == 2)
       val data = readIndexData("sBuild")
-      assert(data.columns.toSeq == Seq("k", "_data_file_id", "_row_group", "_row_group_start", "_row_group_bytes",
-        "_row_index"))
+      // Kind version 2: no row index (kind version 1's `_row_index`, which nothing read).
+      assert(data.columns.toSeq == Seq("k", "_data_file_id", "_row_group", "_row_group_start", "_row_group_bytes"))
       assert(data.count() == Rows)
-      // Every stored location is the row's own: the row index and row group agree with the footer.
+      // Every stored row group is its row's: the row's key is in it (read from the source by Spark
+      // with its own row indexes), and its first byte and size agree with the footer.
       val byId = entry.source.files.map(f => f.id -> f.path).toMap
-      val sample = data.orderBy("_row_index").limit(200).collect()
+      val sample = data.where("k IS NOT NULL").orderBy("k").limit(100).collect()
       sample.foreach { r =>
         val rgs = rowGroupsOf(byId(r.getLong(1)))
         val g = rgs(r.getInt(2))
-        assert(r.getLong(5) >= g._2 && r.getLong(5) < g._2 + g._3)
         assert(r.getLong(3) == g._4 && r.getLong(4) == g._5)
+        val rows = withHyperspace(on = false)(spark.read.parquet(byId(r.getLong(1)))
+            .where(s"k = ${r.getInt(0)}").selectExpr("_metadata.row_index").collect().map(_.getLong(0)))
+        assert(rows.exists(i => i >= g._2 && i < g._2 + g._3), (r, g, rows.toSeq))
       }
+      // zstd-compressed index files.
+      val file = entry.content.pathOf(entry.content.files.head).toString
+      val footer = org.apache.parquet.hadoop.ParquetFileReader.open(
+        org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(new Path(file), spark.sessionState.newHadoopConf()))
+      try assert(footer.getFooter.getBlocks.get(0).getColumns.get(0).getCodec.name == "ZSTD")
+      finally footer.close()
     } finally drop("sBuild")
   }
 
@@ -254,6 +264,30 @@ class SplitIndexSuite extends RuleTestSupport {
         assert(hs.whyNot(df.where("k IN (1, 2, 3, 4, 5)"), "sWide").contains("more than 2 index rows"))
       } finally spark.conf.unset("spark.hyperspace.index.split.maxLocations")
     } finally drop("sWide")
+  }
+
+  test("an index of kind version 1 (with `_row_index`) still seeks, refreshes and optimizes") {
+    val path = newDir("v1").getAbsolutePath + "/data"
+    write(frame(0, 3000), path)
+    val source = () => spark.read.parquet(path)
+    hs.createIndex(source(), SplitIndexV1Config("sV1", Seq("k")))
+    try {
+      val entry = latest("sV1")
+      assert(entry.index.kind == "SplitIndex" && entry.index.kindVersion == 1)
+      def data = readIndexData("sV1")
+      assert(data.columns.contains("_row_index") && data.where("_row_index IS NULL").count() == 0)
+      val query = () => source().where("k IN (5, 600, 1200) OR k = 77")
+      assert(seekScans(sameResult(query())).size == 1)
+      write(frame(3000, 3600), path, "append")
+      hs.refreshIndex("sV1", "incremental")
+      // The appended rows' files hold the row index too: one schema for every file of the index.
+      assert(data.count() == source().count() && data.where("_row_index IS NULL").count() == 0)
+      assert(seekScans(sameResult(query())).size == 1)
+      hs.optimizeIndex("sV1", "full")
+      assert(data.columns.contains("_row_index") && data.count() == source().count())
+      assert(seekScans(sameResult(query())).size == 1)
+      assert(indexRow("sV1").getAs[String]("kindAbbr") == "SI")
+    } finally drop("sV1")
   }
 
   test("lifecycle: refresh after append and delete (and hybrid scan before it), optimize, vacuum") {

@@ -26,9 +26,10 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
       .map(r => (r.getLong(0), r.getLong(1))).toSet
   }
 
-  test("the built-in kinds and the classpath's kind are registered") {
-    assert(IndexKinds.names ==
-      Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "SplitIndex", "ZOrderCoveringIndex"))
+  test("the built-in kinds and the classpath's kinds are registered") {
+    // DistinctValues and SplitIndexV1Test are the test classpath's (META-INF/services).
+    assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "SplitIndex",
+      "SplitIndexV1Test", "ZOrderCoveringIndex"))
     assert(IndexKinds.find("CoveringIndex").contains(CoveringIndexKind))
     assert(IndexKinds.find("DataSkippingIndex").contains(DataSkippingIndexKind))
     assert(IndexKinds.find("ZOrderCoveringIndex").contains(io.hyperspace.index.zorder.ZOrderCoveringIndex))
@@ -125,7 +126,8 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     val reason = row.getAs[String]("stateReason")
     assert(
       reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
-        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, SplitIndex, ZOrderCoveringIndex"), reason)
+        reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, SplitIndex, SplitIndexV1Test, " +
+          "ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))

@@ -82,7 +82,8 @@ object SparkInternals {
       numBuckets: Int,
       bucketColumns: Seq[String],
       sortColumns: Seq[String],
-      mode: SaveMode = SaveMode.ErrorIfExists): Unit = {
+      mode: SaveMode = SaveMode.ErrorIfExists,
+      options: Map[String, String] = Map.empty): Unit = {
     val query = df.queryExecution.analyzed
     val command = InsertIntoHadoopFsRelationCommand(
       outputPath = path,
@@ -91,7 +92,7 @@ object SparkInternals {
       partitionColumns = Nil,
       bucketSpec = Some(BucketSpec(numBuckets, bucketColumns, sortColumns)),
       fileFormat = new ParquetFileFormat,
-      options = Map.empty,
+      options = options,
       query = query,
       mode = mode,
       catalogTable = None,
