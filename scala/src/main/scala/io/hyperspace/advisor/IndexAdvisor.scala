@@ -10,7 +10,8 @@ import org.apache.spark.sql.sources.DataSourceRegister
 import io.hyperspace.HyperspaceException
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
 import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
-import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.CandidateIndexes
@@ -25,7 +26,9 @@ private[advisor] final case class Candidate(
     key: String,
     relation: LogicalRelation,
     config: IndexKindConfig,
-    joinKeys: Boolean = false) {
+    joinKeys: Boolean = false,
+    /** For a value sketch (BloomFilter or ValueList) candidate: the values the workload looks up. */
+    lookups: Option[Seq[Any]] = None) {
   def name: String = config.name
 }
 
@@ -79,12 +82,15 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         c.config match {
           case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
           case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
+          case d: DataSkippingIndexConfig if c.lookups.isDefined =>
+            Hypothetical.valueSketchEntry(spark, sampleOf(c), d, c.lookups.get)
           case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
           case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
         })
     // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
-    val enumerated = enumerate(evaluated)
     val planned = System.nanoTime()
+    val enumerated = enumerate(evaluated).flatMap(c => if (c.lookups.isDefined) sizeValueSketch(spark, c, sampleOf(c))
+      else Some(c))
     val candidates = enumerated.filter { c =>
       val t = System.nanoTime()
       try { entryOf(c, evaluated.head.query.df); true }
@@ -205,9 +211,12 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     case object Covering extends Kind
     case object ZOrder extends Kind
     case object Skipping extends Kind
+    case object Values extends Kind
     val merged =
       mutable.LinkedHashMap[(String, Kind, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
     val joined = mutable.Set[(String, Seq[String])]() // covering candidates on a join's keys
+    // Per relation and column, the values equality filters look up (None: some are not literals).
+    val lookups = mutable.Map[(String, String), Option[Seq[Any]]]()
     def add(use: RelationUse, kind: Kind, indexed: Seq[String], included: Seq[String]): Unit = {
       val slot = merged.getOrElseUpdate((use.key, kind, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
         (use.relation, mutable.LinkedHashSet[String]()))
@@ -225,10 +234,21 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       val fs = CandidateIndexes.sourceScan(use.relation)
       if (fs.exists(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty)) {
         (use.equality ++ use.range).filter(ranged).distinct.foreach(c => add(use, Skipping, Seq(c), Nil))
+        def hashable(c: String) =
+          use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => ValueListSketch(c).unsupportedType(a.dataType).isEmpty)
+        use.equality.filter(c => ranged(c) && hashable(c)).foreach { c =>
+          val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
+          val values = use.lookups.getOrElse(c, None)
+          lookups(slot) = for (seen <- lookups.getOrElse(slot, Some(Nil)); more <- values) yield (seen ++ more).distinct
+          add(use, Values, Seq(c), Nil)
+        }
       }
     }
     val names = mutable.Map[String, Int]()
-    merged.toSeq.map { case ((key, kind, indexedLower), (relation, included)) =>
+    // A value sketch needs every looked-up value named; a column some query compares otherwise has none.
+    merged.toSeq.filter { case ((key, kind, indexedLower), _) =>
+      kind != Values || lookups.get((key, indexedLower.head)).exists(_.isDefined)
+    }.map { case ((key, kind, indexedLower), (relation, included)) =>
       val indexed = indexedLower.map(l => relation.output.find(_.name.equalsIgnoreCase(l)).map(_.name).getOrElse(l))
       // In the relation's column order, so the same columns always make the same config.
       val includedInOrder = relation.output.map(_.name).filter(included.contains)
@@ -237,6 +257,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case Covering => "by"
           case ZOrder => "zorder"
           case Skipping => "minmax"
+          case Values => "values"
         })
       val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
       val name = if (n == 1) base else s"${base}_$n"
@@ -245,8 +266,54 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case Covering => IndexConfig(name, indexed, includedInOrder)
           case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
           case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
-        }, joinKeys = kind == Covering && joined.contains((key, indexedLower)))
+          case Values => DataSkippingIndexConfig(name, indexed.map(c => ValueListSketch(c)))
+        }, joinKeys = kind == Covering && joined.contains((key, indexedLower)),
+        lookups = if (kind == Values) lookups((key, indexedLower.head)) else None)
     }
+  }
+
+  /** Per-file distinct counts up to this make a ValueList sketch; beyond, a BloomFilter. */
+  private val SmallValueList = 100
+
+  /**
+   * A value sketch candidate (enumerated as a placeholder ValueList) sized from the sampled
+   * per-file distinct counts of its column: a ValueList when every sampled file is estimated to
+   * hold at most [[SmallValueList]] distinct values (its `maxValues` four times the largest, so
+   * an underestimate still keeps lists), else a BloomFilter at the configured false positive
+   * probability, `expectedDistinct` the largest file's estimate. None — no candidate — when no
+   * file was sampled, or when for every value the workload looks up, the files the sketch is
+   * expected to leave ([[Hypothetical.holders]], false positives at its fpp) are no fewer than
+   * those whose range (footer or sample) holds the value: a MinMax sketch, itself a candidate,
+   * prunes as much for less, or nothing prunes at all. Cheap (no plan): what is left is judged
+   * by the what-if plans as every candidate is.
+   */
+  private def sizeValueSketch(spark: SparkSession, c: Candidate, sample: RelationSample): Option[Candidate] = {
+    val column = c.config.asInstanceOf[DataSkippingIndexConfig].sketches.head.expr
+    val perFile = sample.fileValues(column)._1
+    val i = sample.indexOf(column)
+    if (perFile.isEmpty || i.isEmpty) return None
+    val t = sample.schema(i.get).dataType
+    val largest = perFile.values.map(_.estimated).max
+    val fpp = HyperspaceConf.advisorBloomFilterFpp(spark)
+    val files = sample.described.files
+    val admits = Hypothetical.admits(sample, column, t)
+    val pays = c.lookups.getOrElse(Nil).exists { v =>
+      val held = Hypothetical.holders(sample, column, v, t)
+      val expected = files.map(f => if (!perFile.contains(f) || held.contains(f.id)) 1.0 else fpp).sum
+      expected < files.count(admits(_, v))
+    }
+    if (!pays) return None
+    val tablePrefix = nameOf(c.relation, Nil, "values")
+    val config =
+      if (largest <= SmallValueList) {
+        DataSkippingIndexConfig(c.name,
+          Seq(ValueListSketch(column, math.min(ValueListSketch.DefaultMaxValues, math.max(16, (4 * largest).ceil.toInt)),
+            fpp)))
+      } else {
+        DataSkippingIndexConfig(nameOf(c.relation, Nil, "bloom") + c.name.drop(tablePrefix.length),
+          Seq(BloomFilterSketch(column, fpp, Some(math.min(100000000L, math.max(1L, largest.ceil.toLong))))))
+      }
+    Some(c.copy(config = config))
   }
 
   private def nameOf(relation: LogicalRelation, indexed: Seq[String], infix: String): String = {

@@ -83,6 +83,36 @@ private[advisor] final class RelationSample private (
     counted.getOrElse((files.map(_.size).sum / rowWidth).toLong.max(rows.size.toLong))
   }
 
+  /**
+   * Per sampled source file, `column`'s sampled values and estimated distinct count, and the
+   * estimated distinct count of the whole relation (the same estimator over all sampled rows).
+   * Files without sampled rows are absent. The sampled rows are each file's first rows: a file
+   * sorted by the column shows fewer distinct values there than it holds.
+   */
+  def fileValues(column: String): (Map[SourceFile, FileValues], Double) =
+    valueCache.getOrElseUpdate(column.toLowerCase(Locale.ROOT), {
+      indexOf(column) match {
+        case None => (Map.empty, 0.0)
+        case Some(i) =>
+          val t = schema(i).dataType
+          val pathColumn = schema.size
+          val byPath = rows.groupBy(_.getUTF8String(pathColumn).toString)
+          def nonNull(rs: Seq[InternalRow]) = rs.filterNot(_.isNullAt(i)).map(_.get(i, t))
+          val perFile = files.flatMap { f =>
+            byPath.get(SourcePaths.asMetadataPath(f.path)).map { sampled =>
+              val values = nonNull(sampled)
+              val (d, f1) = FileValues.counts(values)
+              val n = footers.get(f.path).flatten.map(_.rowCount)
+                .getOrElse((rowCount * sampled.size.toDouble / rows.size).round.max(sampled.size.toLong))
+              f -> FileValues(n, values.toSet, sampled.exists(_.isNullAt(i)), FileValues.estimate(n, sampled.size, d, f1))
+            }
+          }.toMap
+          val (d, f1) = FileValues.counts(nonNull(rows))
+          (perFile, FileValues.estimate(rowCount, rows.size, d, f1))
+      }
+    })
+  private val valueCache = scala.collection.mutable.Map[String, (Map[SourceFile, FileValues], Double)]()
+
   /** The index of `column` (case-insensitive) among the sampled columns. */
   def indexOf(column: String): Option[Int] =
     Some(schema.fieldNames.indexWhere(_.equalsIgnoreCase(column))).filter(_ >= 0)
@@ -118,6 +148,39 @@ private[advisor] final class RelationSample private (
         }
       }.toMap
     }
+  }
+}
+
+/**
+ * The sampled values of one column in one source file, and the file's estimated distinct count.
+ *
+ * @param rows      the file's row count (footer, or its share of the estimated rows)
+ * @param sampled   the distinct non-null values among the file's sampled rows (internal form)
+ * @param hasNull   whether a sampled row is null
+ * @param estimated the file's estimated distinct non-null count ([[FileValues.estimate]])
+ */
+private[advisor] final case class FileValues(rows: Long, sampled: Set[Any], hasNull: Boolean, estimated: Double)
+
+private[advisor] object FileValues {
+
+  /**
+   * The distinct count of `n` rows estimated from `r` sampled ones holding `d` distinct values,
+   * `f1` of them once: Haas et al.'s unsmoothed first-order jackknife (Duj1), `d / (1 - (1 - r/n)
+   * f1 / r)`, between `d` and `n`. A sample of repeated values says few (a list of values fits);
+   * one of values seen once each says about as many as rows (a Bloom filter sized for the file).
+   */
+  def estimate(n: Long, r: Int, d: Int, f1: Int): Double =
+    if (r == 0 || d == 0) 0.0
+    else {
+      val q = math.min(1.0, r.toDouble / math.max(1L, n))
+      val denominator = 1.0 - (1.0 - q) * f1 / r
+      if (denominator <= 0) n.toDouble else math.min(n.toDouble, math.max(d.toDouble, d / denominator))
+    }
+
+  /** (distinct, seen once) of `values`. */
+  def counts(values: Seq[Any]): (Int, Int) = {
+    val byValue = values.groupBy(identity)
+    (byValue.size, byValue.count(_._2.size == 1))
   }
 }
 
