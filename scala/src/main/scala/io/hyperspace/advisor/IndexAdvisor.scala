@@ -3,24 +3,26 @@ package io.hyperspace.advisor
 import scala.collection.mutable
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.sources.DataSourceRegister
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
 import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
-import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.log.LogEntry
-import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.rules.{ApplyHyperspace, CandidateIndexes}
 import io.hyperspace.sources.FileSource
 
 /**
  * A candidate index over the relation `key` names: covering (bucketed on its indexed columns),
  * Z-order covering (laid out over them), both including the columns every query it came from
- * needs besides (merged across queries), or data skipping (a MinMax sketch of one column).
+ * needs besides (merged across queries), or data skipping (a MinMax, BloomFilter or ValueList
+ * sketch of one column).
  */
 private[advisor] final case class Candidate(
     key: String,
@@ -28,22 +30,23 @@ private[advisor] final case class Candidate(
     config: IndexKindConfig,
     joinKeys: Boolean = false,
     /** For a value sketch (BloomFilter or ValueList) candidate: the values the workload looks up. */
-    lookups: Option[Seq[Any]] = None) {
+    lookups: Option[Seq[Any]] = None,
+    /** For a MinMax candidate: the workload's filter conjuncts on its column alone. */
+    conjuncts: Seq[org.apache.spark.sql.catalyst.expressions.Expression] = Nil) {
   def name: String = config.name
 }
 
 /**
- * The index advisor (the paper's index tuning): from a workload to the covering indexes worth
- * building, within a size budget and a maximum count.
+ * The index advisor (the paper's index tuning): from a workload to the indexes worth building,
+ * within a size budget and a maximum count (docs/advisor.md tells it in full).
  *
- *  1. Enumerate: per query and scanned relation ([[QueryShape]]), one covering candidate per
- *     column a filter pins to a value or a range and per equi-join key set of that relation,
- *     including the other columns the query needs from it; candidates on the same relation and
- *     indexed columns are merged (the union of their included columns).
- *  2. Estimate: each candidate is a hypothetical index ([[WhatIf.entryFor]]: the relation's real
- *     files, the size its columns' share of the row width gives, string widths sampled by
- *     [[ColumnWidths]]); a query's cost with a set of
- *     indexes is [[PlanCost]] of the plan Hyperspace's own rules make with exactly that set.
+ *  1. Enumerate ([[enumerate]]): per query and scanned relation ([[QueryShape]]), covering and
+ *     Z-order covering candidates on filtered columns and join key sets (including the other
+ *     columns the query needs, merged across queries), and data skipping sketches on filtered
+ *     columns; those that could prune nothing are dropped here, before any plan.
+ *  2. Estimate: each candidate is a hypothetical index (covering: [[WhatIf.entryFor]]; the others
+ *     [[Hypothetical]], from a [[RelationSample]]); a query's cost with a set of indexes is
+ *     [[PlanCost]] of the plan Hyperspace's own rules make with exactly that set.
  *  3. Select greedily: each round, every remaining candidate that fits the budget and count is
  *     planned together with those already chosen (so interactions count: the second side of a
  *     join gains the shuffles the first side alone could not remove), its benefit is the
@@ -89,8 +92,14 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         })
     // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
     val planned = System.nanoTime()
-    val enumerated = enumerate(evaluated).flatMap(c => if (c.lookups.isDefined) sizeValueSketch(spark, c, sampleOf(c))
-      else Some(c))
+    val raw = enumerate(evaluated)
+    val enumerated = raw.flatMap { c =>
+      c.config match {
+        case _ if c.lookups.isDefined => sizeValueSketch(spark, c, sampleOf(c))
+        case DataSkippingIndexConfig(_, Seq(m: MinMaxSketch)) if !minMaxMayPrune(c, m.expr, sampleOf(c)) => None
+        case _ => Some(c)
+      }
+    }
     val candidates = enumerated.filter { c =>
       val t = System.nanoTime()
       try { entryOf(c, evaluated.head.query.df); true }
@@ -204,7 +213,10 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
    *    the files whose ranges meet it, where a hash-bucketed index reads every bucket);
    *  - data skipping: a MinMax sketch per filtered column, for sources it can serve (not
    *    partitioned or of a table format): it helps where values cluster by file, which only the
-   *    per-file ranges tell — the what-if plan decides, not the enumeration.
+   *    per-file ranges tell — the what-if plan decides ([[minMaxMayPrune]] only drops those no
+   *    range separates);
+   *  - value sketches: per column equality filters look up by literals of its type, a
+   *    placeholder that [[sizeValueSketch]] turns into a ValueList or BloomFilter, or drops.
    */
   private def enumerate(queries: Seq[EvaluatedQuery]): Seq[Candidate] = {
     sealed trait Kind
@@ -217,6 +229,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     val joined = mutable.Set[(String, Seq[String])]() // covering candidates on a join's keys
     // Per relation and column, the values equality filters look up (None: some are not literals).
     val lookups = mutable.Map[(String, String), Option[Seq[Any]]]()
+    val conjunctsOn = mutable.Map[(String, String), Seq[org.apache.spark.sql.catalyst.expressions.Expression]]()
     def add(use: RelationUse, kind: Kind, indexed: Seq[String], included: Seq[String]): Unit = {
       val slot = merged.getOrElseUpdate((use.key, kind, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
         (use.relation, mutable.LinkedHashSet[String]()))
@@ -233,7 +246,11 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         .foreach(add(use, ZOrder, _, use.needed))
       val fs = CandidateIndexes.sourceScan(use.relation)
       if (fs.exists(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty)) {
-        (use.equality ++ use.range).filter(ranged).distinct.foreach(c => add(use, Skipping, Seq(c), Nil))
+        (use.equality ++ use.range).filter(ranged).distinct.foreach { c =>
+          val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
+          conjunctsOn(slot) = conjunctsOn.getOrElse(slot, Nil) ++ use.conjunctsOn.getOrElse(c, Nil)
+          add(use, Skipping, Seq(c), Nil)
+        }
         def hashable(c: String) =
           use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => ValueListSketch(c).unsupportedType(a.dataType).isEmpty)
         use.equality.filter(c => ranged(c) && hashable(c)).foreach { c =>
@@ -268,7 +285,59 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
           case Values => DataSkippingIndexConfig(name, indexed.map(c => ValueListSketch(c)))
         }, joinKeys = kind == Covering && joined.contains((key, indexedLower)),
-        lookups = if (kind == Values) lookups((key, indexedLower.head)) else None)
+        lookups = if (kind == Values) lookups((key, indexedLower.head)) else None,
+        conjuncts = if (kind == Skipping) conjunctsOn.getOrElse((key, indexedLower.head), Nil) else Nil)
+    }
+  }
+
+  /**
+   * Whether a MinMax sketch on `column` could skip a file for some query: whether one of the
+   * workload's conjuncts on the column, compared with each file's range (footer or sample),
+   * rules some file out — the sketch's own test, conjunct by conjunct. A conjunct of another form
+   * (a function of the column, an OR, ...) might be translated too: then the plans decide. A
+   * sketch that can skip nothing is no candidate (on a shuffled source, none is), and costs no
+   * plan.
+   */
+  private def minMaxMayPrune(c: Candidate, column: String, sample: RelationSample): Boolean = {
+    import org.apache.spark.sql.catalyst.expressions._
+    val i = sample.indexOf(column)
+    if (i.isEmpty || c.conjuncts.isEmpty) return true
+    val t = sample.schema(i.get).dataType
+    val ordering = TypeUtils.getInterpretedOrdering(t)
+    val files = sample.fileRanges(column).values.toSeq.map { case (_, s) =>
+      (s.min.map(FileRanges.decode(_, t)), s.max.map(FileRanges.decode(_, t)))
+    }
+    val ranges = files.collect { case (Some(lo), Some(hi)) => (lo, hi) }
+    def lit(e: Expression): Option[Any] = e match {
+      case l: Literal if l.dataType == t && l.value != null => Some(l.value)
+      case _ => None
+    }
+    // Some((lo, hi) => the conjunct is false for every value in [lo, hi]), None for other forms.
+    def excludes(e: Expression): Option[(Any, Any) => Boolean] = e match {
+      case EqualTo(_: Attribute, v) => lit(v).map(x => (lo, hi) => ordering.lt(x, lo) || ordering.gt(x, hi))
+      case EqualTo(v, a: Attribute) => excludes(EqualTo(a, v))
+      case EqualNullSafe(a: Attribute, v) => excludes(EqualTo(a, v))
+      case EqualNullSafe(v, a: Attribute) => excludes(EqualTo(a, v))
+      case In(_: Attribute, list) =>
+        val xs = list.map(lit)
+        if (xs.exists(_.isEmpty)) None
+        else Some((lo, hi) => xs.flatten.forall(x => ordering.lt(x, lo) || ordering.gt(x, hi)))
+      case InSet(_: Attribute, set) if set.forall(_ != null) =>
+        Some((lo, hi) => set.forall(x => ordering.lt(x, lo) || ordering.gt(x, hi)))
+      case LessThan(_: Attribute, v) => lit(v).map(x => (lo, _) => ordering.gteq(lo, x))
+      case LessThanOrEqual(_: Attribute, v) => lit(v).map(x => (lo, _) => ordering.gt(lo, x))
+      case GreaterThan(_: Attribute, v) => lit(v).map(x => (_, hi) => ordering.lteq(hi, x))
+      case GreaterThanOrEqual(_: Attribute, v) => lit(v).map(x => (_, hi) => ordering.lt(hi, x))
+      case LessThan(v, a: Attribute) => excludes(GreaterThan(a, v))
+      case LessThanOrEqual(v, a: Attribute) => excludes(GreaterThanOrEqual(a, v))
+      case GreaterThan(v, a: Attribute) => excludes(LessThan(a, v))
+      case GreaterThanOrEqual(v, a: Attribute) => excludes(LessThanOrEqual(a, v))
+      case _ => None
+    }
+    c.conjuncts.exists {
+      // Optimizers add `IS NOT NULL` beside comparisons: it rules out only a file of nulls alone.
+      case IsNotNull(_: Attribute) => files.exists { case (lo, hi) => lo.isEmpty && hi.isEmpty }
+      case e => excludes(e).forall(test => ranges.exists { case (lo, hi) => test(lo, hi) })
     }
   }
 
@@ -356,13 +425,37 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     private val keys = uses.map(_.key).toSet
     lazy val baseline: PlanCost = PlanCost.of(planning.physicalWithout)
     private val cache = mutable.Map[Set[String], PlanCost]()
-    def plansMade: Int = cache.size
+    private var physicalPlans = 0
+    /** Physical plans made (each rewrite whose plan was not costed before). */
+    def plansMade: Int = physicalPlans
+
+    /**
+     * Whether a rule could use `c` for this query: a covering or Z-order covering index only
+     * replaces a scan whose needed columns it holds; a sketch only serves a filter on its column.
+     * A necessary condition, never sufficient — the plan decides the rest — but one that spares
+     * planning the query again with an index it cannot use: its plan is the one without it.
+     */
+    private def mayServe(c: Candidate): Boolean = uses.exists { u =>
+      u.key == c.key && (c.config match {
+        case d: DataSkippingIndexConfig => d.sketches.exists(s => u.filtered.exists(_.equalsIgnoreCase(s.expr)))
+        case other =>
+          val (indexed, included) = RecommendedIndex.columnsOf(other)
+          u.needed.forall(n => (indexed ++ included).exists(_.equalsIgnoreCase(n)))
+      })
+    }
+    private val serves = mutable.Map[String, Boolean]()
 
     def costWith(set: Seq[Candidate], entryOf: Candidate => LogEntry): PlanCost = {
-      val relevant = set.filter(c => keys.contains(c.key))
+      val relevant = set.filter(c => keys.contains(c.key) && serves.getOrElseUpdate(c.name, mayServe(c)))
       if (relevant.isEmpty) baseline
-      else cache.getOrElseUpdate(relevant.map(_.name).toSet,
-        PlanCost.of(planning.physicalWithOnly(relevant.map(entryOf))))
+      else cache.getOrElseUpdate(relevant.map(_.name).toSet, {
+        // The rules' choice with a set is their choice with the indexes they used from it: a
+        // rewrite using what another set's plan used is that plan, already costed.
+        val rewritten = planning.rewrittenWithOnly(relevant.map(entryOf))
+        val used = ApplyHyperspace.indexesIn(rewritten).map(_.name).toSet
+        if (used.isEmpty) baseline
+        else cache.getOrElseUpdate(used, { physicalPlans += 1; PlanCost.of(planning.physicalOf(rewritten)) })
+      })
     }
   }
 }

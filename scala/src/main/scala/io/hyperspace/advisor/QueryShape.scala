@@ -26,7 +26,11 @@ private[advisor] final case class RelationUse(
      * its type (a cast, a function): a hypothetical value sketch must hold every looked-up value
      * a file may have, and those the advisor cannot name.
      */
-    lookups: Map[String, Option[Seq[Any]]] = Map.empty)
+    lookups: Map[String, Option[Seq[Any]]] = Map.empty,
+    /** Every column a filter conjunct over this relation alone references (a sketch can serve only those). */
+    filtered: Seq[String] = Nil,
+    /** Per column (by name): the filter conjuncts that reference it and no other column. */
+    conjunctsOn: Map[String, Seq[Expression]] = Map.empty)
 
 private[advisor] object QueryShape extends PredicateHelper {
 
@@ -89,12 +93,15 @@ private[advisor] object QueryShape extends PredicateHelper {
       val lookups = lookedUp.groupBy(_._1).map { case (c, vs) =>
         c -> (if (vs.forall(_._2.isDefined)) Some(vs.flatMap(_._2.get).distinct) else None)
       }
+      val filtered = conjuncts.flatMap(c => single(c).toSeq).map(nameOf).distinct
+      val conjunctsOn = conjuncts.flatMap(c => single(c).map(a => nameOf(a) -> c)).groupBy(_._1)
+        .map { case (n, cs) => n -> cs.map(_._2) }
       val joinKeys = joinSides.flatMap { keys =>
         val attrs = keys.map(single)
         if (keys.nonEmpty && attrs.forall(_.isDefined)) Some(attrs.flatten.map(nameOf).distinct) else None
       }.distinct
       RelationUse(r, keyOf(r).get, r.output.filter(referenced.contains).map(_.name).distinct, equality, range, joinKeys,
-        lookups)
+        lookups, filtered, conjunctsOn)
     }
   }
 }
