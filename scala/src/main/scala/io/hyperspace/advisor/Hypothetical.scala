@@ -12,8 +12,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.FileRanges
 import io.hyperspace.index.covering.CoveringIndex
-import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingIndexData, MinMaxSketch,
-  ValueListSketch}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingIndexData, MinMaxSketch, ValueListSketch}
 import io.hyperspace.index.dataskipping.expressions.{BloomFilterBits, DistinctSketchAggregate, ValueHash}
 import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderCoveringIndexConfig, ZOrderLayout, ZOrderValue}
 import io.hyperspace.log._
@@ -118,10 +117,11 @@ private[advisor] object Hypothetical {
   def admits(sample: RelationSample, column: String, dataType: DataType): (SourceFile, Any) => Boolean = {
     val ranges = sample.fileRanges(column)
     val ordering = TypeUtils.getInterpretedOrdering(dataType)
-    (f, value) => ranges.get(f).forall { case (_, s) =>
-      s.min.forall(lo => ordering.gteq(value, FileRanges.decode(lo, dataType))) &&
+    (f, value) =>
+      ranges.get(f).forall { case (_, s) =>
+        s.min.forall(lo => ordering.gteq(value, FileRanges.decode(lo, dataType))) &&
         s.max.forall(hi => ordering.lteq(value, FileRanges.decode(hi, dataType)))
-    }
+      }
   }
 
   /**
@@ -175,7 +175,8 @@ private[advisor] object Hypothetical {
             other.map(_.describe).mkString(", "))
     }
     val i = sample.indexOf(column).getOrElse(
-      throw new HyperspaceException(s"Hypothetical data skipping index '${config.name}': column '$column' was not sampled."))
+      throw new HyperspaceException(
+        s"Hypothetical data skipping index '${config.name}': column '$column' was not sampled."))
     val t = sample.schema(i).dataType
     val definition = DataSkippingIndexData.define(spark, config, sample.source)
     val schema = DataSkippingIndexData.schemaOf(definition)
@@ -199,8 +200,9 @@ private[advisor] object Hypothetical {
         (held.toSeq ++ (if (values.hasNull && listed) Seq(null) else Nil)).foreach(v =>
           state = agg.update(state, InternalRow(v)))
         val sketch = agg.eval(state).asInstanceOf[InternalRow]
-        bytes += 16 + (if (listed) math.max(1.0, values.estimated) * width
-                       else BloomFilterBits.optimalBits(math.max(1L, values.estimated.round), fpp) / 8.0)
+        bytes += 16 +
+          (if (listed) math.max(1.0, values.estimated) * width
+           else BloomFilterBits.optimalBits(math.max(1L, values.estimated.round), fpp) / 8.0)
         val columns =
           if (maxValues > 0) Seq(if (sketch.isNullAt(0)) null else sketch.getArray(0),
             if (sketch.isNullAt(1)) null else sketch.getBinary(1))

@@ -252,7 +252,8 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           add(use, Skipping, Seq(c), Nil)
         }
         def hashable(c: String) =
-          use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a => ValueListSketch(c).unsupportedType(a.dataType).isEmpty)
+          use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a =>
+            ValueListSketch(c).unsupportedType(a.dataType).isEmpty)
         use.equality.filter(c => ranged(c) && hashable(c)).foreach { c =>
           val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
           val values = use.lookups.getOrElse(c, None)
@@ -376,8 +377,9 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     val config =
       if (largest <= SmallValueList) {
         DataSkippingIndexConfig(c.name,
-          Seq(ValueListSketch(column, math.min(ValueListSketch.DefaultMaxValues, math.max(16, (4 * largest).ceil.toInt)),
-            fpp)))
+          Seq(ValueListSketch(column,
+              math.min(ValueListSketch.DefaultMaxValues, math.max(16, (4 * largest).ceil.toInt)),
+              fpp)))
       } else {
         DataSkippingIndexConfig(nameOf(c.relation, Nil, "bloom") + c.name.drop(tablePrefix.length),
           Seq(BloomFilterSketch(column, fpp, Some(math.min(100000000L, math.max(1L, largest.ceil.toLong))))))
@@ -436,7 +438,8 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
      * planning the query again with an index it cannot use: its plan is the one without it.
      */
     private def mayServe(c: Candidate): Boolean = uses.exists { u =>
-      u.key == c.key && (c.config match {
+      u.key == c.key &&
+      (c.config match {
         case d: DataSkippingIndexConfig => d.sketches.exists(s => u.filtered.exists(_.equalsIgnoreCase(s.expr)))
         case other =>
           val (indexed, included) = RecommendedIndex.columnsOf(other)
@@ -449,13 +452,13 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       val relevant = set.filter(c => keys.contains(c.key) && serves.getOrElseUpdate(c.name, mayServe(c)))
       if (relevant.isEmpty) baseline
       else cache.getOrElseUpdate(relevant.map(_.name).toSet, {
-        // The rules' choice with a set is their choice with the indexes they used from it: a
-        // rewrite using what another set's plan used is that plan, already costed.
-        val rewritten = planning.rewrittenWithOnly(relevant.map(entryOf))
-        val used = ApplyHyperspace.indexesIn(rewritten).map(_.name).toSet
-        if (used.isEmpty) baseline
-        else cache.getOrElseUpdate(used, { physicalPlans += 1; PlanCost.of(planning.physicalOf(rewritten)) })
-      })
+          // The rules' choice with a set is their choice with the indexes they used from it: a
+          // rewrite using what another set's plan used is that plan, already costed.
+          val rewritten = planning.rewrittenWithOnly(relevant.map(entryOf))
+          val used = ApplyHyperspace.indexesIn(rewritten).map(_.name).toSet
+          if (used.isEmpty) baseline
+          else cache.getOrElseUpdate(used, { physicalPlans += 1; PlanCost.of(planning.physicalOf(rewritten)) })
+        })
     }
   }
 }

@@ -84,10 +84,12 @@ private[advisor] object QueryShape extends PredicateHelper {
         case EqualNullSafe(v, r) if v.foldable => single(r).map(a => nameOf(a) -> values(r, Seq(v)))
         case In(value, list) if list.nonEmpty && list.forall(_.foldable) =>
           single(value).map(a => nameOf(a) -> values(value, list))
-        case InSet(value, set) => single(value).map(a => nameOf(a) -> (value match {
-            case _: Attribute => Some(set.toSeq.filter(_ != null))
-            case _ => None
-          }))
+        case InSet(value, set) => single(value).map(a =>
+            nameOf(a) ->
+              (value match {
+                case _: Attribute => Some(set.toSeq.filter(_ != null))
+                case _ => None
+              }))
         case _ => None
       }
       val lookups = lookedUp.groupBy(_._1).map { case (c, vs) =>

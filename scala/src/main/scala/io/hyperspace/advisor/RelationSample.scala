@@ -92,26 +92,27 @@ private[advisor] final class RelationSample private (
    */
   def fileValues(column: String): (Map[SourceFile, FileValues], Double) =
     valueCache.getOrElseUpdate(column.toLowerCase(Locale.ROOT), {
-      indexOf(column) match {
-        case None => (Map.empty, 0.0)
-        case Some(i) =>
-          val t = schema(i).dataType
-          val pathColumn = schema.size
-          val byPath = rows.groupBy(_.getUTF8String(pathColumn).toString)
-          def nonNull(rs: Seq[InternalRow]) = rs.filterNot(_.isNullAt(i)).map(_.get(i, t))
-          val perFile = files.flatMap { f =>
-            byPath.get(SourcePaths.asMetadataPath(f.path)).map { sampled =>
-              val values = nonNull(sampled)
-              val (d, f1) = FileValues.counts(values)
-              val n = footers.get(f.path).flatten.map(_.rowCount)
-                .getOrElse((rowCount * sampled.size.toDouble / rows.size).round.max(sampled.size.toLong))
-              f -> FileValues(n, values.toSet, sampled.exists(_.isNullAt(i)), FileValues.estimate(n, sampled.size, d, f1))
-            }
-          }.toMap
-          val (d, f1) = FileValues.counts(nonNull(rows))
-          (perFile, FileValues.estimate(rowCount, rows.size, d, f1))
-      }
-    })
+        indexOf(column) match {
+          case None => (Map.empty, 0.0)
+          case Some(i) =>
+            val t = schema(i).dataType
+            val pathColumn = schema.size
+            val byPath = rows.groupBy(_.getUTF8String(pathColumn).toString)
+            def nonNull(rs: Seq[InternalRow]) = rs.filterNot(_.isNullAt(i)).map(_.get(i, t))
+            val perFile = files.flatMap { f =>
+              byPath.get(SourcePaths.asMetadataPath(f.path)).map { sampled =>
+                val values = nonNull(sampled)
+                val (d, f1) = FileValues.counts(values)
+                val n = footers.get(f.path).flatten.map(_.rowCount)
+                  .getOrElse((rowCount * sampled.size.toDouble / rows.size).round.max(sampled.size.toLong))
+                f -> FileValues(n, values.toSet, sampled.exists(_.isNullAt(i)),
+                  FileValues.estimate(n, sampled.size, d, f1))
+              }
+            }.toMap
+            val (d, f1) = FileValues.counts(nonNull(rows))
+            (perFile, FileValues.estimate(rowCount, rows.size, d, f1))
+        }
+      })
   private val valueCache = scala.collection.mutable.Map[String, (Map[SourceFile, FileValues], Double)]()
 
   /** The index of `column` (case-insensitive) among the sampled columns. */

@@ -152,8 +152,9 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
     // The configured false positive probability is the sketch's.
     withConf("spark.hyperspace.advisor.bloomFilterFpp", "0.05") {
       val again = hs.recommend(Seq(q(lookup, "high")), budgetBytes = Some(valueTableBytes / 10))
-      assert(again.indexes.map(_.config).collect { case d: DataSkippingIndexConfig => d.sketches }.flatten
-        .collect { case b: BloomFilterSketch => b.fpp } == Seq(0.05), again.toString)
+      assert(
+        again.indexes.map(_.config).collect { case d: DataSkippingIndexConfig => d.sketches }.flatten
+          .collect { case b: BloomFilterSketch => b.fpp } == Seq(0.05), again.toString)
     }
     buildAndCheck(recs, Map("high" -> lookup))
   }
@@ -162,6 +163,8 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
     val lookup = spark.read.parquet(valueTable).where("everywhere = 42")
     val recs = hs.recommend(Seq(q(lookup, "everywhere")), budgetBytes = Some(valueTableBytes / 10))
     assert(recs.indexes.isEmpty, recs.toString)
+    // Neither sketch is even planned: only the covering candidate on the column is.
+    assert(recs.candidatesConsidered == 1, recs.toString)
     // Without a budget, a covering index is all that helps (it reads one bucket).
     val unbounded = hs.recommend(Seq(q(lookup, "everywhere")), budgetBytes = None)
     assert(unbounded.indexes.nonEmpty && unbounded.indexes.map(_.config).forall(_.isInstanceOf[IndexConfig]),

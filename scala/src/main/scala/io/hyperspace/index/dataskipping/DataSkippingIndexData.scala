@@ -7,8 +7,7 @@ import org.apache.spark.sql.{DataFrame, Row, SaveMode, SparkSession}
 import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
-import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, DateType, NumericType, StringType, StructType,
-  TimestampNTZType, TimestampType}
+import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
