@@ -247,27 +247,40 @@ def test_two_column_ranges_get_a_zorder_index_then_create_all(
             hs.delete_index(top.config.name)
 
 
-def test_a_column_clustered_by_file_gets_a_minmax_sketch(spark: SparkSession, hs: Hyperspace, kinds_table: str) -> None:
-    from hyperspace import DataSkippingIndexConfig, MinMaxSketch
+def test_a_column_clustered_by_file_gets_a_minmax_sketch_a_random_lookup_a_bloom_filter(
+    spark: SparkSession, hs: Hyperspace, kinds_table: str
+) -> None:
+    from hyperspace import BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch
 
     clustered = spark.read.parquet(kinds_table).where("ts BETWEEN 12000 AND 12500")
+    # r: 100,000 values at random, 5,000 rows per file: a value is in few files, anywhere.
     random = spark.read.parquet(kinds_table).where("r = 4242")
-    recs = hs.recommend([clustered, random], budget_bytes=_source_bytes(kinds_table) // 10)
-    assert [r.config.to_json() for r in recs.indexes] == [
-        DataSkippingIndexConfig("advisor_kinds_minmax_ts", MinMaxSketch("ts")).to_json()
-    ], str(recs)
-    r = recs.indexes[0]
+    with HyperspaceConfig(spark).override(advisor_bloom_filter_fpp=0.02):
+        recs = hs.recommend([clustered, random], budget_bytes=_source_bytes(kinds_table) // 10)
+    by_name = {r.config.name: r for r in recs.indexes}
+    assert set(by_name) == {"advisor_kinds_minmax_ts", "advisor_kinds_bloom_r"}, str(recs)
+    r = by_name["advisor_kinds_minmax_ts"]
+    assert r.config.to_json() == DataSkippingIndexConfig("advisor_kinds_minmax_ts", MinMaxSketch("ts")).to_json()
     assert r.kind == "DataSkippingIndex" and r.indexed_columns == ("MinMax(ts)",) and r.included_columns == ()
     assert [q.query for q in r.queries] == ["query 1"]
     assert r.queries[0].bytes_after * 4 < r.queries[0].bytes_before
     assert "data skipping with MinMax(ts)" in str(recs)
-    expected = _rows(clustered)
+    bloom = by_name["advisor_kinds_bloom_r"]
+    (sketch,) = bloom.config.sketches
+    assert isinstance(sketch, BloomFilterSketch) and sketch.expr == "r" and sketch.fpp == 0.02, str(recs)
+    assert bloom.indexed_columns[0].startswith("BloomFilter(r, ") and [q.query for q in bloom.queries] == ["query 2"]
+    expected = {"ts": _rows(clustered), "r": _rows(random)}
     recs.create_all()
     enable_hyperspace(spark)
     try:
-        query = spark.read.parquet(kinds_table).where("ts BETWEEN 12000 AND 12500")
-        assert _rows(query) == expected
-        assert hs.why_not(query, r.config.name, display=False) == f"{r.config.name}: used by this query"
+        for name, where in (
+            ("advisor_kinds_minmax_ts", "ts BETWEEN 12000 AND 12500"),
+            ("advisor_kinds_bloom_r", "r = 4242"),
+        ):
+            query = spark.read.parquet(kinds_table).where(where)
+            assert _rows(query) == expected[where.split()[0]]
+            assert hs.why_not(query, name, display=False) == f"{name}: used by this query"
     finally:
         disable_hyperspace(spark)
-        hs.delete_index(r.config.name)
+        for name in by_name:
+            hs.delete_index(name)

@@ -104,7 +104,8 @@ class QueryEvidence:
         )
 
 
-#: The configs the advisor recommends: covering, Z-order covering and data skipping (MinMax sketches).
+#: The configs the advisor recommends: covering, Z-order covering and data skipping (a MinMax, BloomFilter or
+#: ValueList sketch).
 RecommendedConfig = IndexConfig | ZOrderCoveringIndexConfig | DataSkippingIndexConfig
 
 

@@ -321,6 +321,12 @@ class HyperspaceConfig:
         _from_int,
         "Most distinct recorded queries a session keeps; the least recently run goes first (default 200).",
     )
+    advisor_bloom_filter_fpp = _Setting(
+        "spark.hyperspace.advisor.bloomFilterFpp",
+        float,
+        _from_float,
+        "False positive probability of the BloomFilter sketches the advisor recommends (default 0.01).",
+    )
 
     # No instance dictionary: a misspelt setting (conf.num_bucket = 8) must fail, not quietly
     # become a Python attribute that changes nothing.

@@ -560,8 +560,9 @@ class Hyperspace:
         max_indexes: int | None = None,
     ) -> Recommendations:
         """The indexes worth building for ``workload`` (DataFrames, SQL strings, or ``(query, weight)``
-        tuples): covering, Z-order covering (range filters) and data skipping MinMax sketches (filtered
-        columns whose values cluster by file) from each query's filters and join keys, their benefit from
+        tuples): covering, Z-order covering (range filters) and data skipping sketches — MinMax (filtered
+        columns whose values cluster by file), BloomFilter or ValueList (equality lookups, sized from sampled
+        per-file distinct counts) — from each query's filters and join keys, their benefit from
         what-if plans the rules make on hypothetical indexes (bytes read, shuffles and sorts removed,
         weighted), chosen greedily — by benefit per estimated byte within ``budget_bytes``, by benefit
         when there is no budget — up to ``max_indexes``. Each :class:`RecommendedIndex` has its

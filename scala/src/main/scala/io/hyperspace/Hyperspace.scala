@@ -264,7 +264,8 @@ class Hyperspace(val spark: SparkSession) {
   }
 
   /**
-   * The covering indexes worth building for `workload` ([[advisor.IndexAdvisor]]): candidates
+   * The indexes worth building for `workload` ([[advisor.IndexAdvisor]]): covering, Z-order
+   * covering and data skipping (MinMax, BloomFilter, ValueList) candidates
    * from each query's filters and join keys, their benefit from what-if plans (bytes read,
    * shuffles and sorts removed, weighted), chosen greedily by benefit per estimated byte within
    * `budgetBytes` and `maxIndexes`; nothing is built until `createAll()`.

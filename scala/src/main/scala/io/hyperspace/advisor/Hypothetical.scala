@@ -3,15 +3,17 @@ package io.hyperspace.advisor
 import java.util.Locale
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.BoundReference
 import org.apache.spark.sql.catalyst.util.TypeUtils
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.FileRanges
 import io.hyperspace.index.covering.CoveringIndex
-import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, DataSkippingIndexData, MinMaxSketch}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingIndexData, MinMaxSketch, ValueListSketch}
+import io.hyperspace.index.dataskipping.expressions.{BloomFilterBits, DistinctSketchAggregate, ValueHash}
 import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderCoveringIndexConfig, ZOrderLayout, ZOrderValue}
 import io.hyperspace.log._
 
@@ -104,6 +106,113 @@ private[advisor] object Hypothetical {
       (DataSkippingIndexData.HypotheticalRowsProperty -> DataSkippingIndexData.hypotheticalRowsJson(rows, schema)))
     val width = 16.0 + columns.map(c => 2 * sample.widths.getOrElse(c.toLowerCase(Locale.ROOT), 8.0)).sum
     val size = (described.files.size * width).toLong.max(1L)
+    val file = ContentFile(s"${Content.versionDirName(0)}/part-00000-hypothetical.c000.snappy.parquet", size, 0L)
+    entry(config.name, withRows, Content(s"hypothetical:/${config.name}", 0, Seq(file)), described)
+  }
+
+  /**
+   * Whether a source file's range of `column` (footer or sample, [[RelationSample.fileRanges]])
+   * admits a value: true when the range is not known (the file would be read).
+   */
+  def admits(sample: RelationSample, column: String, dataType: DataType): (SourceFile, Any) => Boolean = {
+    val ranges = sample.fileRanges(column)
+    val ordering = TypeUtils.getInterpretedOrdering(dataType)
+    (f, value) =>
+      ranges.get(f).forall { case (_, s) =>
+        s.min.forall(lo => ordering.gteq(value, FileRanges.decode(lo, dataType))) &&
+        s.max.forall(hi => ordering.lteq(value, FileRanges.decode(hi, dataType)))
+      }
+  }
+
+  /**
+   * The ids of the source files estimated to hold `value` (internal form, of `dataType`) in
+   * `column`: those whose sampled rows have it, and each other file whose range of the column
+   * (footer or sample, [[RelationSample.fileRanges]]) admits it with the chance that one of its
+   * unsampled distinct values is this one, `(d_f - s_f) / (D - s_f)` for `d_f` estimated distinct
+   * values in the file, `s_f` sampled, `D` in the relation. A workload looks up values that
+   * exist: one no sample holds and no draw places is put in the admitting file the draws came
+   * nearest to (about in proportion to those chances). The draws are hashes of file and value,
+   * so every plan sees the same answer. Files without sampled rows are not returned (their rows
+   * in a sketch table are absent: always read).
+   */
+  def holders(sample: RelationSample, column: String, value: Any, dataType: DataType): Set[Long] = {
+    val (perFile, total) = sample.fileValues(column)
+    val admitting = admits(sample, column, dataType)
+    val hash = ValueHash(value, dataType)
+    val draws = sample.described.files.flatMap(f => perFile.get(f).map(f -> _)).collect {
+      case (f, values) if admitting(f, value) =>
+        val unseen = math.max(0.0, values.estimated - values.sampled.size)
+        val chance = if (unseen <= 0) 0.0 else math.min(1.0, unseen / math.max(1.0, total - values.sampled.size))
+        val u = (ValueHash.mix(hash ^ ValueHash.mix(f.id + 0x9e3779b97f4a7c15L)) >>> 11).toDouble / (1L << 53)
+        (f.id, values.sampled.contains(value), chance, u)
+    }
+    val held = draws.collect { case (id, sampled, chance, u) if sampled || u < chance => id }.toSet
+    if (held.nonEmpty || perFile.values.exists(_.sampled.contains(value))) held
+    else draws.filter(_._3 > 0).sortBy(d => d._4 / d._3).headOption.map(_._1).toSet
+  }
+
+  /**
+   * A data skipping index of one BloomFilter or ValueList sketch on a column, not built: its
+   * sketch table (one row per sampled source file) is what the kind's own aggregate
+   * ([[DistinctSketchAggregate]]) makes of the values the file is estimated to hold — its sampled
+   * distinct values, and each value the workload looks up (`lookups`) it is estimated to hold ([[holders]]) — carried by the entry as MinMax's is, so the data skipping rule evaluates the query's
+   * filter on it as on a built index's table (a Bloom filter answers "maybe" for an absent value
+   * with the sketch's false positive probability, as a built one). A ValueList file estimated to
+   * hold more than `maxValues` distinct values gets the Bloom filter the build falls back to.
+   * Files not sampled get no row: always read. Its size: per file, the Bloom filter's bits for
+   * the file's estimated distinct count, or the list's values at the column's sampled width.
+   */
+  def valueSketchEntry(
+      spark: SparkSession,
+      sample: RelationSample,
+      config: DataSkippingIndexConfig,
+      lookups: Seq[Any]): LogEntry = {
+    val (column, maxValues, fpp) = config.sketches match {
+      case Seq(b: BloomFilterSketch) => (b.expr, 0, b.fpp)
+      case Seq(v: ValueListSketch) => (v.expr, v.maxValues, v.fpp)
+      case other => throw new HyperspaceException(
+          s"Hypothetical data skipping index '${config.name}': one BloomFilter or ValueList sketch expected; got " +
+            other.map(_.describe).mkString(", "))
+    }
+    val i = sample.indexOf(column).getOrElse(
+      throw new HyperspaceException(
+        s"Hypothetical data skipping index '${config.name}': column '$column' was not sampled."))
+    val t = sample.schema(i).dataType
+    val definition = DataSkippingIndexData.define(spark, config, sample.source)
+    val schema = DataSkippingIndexData.schemaOf(definition)
+    val sketchColumns = if (maxValues > 0) 2 else 1
+    if (schema.size != 2 + sketchColumns) {
+      throw new HyperspaceException(s"Hypothetical data skipping index '${config.name}': unexpected sketch table " +
+        s"${schema.simpleString} (a partitioned source adds partition sketches).")
+    }
+    val described = sample.described
+    val perFile = sample.fileValues(column)._1
+    val width = sample.widths.getOrElse(column.toLowerCase(Locale.ROOT), t.defaultSize.toDouble)
+    var bytes = 0.0
+    val placed = lookups.map(v => v -> holders(sample, column, v, t))
+    val rows = described.files.flatMap { f =>
+      perFile.get(f).map { values =>
+        val held = values.sampled ++ placed.collect { case (v, ids) if ids.contains(f.id) => v }
+        val listed = maxValues > 0 && values.estimated <= maxValues
+        val agg = DistinctSketchAggregate(BoundReference(0, t, nullable = true), if (listed) maxValues else 0, fpp,
+          BloomFilterSketch.DefaultCapacity)
+        var state = agg.createAggregationBuffer()
+        (held.toSeq ++ (if (values.hasNull && listed) Seq(null) else Nil)).foreach(v =>
+          state = agg.update(state, InternalRow(v)))
+        val sketch = agg.eval(state).asInstanceOf[InternalRow]
+        bytes += 16 +
+          (if (listed) math.max(1.0, values.estimated) * width
+           else BloomFilterBits.optimalBits(math.max(1L, values.estimated.round), fpp) / 8.0)
+        val columns =
+          if (maxValues > 0) Seq(if (sketch.isNullAt(0)) null else sketch.getArray(0),
+            if (sketch.isNullAt(1)) null else sketch.getBinary(1))
+          else Seq(sketch.getBinary(1))
+        Seq[Any](f.id, values.rows) ++ columns
+      }
+    }
+    val withRows = definition.copy(properties = definition.properties +
+      (DataSkippingIndexData.HypotheticalRowsProperty -> DataSkippingIndexData.hypotheticalRowsJson(rows, schema)))
+    val size = bytes.toLong.max(1L)
     val file = ContentFile(s"${Content.versionDirName(0)}/part-00000-hypothetical.c000.snappy.parquet", size, 0L)
     entry(config.name, withRows, Content(s"hypothetical:/${config.name}", 0, Seq(file)), described)
   }

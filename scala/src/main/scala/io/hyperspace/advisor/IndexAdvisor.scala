@@ -3,44 +3,50 @@ package io.hyperspace.advisor
 import scala.collection.mutable
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.sources.DataSourceRegister
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
 import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
-import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.log.LogEntry
-import io.hyperspace.rules.CandidateIndexes
+import io.hyperspace.rules.{ApplyHyperspace, CandidateIndexes}
 import io.hyperspace.sources.FileSource
 
 /**
  * A candidate index over the relation `key` names: covering (bucketed on its indexed columns),
  * Z-order covering (laid out over them), both including the columns every query it came from
- * needs besides (merged across queries), or data skipping (a MinMax sketch of one column).
+ * needs besides (merged across queries), or data skipping (a MinMax, BloomFilter or ValueList
+ * sketch of one column).
  */
 private[advisor] final case class Candidate(
     key: String,
     relation: LogicalRelation,
     config: IndexKindConfig,
-    joinKeys: Boolean = false) {
+    joinKeys: Boolean = false,
+    /** For a value sketch (BloomFilter or ValueList) candidate: the values the workload looks up. */
+    lookups: Option[Seq[Any]] = None,
+    /** For a MinMax candidate: the workload's filter conjuncts on its column alone. */
+    conjuncts: Seq[org.apache.spark.sql.catalyst.expressions.Expression] = Nil) {
   def name: String = config.name
 }
 
 /**
- * The index advisor (the paper's index tuning): from a workload to the covering indexes worth
- * building, within a size budget and a maximum count.
+ * The index advisor (the paper's index tuning): from a workload to the indexes worth building,
+ * within a size budget and a maximum count (docs/advisor.md tells it in full).
  *
- *  1. Enumerate: per query and scanned relation ([[QueryShape]]), one covering candidate per
- *     column a filter pins to a value or a range and per equi-join key set of that relation,
- *     including the other columns the query needs from it; candidates on the same relation and
- *     indexed columns are merged (the union of their included columns).
- *  2. Estimate: each candidate is a hypothetical index ([[WhatIf.entryFor]]: the relation's real
- *     files, the size its columns' share of the row width gives, string widths sampled by
- *     [[ColumnWidths]]); a query's cost with a set of
- *     indexes is [[PlanCost]] of the plan Hyperspace's own rules make with exactly that set.
+ *  1. Enumerate ([[enumerate]]): per query and scanned relation ([[QueryShape]]), covering and
+ *     Z-order covering candidates on filtered columns and join key sets (including the other
+ *     columns the query needs, merged across queries), and data skipping sketches on filtered
+ *     columns; those that could prune nothing are dropped here, before any plan.
+ *  2. Estimate: each candidate is a hypothetical index (covering: [[WhatIf.entryFor]]; the others
+ *     [[Hypothetical]], from a [[RelationSample]]); a query's cost with a set of indexes is
+ *     [[PlanCost]] of the plan Hyperspace's own rules make with exactly that set.
  *  3. Select greedily: each round, every remaining candidate that fits the budget and count is
  *     planned together with those already chosen (so interactions count: the second side of a
  *     join gains the shuffles the first side alone could not remove), its benefit is the
@@ -79,12 +85,21 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         c.config match {
           case covering: IndexConfig => WhatIf.entryFor(df, c.relation, covering, sampleOf(c).widths)
           case z: ZOrderCoveringIndexConfig => Hypothetical.zorderEntry(spark, sampleOf(c), z)
+          case d: DataSkippingIndexConfig if c.lookups.isDefined =>
+            Hypothetical.valueSketchEntry(spark, sampleOf(c), d, c.lookups.get)
           case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
           case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
         })
     // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
-    val enumerated = enumerate(evaluated)
     val planned = System.nanoTime()
+    val raw = enumerate(evaluated)
+    val enumerated = raw.flatMap { c =>
+      c.config match {
+        case _ if c.lookups.isDefined => sizeValueSketch(spark, c, sampleOf(c))
+        case DataSkippingIndexConfig(_, Seq(m: MinMaxSketch)) if !minMaxMayPrune(c, m.expr, sampleOf(c)) => None
+        case _ => Some(c)
+      }
+    }
     val candidates = enumerated.filter { c =>
       val t = System.nanoTime()
       try { entryOf(c, evaluated.head.query.df); true }
@@ -198,16 +213,23 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
    *    the files whose ranges meet it, where a hash-bucketed index reads every bucket);
    *  - data skipping: a MinMax sketch per filtered column, for sources it can serve (not
    *    partitioned or of a table format): it helps where values cluster by file, which only the
-   *    per-file ranges tell — the what-if plan decides, not the enumeration.
+   *    per-file ranges tell — the what-if plan decides ([[minMaxMayPrune]] only drops those no
+   *    range separates);
+   *  - value sketches: per column equality filters look up by literals of its type, a
+   *    placeholder that [[sizeValueSketch]] turns into a ValueList or BloomFilter, or drops.
    */
   private def enumerate(queries: Seq[EvaluatedQuery]): Seq[Candidate] = {
     sealed trait Kind
     case object Covering extends Kind
     case object ZOrder extends Kind
     case object Skipping extends Kind
+    case object Values extends Kind
     val merged =
       mutable.LinkedHashMap[(String, Kind, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
     val joined = mutable.Set[(String, Seq[String])]() // covering candidates on a join's keys
+    // Per relation and column, the values equality filters look up (None: some are not literals).
+    val lookups = mutable.Map[(String, String), Option[Seq[Any]]]()
+    val conjunctsOn = mutable.Map[(String, String), Seq[org.apache.spark.sql.catalyst.expressions.Expression]]()
     def add(use: RelationUse, kind: Kind, indexed: Seq[String], included: Seq[String]): Unit = {
       val slot = merged.getOrElseUpdate((use.key, kind, indexed.map(_.toLowerCase(java.util.Locale.ROOT))),
         (use.relation, mutable.LinkedHashSet[String]()))
@@ -224,11 +246,27 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         .foreach(add(use, ZOrder, _, use.needed))
       val fs = CandidateIndexes.sourceScan(use.relation)
       if (fs.exists(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty)) {
-        (use.equality ++ use.range).filter(ranged).distinct.foreach(c => add(use, Skipping, Seq(c), Nil))
+        (use.equality ++ use.range).filter(ranged).distinct.foreach { c =>
+          val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
+          conjunctsOn(slot) = conjunctsOn.getOrElse(slot, Nil) ++ use.conjunctsOn.getOrElse(c, Nil)
+          add(use, Skipping, Seq(c), Nil)
+        }
+        def hashable(c: String) =
+          use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a =>
+            ValueListSketch(c).unsupportedType(a.dataType).isEmpty)
+        use.equality.filter(c => ranged(c) && hashable(c)).foreach { c =>
+          val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
+          val values = use.lookups.getOrElse(c, None)
+          lookups(slot) = for (seen <- lookups.getOrElse(slot, Some(Nil)); more <- values) yield (seen ++ more).distinct
+          add(use, Values, Seq(c), Nil)
+        }
       }
     }
     val names = mutable.Map[String, Int]()
-    merged.toSeq.map { case ((key, kind, indexedLower), (relation, included)) =>
+    // A value sketch needs every looked-up value named; a column some query compares otherwise has none.
+    merged.toSeq.filter { case ((key, kind, indexedLower), _) =>
+      kind != Values || lookups.get((key, indexedLower.head)).exists(_.isDefined)
+    }.map { case ((key, kind, indexedLower), (relation, included)) =>
       val indexed = indexedLower.map(l => relation.output.find(_.name.equalsIgnoreCase(l)).map(_.name).getOrElse(l))
       // In the relation's column order, so the same columns always make the same config.
       val includedInOrder = relation.output.map(_.name).filter(included.contains)
@@ -237,6 +275,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case Covering => "by"
           case ZOrder => "zorder"
           case Skipping => "minmax"
+          case Values => "values"
         })
       val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
       val name = if (n == 1) base else s"${base}_$n"
@@ -245,8 +284,107 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case Covering => IndexConfig(name, indexed, includedInOrder)
           case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
           case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
-        }, joinKeys = kind == Covering && joined.contains((key, indexedLower)))
+          case Values => DataSkippingIndexConfig(name, indexed.map(c => ValueListSketch(c)))
+        }, joinKeys = kind == Covering && joined.contains((key, indexedLower)),
+        lookups = if (kind == Values) lookups((key, indexedLower.head)) else None,
+        conjuncts = if (kind == Skipping) conjunctsOn.getOrElse((key, indexedLower.head), Nil) else Nil)
     }
+  }
+
+  /**
+   * Whether a MinMax sketch on `column` could skip a file for some query: whether one of the
+   * workload's conjuncts on the column, compared with each file's range (footer or sample),
+   * rules some file out — the sketch's own test, conjunct by conjunct. A conjunct of another form
+   * (a function of the column, an OR, ...) might be translated too: then the plans decide. A
+   * sketch that can skip nothing is no candidate (on a shuffled source, none is), and costs no
+   * plan.
+   */
+  private def minMaxMayPrune(c: Candidate, column: String, sample: RelationSample): Boolean = {
+    import org.apache.spark.sql.catalyst.expressions._
+    val i = sample.indexOf(column)
+    if (i.isEmpty || c.conjuncts.isEmpty) return true
+    val t = sample.schema(i.get).dataType
+    val ordering = TypeUtils.getInterpretedOrdering(t)
+    val files = sample.fileRanges(column).values.toSeq.map { case (_, s) =>
+      (s.min.map(FileRanges.decode(_, t)), s.max.map(FileRanges.decode(_, t)))
+    }
+    val ranges = files.collect { case (Some(lo), Some(hi)) => (lo, hi) }
+    def lit(e: Expression): Option[Any] = e match {
+      case l: Literal if l.dataType == t && l.value != null => Some(l.value)
+      case _ => None
+    }
+    // Some((lo, hi) => the conjunct is false for every value in [lo, hi]), None for other forms.
+    def excludes(e: Expression): Option[(Any, Any) => Boolean] = e match {
+      case EqualTo(_: Attribute, v) => lit(v).map(x => (lo, hi) => ordering.lt(x, lo) || ordering.gt(x, hi))
+      case EqualTo(v, a: Attribute) => excludes(EqualTo(a, v))
+      case EqualNullSafe(a: Attribute, v) => excludes(EqualTo(a, v))
+      case EqualNullSafe(v, a: Attribute) => excludes(EqualTo(a, v))
+      case In(_: Attribute, list) =>
+        val xs = list.map(lit)
+        if (xs.exists(_.isEmpty)) None
+        else Some((lo, hi) => xs.flatten.forall(x => ordering.lt(x, lo) || ordering.gt(x, hi)))
+      case InSet(_: Attribute, set) if set.forall(_ != null) =>
+        Some((lo, hi) => set.forall(x => ordering.lt(x, lo) || ordering.gt(x, hi)))
+      case LessThan(_: Attribute, v) => lit(v).map(x => (lo, _) => ordering.gteq(lo, x))
+      case LessThanOrEqual(_: Attribute, v) => lit(v).map(x => (lo, _) => ordering.gt(lo, x))
+      case GreaterThan(_: Attribute, v) => lit(v).map(x => (_, hi) => ordering.lteq(hi, x))
+      case GreaterThanOrEqual(_: Attribute, v) => lit(v).map(x => (_, hi) => ordering.lt(hi, x))
+      case LessThan(v, a: Attribute) => excludes(GreaterThan(a, v))
+      case LessThanOrEqual(v, a: Attribute) => excludes(GreaterThanOrEqual(a, v))
+      case GreaterThan(v, a: Attribute) => excludes(LessThan(a, v))
+      case GreaterThanOrEqual(v, a: Attribute) => excludes(LessThanOrEqual(a, v))
+      case _ => None
+    }
+    c.conjuncts.exists {
+      // Optimizers add `IS NOT NULL` beside comparisons: it rules out only a file of nulls alone.
+      case IsNotNull(_: Attribute) => files.exists { case (lo, hi) => lo.isEmpty && hi.isEmpty }
+      case e => excludes(e).forall(test => ranges.exists { case (lo, hi) => test(lo, hi) })
+    }
+  }
+
+  /** Per-file distinct counts up to this make a ValueList sketch; beyond, a BloomFilter. */
+  private val SmallValueList = 100
+
+  /**
+   * A value sketch candidate (enumerated as a placeholder ValueList) sized from the sampled
+   * per-file distinct counts of its column: a ValueList when every sampled file is estimated to
+   * hold at most [[SmallValueList]] distinct values (its `maxValues` four times the largest, so
+   * an underestimate still keeps lists), else a BloomFilter at the configured false positive
+   * probability, `expectedDistinct` the largest file's estimate. None — no candidate — when no
+   * file was sampled, or when for every value the workload looks up, the files the sketch is
+   * expected to leave ([[Hypothetical.holders]], false positives at its fpp) are no fewer than
+   * those whose range (footer or sample) holds the value: a MinMax sketch, itself a candidate,
+   * prunes as much for less, or nothing prunes at all. Cheap (no plan): what is left is judged
+   * by the what-if plans as every candidate is.
+   */
+  private def sizeValueSketch(spark: SparkSession, c: Candidate, sample: RelationSample): Option[Candidate] = {
+    val column = c.config.asInstanceOf[DataSkippingIndexConfig].sketches.head.expr
+    val perFile = sample.fileValues(column)._1
+    val i = sample.indexOf(column)
+    if (perFile.isEmpty || i.isEmpty) return None
+    val t = sample.schema(i.get).dataType
+    val largest = perFile.values.map(_.estimated).max
+    val fpp = HyperspaceConf.advisorBloomFilterFpp(spark)
+    val files = sample.described.files
+    val admits = Hypothetical.admits(sample, column, t)
+    val pays = c.lookups.getOrElse(Nil).exists { v =>
+      val held = Hypothetical.holders(sample, column, v, t)
+      val expected = files.map(f => if (!perFile.contains(f) || held.contains(f.id)) 1.0 else fpp).sum
+      expected < files.count(admits(_, v))
+    }
+    if (!pays) return None
+    val tablePrefix = nameOf(c.relation, Nil, "values")
+    val config =
+      if (largest <= SmallValueList) {
+        DataSkippingIndexConfig(c.name,
+          Seq(ValueListSketch(column,
+              math.min(ValueListSketch.DefaultMaxValues, math.max(16, (4 * largest).ceil.toInt)),
+              fpp)))
+      } else {
+        DataSkippingIndexConfig(nameOf(c.relation, Nil, "bloom") + c.name.drop(tablePrefix.length),
+          Seq(BloomFilterSketch(column, fpp, Some(math.min(100000000L, math.max(1L, largest.ceil.toLong))))))
+      }
+    Some(c.copy(config = config))
   }
 
   private def nameOf(relation: LogicalRelation, indexed: Seq[String], infix: String): String = {
@@ -289,13 +427,38 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     private val keys = uses.map(_.key).toSet
     lazy val baseline: PlanCost = PlanCost.of(planning.physicalWithout)
     private val cache = mutable.Map[Set[String], PlanCost]()
-    def plansMade: Int = cache.size
+    private var physicalPlans = 0
+    /** Physical plans made (each rewrite whose plan was not costed before). */
+    def plansMade: Int = physicalPlans
+
+    /**
+     * Whether a rule could use `c` for this query: a covering or Z-order covering index only
+     * replaces a scan whose needed columns it holds; a sketch only serves a filter on its column.
+     * A necessary condition, never sufficient — the plan decides the rest — but one that spares
+     * planning the query again with an index it cannot use: its plan is the one without it.
+     */
+    private def mayServe(c: Candidate): Boolean = uses.exists { u =>
+      u.key == c.key &&
+      (c.config match {
+        case d: DataSkippingIndexConfig => d.sketches.exists(s => u.filtered.exists(_.equalsIgnoreCase(s.expr)))
+        case other =>
+          val (indexed, included) = RecommendedIndex.columnsOf(other)
+          u.needed.forall(n => (indexed ++ included).exists(_.equalsIgnoreCase(n)))
+      })
+    }
+    private val serves = mutable.Map[String, Boolean]()
 
     def costWith(set: Seq[Candidate], entryOf: Candidate => LogEntry): PlanCost = {
-      val relevant = set.filter(c => keys.contains(c.key))
+      val relevant = set.filter(c => keys.contains(c.key) && serves.getOrElseUpdate(c.name, mayServe(c)))
       if (relevant.isEmpty) baseline
-      else cache.getOrElseUpdate(relevant.map(_.name).toSet,
-        PlanCost.of(planning.physicalWithOnly(relevant.map(entryOf))))
+      else cache.getOrElseUpdate(relevant.map(_.name).toSet, {
+          // The rules' choice with a set is their choice with the indexes they used from it: a
+          // rewrite using what another set's plan used is that plan, already costed.
+          val rewritten = planning.rewrittenWithOnly(relevant.map(entryOf))
+          val used = ApplyHyperspace.indexesIn(rewritten).map(_.name).toSet
+          if (used.isEmpty) baseline
+          else cache.getOrElseUpdate(used, { physicalPlans += 1; PlanCost.of(planning.physicalOf(rewritten)) })
+        })
     }
   }
 }

@@ -19,7 +19,18 @@ private[advisor] final case class RelationUse(
     needed: Seq[String],
     equality: Seq[String],
     range: Seq[String],
-    joinKeys: Seq[Seq[String]])
+    joinKeys: Seq[Seq[String]],
+    /**
+     * Per equality-filtered column: the values its conjuncts look up (Catalyst's internal form,
+     * of the column's type), or None when one of them is not the bare column against literals of
+     * its type (a cast, a function): a hypothetical value sketch must hold every looked-up value
+     * a file may have, and those the advisor cannot name.
+     */
+    lookups: Map[String, Option[Seq[Any]]] = Map.empty,
+    /** Every column a filter conjunct over this relation alone references (a sketch can serve only those). */
+    filtered: Seq[String] = Nil,
+    /** Per column (by name): the filter conjuncts that reference it and no other column. */
+    conjunctsOn: Map[String, Seq[Expression]] = Map.empty)
 
 private[advisor] object QueryShape extends PredicateHelper {
 
@@ -60,11 +71,39 @@ private[advisor] object QueryShape extends PredicateHelper {
           if (c.right.foldable) single(c.left) else if (c.left.foldable) single(c.right) else None
         case _ => None
       }.map(nameOf).distinct.filterNot(equality.contains)
+      // The values each equality conjunct looks up, when it is the column itself against literals of its type.
+      def values(column: Expression, list: Seq[Expression]): Option[Seq[Any]] = column match {
+        case a: Attribute if list.forall(v => v.foldable && v.dataType == a.dataType) =>
+          Some(list.map(_.eval()).filter(_ != null))
+        case _ => None
+      }
+      val lookedUp = conjuncts.flatMap {
+        case EqualTo(l, v) if v.foldable => single(l).map(a => nameOf(a) -> values(l, Seq(v)))
+        case EqualTo(v, r) if v.foldable => single(r).map(a => nameOf(a) -> values(r, Seq(v)))
+        case EqualNullSafe(l, v) if v.foldable => single(l).map(a => nameOf(a) -> values(l, Seq(v)))
+        case EqualNullSafe(v, r) if v.foldable => single(r).map(a => nameOf(a) -> values(r, Seq(v)))
+        case In(value, list) if list.nonEmpty && list.forall(_.foldable) =>
+          single(value).map(a => nameOf(a) -> values(value, list))
+        case InSet(value, set) => single(value).map(a =>
+            nameOf(a) ->
+              (value match {
+                case _: Attribute => Some(set.toSeq.filter(_ != null))
+                case _ => None
+              }))
+        case _ => None
+      }
+      val lookups = lookedUp.groupBy(_._1).map { case (c, vs) =>
+        c -> (if (vs.forall(_._2.isDefined)) Some(vs.flatMap(_._2.get).distinct) else None)
+      }
+      val filtered = conjuncts.flatMap(c => single(c).toSeq).map(nameOf).distinct
+      val conjunctsOn = conjuncts.flatMap(c => single(c).map(a => nameOf(a) -> c)).groupBy(_._1)
+        .map { case (n, cs) => n -> cs.map(_._2) }
       val joinKeys = joinSides.flatMap { keys =>
         val attrs = keys.map(single)
         if (keys.nonEmpty && attrs.forall(_.isDefined)) Some(attrs.flatten.map(nameOf).distinct) else None
       }.distinct
-      RelationUse(r, keyOf(r).get, r.output.filter(referenced.contains).map(_.name).distinct, equality, range, joinKeys)
+      RelationUse(r, keyOf(r).get, r.output.filter(referenced.contains).map(_.name).distinct, equality, range, joinKeys,
+        lookups, filtered, conjunctsOn)
     }
   }
 }

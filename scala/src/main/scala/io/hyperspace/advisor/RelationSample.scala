@@ -65,13 +65,14 @@ private[advisor] final class RelationSample private (
   private def isParquet: Boolean =
     fs.fileFormat.getClass == classOf[ParquetFileFormat] && source.versioned.isEmpty
 
-  /** Per Parquet file: its footer's row count and the ranges it tells exactly, read once. */
+  /** Per Parquet file: its footer's row count and the ranges it tells exactly, read once (several at a time). */
   private lazy val footers: Map[String, Option[FileStats]] =
     if (!isParquet) Map.empty
     else {
       val conf = spark.sessionState.newHadoopConf()
       val columns = fs.dataSchema.fieldNames.toSeq
-      files.map(f => f.path -> ParquetFooterRanges.fileStats(conf, new Path(f.path), fs.dataSchema, columns)).toMap
+      RelationSample.inParallel(files, RelationSample.FooterThreads)(f =>
+        f.path -> ParquetFooterRanges.fileStats(conf, new Path(f.path), fs.dataSchema, columns)).toMap
     }
 
   /** The estimated number of rows: footers' counts (Parquet), else bytes over the sampled row width. */
@@ -82,6 +83,37 @@ private[advisor] final class RelationSample private (
     } else None
     counted.getOrElse((files.map(_.size).sum / rowWidth).toLong.max(rows.size.toLong))
   }
+
+  /**
+   * Per sampled source file, `column`'s sampled values and estimated distinct count, and the
+   * estimated distinct count of the whole relation (the same estimator over all sampled rows).
+   * Files without sampled rows are absent. The sampled rows are each file's first rows: a file
+   * sorted by the column shows fewer distinct values there than it holds.
+   */
+  def fileValues(column: String): (Map[SourceFile, FileValues], Double) =
+    valueCache.getOrElseUpdate(column.toLowerCase(Locale.ROOT), {
+        indexOf(column) match {
+          case None => (Map.empty, 0.0)
+          case Some(i) =>
+            val t = schema(i).dataType
+            val pathColumn = schema.size
+            val byPath = rows.groupBy(_.getUTF8String(pathColumn).toString)
+            def nonNull(rs: Seq[InternalRow]) = rs.filterNot(_.isNullAt(i)).map(_.get(i, t))
+            val perFile = files.flatMap { f =>
+              byPath.get(SourcePaths.asMetadataPath(f.path)).map { sampled =>
+                val values = nonNull(sampled)
+                val (d, f1) = FileValues.counts(values)
+                val n = footers.get(f.path).flatten.map(_.rowCount)
+                  .getOrElse((rowCount * sampled.size.toDouble / rows.size).round.max(sampled.size.toLong))
+                f -> FileValues(n, values.toSet, sampled.exists(_.isNullAt(i)),
+                  FileValues.estimate(n, sampled.size, d, f1))
+              }
+            }.toMap
+            val (d, f1) = FileValues.counts(nonNull(rows))
+            (perFile, FileValues.estimate(rowCount, rows.size, d, f1))
+        }
+      })
+  private val valueCache = scala.collection.mutable.Map[String, (Map[SourceFile, FileValues], Double)]()
 
   /** The index of `column` (case-insensitive) among the sampled columns. */
   def indexOf(column: String): Option[Int] =
@@ -121,7 +153,60 @@ private[advisor] final class RelationSample private (
   }
 }
 
+/**
+ * The sampled values of one column in one source file, and the file's estimated distinct count.
+ *
+ * @param rows      the file's row count (footer, or its share of the estimated rows)
+ * @param sampled   the distinct non-null values among the file's sampled rows (internal form)
+ * @param hasNull   whether a sampled row is null
+ * @param estimated the file's estimated distinct non-null count ([[FileValues.estimate]])
+ */
+private[advisor] final case class FileValues(rows: Long, sampled: Set[Any], hasNull: Boolean, estimated: Double)
+
+private[advisor] object FileValues {
+
+  /**
+   * The distinct count of `n` rows estimated from `r` sampled ones holding `d` distinct values,
+   * `f1` of them once: Haas et al.'s unsmoothed first-order jackknife (Duj1), `d / (1 - (1 - r/n)
+   * f1 / r)`, between `d` and `n`. A sample of repeated values says few (a list of values fits);
+   * one of values seen once each says about as many as rows (a Bloom filter sized for the file).
+   */
+  def estimate(n: Long, r: Int, d: Int, f1: Int): Double =
+    if (r == 0 || d == 0) 0.0
+    else {
+      val q = math.min(1.0, r.toDouble / math.max(1L, n))
+      val denominator = 1.0 - (1.0 - q) * f1 / r
+      if (denominator <= 0) n.toDouble else math.min(n.toDouble, math.max(d.toDouble, d / denominator))
+    }
+
+  /** (distinct, seen once) of `values`. */
+  def counts(values: Seq[Any]): (Int, Int) = {
+    val byValue = values.groupBy(identity)
+    (byValue.size, byValue.count(_._2.size == 1))
+  }
+}
+
 private[advisor] object RelationSample extends org.apache.spark.internal.Logging {
+
+  /** Footers read at once: each is a small read whose latency, not the CPU, bounds it. */
+  private val FooterThreads = 8
+
+  /**
+   * `f` over `items`, up to `threads` at a time on threads of their own; in `items`' order. A
+   * failure is rethrown (the first in that order); the others still running finish unobserved.
+   */
+  def inParallel[A, B](items: Seq[A], threads: Int)(f: A => B): Seq[B] =
+    if (items.size <= 1) items.map(f)
+    else {
+      val pool = java.util.concurrent.Executors.newFixedThreadPool(math.min(threads, items.size))
+      try {
+        val futures = items.map(a => pool.submit(new java.util.concurrent.Callable[B] { def call(): B = f(a) }))
+        futures.map { future =>
+          try future.get()
+          catch { case e: java.util.concurrent.ExecutionException if e.getCause != null => throw e.getCause }
+        }
+      } finally pool.shutdown()
+    }
 
   /** Rows sampled per relation, about: enough for stable averages and curve boundaries. */
   val SampleRows: Int = 10000

@@ -271,6 +271,14 @@ object HyperspaceConf {
       .checkValue(n => n > 0 && n <= 100000, "must be between 1 and 100000")
       .createWithDefault(200)
 
+  val ADVISOR_BLOOM_FILTER_FPP: ConfigEntry[Double] =
+    buildConf("spark.hyperspace.advisor.bloomFilterFpp")
+      .doc("False positive probability of the BloomFilter sketches the advisor recommends (and " +
+        "estimates with): lower skips more files for a larger sketch table.")
+      .doubleConf
+      .checkValue(p => p > 0.0 && p < 1.0, "must be between 0 and 1 (exclusive)")
+      .createWithDefault(0.01)
+
   /**
    * Not a session setting but a DataFrameReader option, under the original Hyperspace's name:
    * the glob pattern(s), comma-separated, a source is read with, e.g.
@@ -292,7 +300,8 @@ object HyperspaceConf {
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_JOIN_SELECTION,
     INDEXED_LOOKUP_READ_IN_PLACE,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_JOIN_PRUNING_ENABLED, SPLIT_JOIN_PRUNING_MAX_KEYS,
-    AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES)
+    AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
+    ADVISOR_BLOOM_FILTER_FPP)
 
   /** The keys of [[allEntries]] (for the Python side and docs checks). */
   def allKeys: Seq[String] = allEntries.map(_.key)
@@ -417,4 +426,7 @@ object HyperspaceConf {
   def advisorRecordQueries(spark: SparkSession): Boolean = ADVISOR_RECORD_QUERIES.readFrom(spark)
   /** How many distinct recorded queries the session keeps. */
   def advisorMaxRecordedQueries(spark: SparkSession): Int = ADVISOR_MAX_RECORDED_QUERIES.readFrom(spark)
+
+  /** The false positive probability of the advisor's BloomFilter sketches. */
+  def advisorBloomFilterFpp(spark: SparkSession): Double = ADVISOR_BLOOM_FILTER_FPP.readFrom(spark)
 }

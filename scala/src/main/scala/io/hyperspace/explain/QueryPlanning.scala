@@ -55,8 +55,14 @@ final class QueryPlanning(df: DataFrame) {
     else Plans.physical(withoutRewriting, ApplyHyperspace.rewrite(spark, optimizedWithout, DecisionLog.Discard))
 
   /** The physical plan if `indexes` (possibly hypothetical) were the only ones. */
-  def physicalWithOnly(indexes: Seq[LogEntry]): SparkPlan =
-    Plans.physical(withoutRewriting, ApplyHyperspace.rewriteWith(spark, optimizedWithout, indexes))
+  def physicalWithOnly(indexes: Seq[LogEntry]): SparkPlan = physicalOf(rewrittenWithOnly(indexes))
+
+  /** The optimized plan rewritten as if `indexes` (possibly hypothetical) were the only ones. */
+  def rewrittenWithOnly(indexes: Seq[LogEntry]): LogicalPlan =
+    ApplyHyperspace.rewriteWith(spark, optimizedWithout, indexes)
+
+  /** The physical plan of `rewritten` (from [[rewrittenWithOnly]]). */
+  def physicalOf(rewritten: LogicalPlan): SparkPlan = Plans.physical(withoutRewriting, rewritten)
 
   /**
    * What the optimizer rule decides for this query: the indexes it uses and the reasons for the

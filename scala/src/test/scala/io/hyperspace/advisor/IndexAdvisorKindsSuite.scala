@@ -5,7 +5,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.index.IndexConfig
-import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.rules.RuleTestSupport
 
@@ -82,19 +82,109 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
     }
   }
 
-  test("a filter on a column clustered by file gets a MinMax sketch; a random column gets none") {
+  test("a filter on a column clustered by file gets a MinMax sketch; a random column's lookup a Bloom filter") {
     val clustered = spark.read.parquet(table).where("ts BETWEEN 12000 AND 12500")
+    // r: 100,000 values at random, 5,000 rows per file: a value is in few files, anywhere.
     val random = spark.read.parquet(table).where("r = 4242")
     // A tenth of the source: no covering index of SELECT * fits, a sketch table does.
     val recs = hs.recommend(Seq(q(clustered, "clustered"), q(random, "random")), budgetBytes = Some(sourceBytes / 10))
-    assert(recs.indexes.map(_.config) == Seq(DataSkippingIndexConfig("data_minmax_ts", Seq(MinMaxSketch("ts")))),
-      recs.toString)
-    val e = recs.indexes.head.queries.map(q => q.query -> q).toMap
+    val byName = recs.indexes.map(r => r.config.name -> r).toMap
+    assert(byName.keySet == Set("data_minmax_ts", "data_bloom_r"), recs.toString)
+    assert(byName("data_minmax_ts").config == DataSkippingIndexConfig("data_minmax_ts", Seq(MinMaxSketch("ts"))))
+    val e = byName("data_minmax_ts").queries.map(q => q.query -> q).toMap
     assert(e.keySet == Set("clustered"), recs.toString)
     // One file of eight is left to read.
     assert(e("clustered").bytesAfter * 4 < e("clustered").bytesBefore, recs.toString)
+    assert(byName("data_bloom_r").queries.map(_.query) == Seq("random"), recs.toString)
     assert(recs.toString.contains("data skipping with MinMax(ts)"), recs.toString)
-    buildAndCheck(recs, Map("clustered" -> clustered))
+    buildAndCheck(recs, Map("clustered" -> clustered, "random" -> random))
+  }
+
+  // Rows of 8 files (5,000 each, in id order) whose filtered columns MinMax cannot prune (every
+  // file's range spans the domain): `few` holds 0, 100 and its file's own value (file + 1), 3
+  // values per file; `high` is random over a million values, about 5,000 distinct per file;
+  // `everywhere` repeats 0..499 in every file.
+  private lazy val valueTable: String = {
+    val path = newDir("advisor-values").getAbsolutePath + "/data"
+    spark.range(0, 40000, 1, 8).selectExpr(
+      "id",
+      "CAST(CASE pmod(id, 3) WHEN 0 THEN 0 WHEN 1 THEN 100 ELSE FLOOR(id / 5000) + 1 END AS INT) AS few",
+      "CAST(pmod(hash(id, 7), 1000000) AS BIGINT) AS high", "CAST(pmod(id, 500) AS INT) AS everywhere",
+      "REPEAT(CAST(id AS STRING), 8) AS payload")
+      .write.parquet(path)
+    path
+  }
+
+  private def valueTableBytes: Long =
+    new java.io.File(valueTable).listFiles().filter(_.getName.endsWith(".parquet")).map(_.length).sum
+
+  test("few distinct values per file, not clustered: a ValueList sketch skips the files without the value") {
+    val lookup = spark.read.parquet(valueTable).where("few = 5")
+    // A tenth of the source: no covering index of SELECT * fits, a sketch table does.
+    val recs = hs.recommend(Seq(q(lookup, "few")), budgetBytes = Some(valueTableBytes / 10))
+    assert(recs.indexes.size == 1, recs.toString)
+    recs.indexes.head.config match {
+      case DataSkippingIndexConfig(name, Seq(ValueListSketch("few", maxValues, _))) =>
+        assert(name == "data_values_few" && maxValues >= 12 && maxValues <= 1000, recs.toString)
+      case other => fail(s"expected a ValueList sketch on few, got $other\n$recs")
+    }
+    // One file of eight holds 5.
+    val e = recs.indexes.head.queries.head
+    assert(e.bytesAfter * 4 < e.bytesBefore, recs.toString)
+    buildAndCheck(recs, Map("few" -> lookup))
+  }
+
+  test("a lookup on a high-cardinality random column gets a BloomFilter sized for the files' distinct counts") {
+    val value = spark.read.parquet(valueTable).where("id = 12345").select("high").head().getLong(0)
+    val lookup = spark.read.parquet(valueTable).where(s"high = $value")
+    val recs = hs.recommend(Seq(q(lookup, "high")), budgetBytes = Some(valueTableBytes / 10))
+    assert(recs.indexes.size == 1, recs.toString)
+    recs.indexes.head.config match {
+      case DataSkippingIndexConfig(name, Seq(BloomFilterSketch("high", fpp, Some(expected)))) =>
+        assert(name == "data_bloom_high" && fpp == 0.01, recs.toString)
+        // About 5,000 distinct values per file (each file's sample: 1,250 values, all distinct).
+        assert(expected >= 2500 && expected <= 5000, recs.toString)
+      case other => fail(s"expected a BloomFilter sketch on high, got $other\n$recs")
+    }
+    assert(recs.indexes.head.estimatedSizeBytes < valueTableBytes / 10, recs.toString)
+    val e = recs.indexes.head.queries.head
+    assert(e.bytesAfter * 2 < e.bytesBefore, recs.toString)
+    // The configured false positive probability is the sketch's.
+    withConf("spark.hyperspace.advisor.bloomFilterFpp", "0.05") {
+      val again = hs.recommend(Seq(q(lookup, "high")), budgetBytes = Some(valueTableBytes / 10))
+      assert(
+        again.indexes.map(_.config).collect { case d: DataSkippingIndexConfig => d.sketches }.flatten
+          .collect { case b: BloomFilterSketch => b.fpp } == Seq(0.05), again.toString)
+    }
+    buildAndCheck(recs, Map("high" -> lookup))
+  }
+
+  test("values every file holds get no sketch: neither a value sketch nor MinMax can prune") {
+    val lookup = spark.read.parquet(valueTable).where("everywhere = 42")
+    val recs = hs.recommend(Seq(q(lookup, "everywhere")), budgetBytes = Some(valueTableBytes / 10))
+    assert(recs.indexes.isEmpty, recs.toString)
+    // Neither sketch is even planned: only the covering candidate on the column is.
+    assert(recs.candidatesConsidered == 1, recs.toString)
+    // Without a budget, a covering index is all that helps (it reads one bucket).
+    val unbounded = hs.recommend(Seq(q(lookup, "everywhere")), budgetBytes = None)
+    assert(unbounded.indexes.nonEmpty && unbounded.indexes.map(_.config).forall(_.isInstanceOf[IndexConfig]),
+      unbounded.toString)
+  }
+
+  test("a column clustered by file gets its MinMax sketch, not a value sketch that prunes no more") {
+    val lookup = spark.read.parquet(table).where("ts = 12345")
+    val recs = hs.recommend(Seq(q(lookup, "ts")), budgetBytes = Some(sourceBytes / 10))
+    assert(recs.indexes.map(_.config) == Seq(DataSkippingIndexConfig("data_minmax_ts", Seq(MinMaxSketch("ts")))),
+      recs.toString)
+  }
+
+  test("the distinct count estimate: repeats say few, values seen once say about as many as rows") {
+    assert(FileValues.estimate(1000, 100, 3, 0) == 3.0)
+    assert(FileValues.estimate(1000, 100, 100, 100) == 1000.0)
+    assert(FileValues.estimate(1000, 1000, 40, 10) == 40.0) // the whole file sampled: exact
+    val mid = FileValues.estimate(10000, 100, 60, 30)
+    assert(mid > 60 && mid < 10000, mid)
+    assert(FileValues.estimate(10, 0, 0, 0) == 0.0)
   }
 
   test("recommended indexes of every kind are used by the queries they name (generated workload)") {

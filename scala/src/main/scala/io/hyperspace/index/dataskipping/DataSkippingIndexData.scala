@@ -1,11 +1,13 @@
 package io.hyperspace.index.dataskipping
 
-import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.ArrayNode
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.{DataFrame, Row, SaveMode, SparkSession}
 import org.apache.spark.sql.catalyst.CatalystTypeConverters
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.types.{DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType}
+import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.types.{ArrayType, BinaryType, DataType, DateType, NumericType, StringType, StructType, TimestampNTZType, TimestampType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
@@ -142,7 +144,7 @@ object DataSkippingIndexData {
    * The property of a hypothetical entry's definition (what-if, the advisor) holding its sketch
    * table itself, as JSON: an array of rows, each the sketch table's values in schema order (file
    * id, row count, then each sketch column's value as [[io.hyperspace.index.FileRanges.encode]]
-   * writes it, or null). Such an entry has no data files; its table is read from here.
+   * writes it, a Bloom filter's bytes in Base64, a value list as an array of such values, or null). Such an entry has no data files; its table is read from here.
    */
   val HypotheticalRowsProperty = "hypotheticalSketchRows"
 
@@ -164,22 +166,36 @@ object DataSkippingIndexData {
     val array = mapper.createArrayNode()
     rows.foreach { r =>
       val node = array.addArray()
-      r.zip(schema.fields).foreach { case (v, f) =>
-        if (v == null) node.addNull() else node.add(FileRanges.encode(v, f.dataType))
-      }
+      r.zip(schema.fields).foreach { case (v, f) => addValue(node, v, f.dataType) }
     }
     mapper.writeValueAsString(array)
   }
+
+  // A value sketch's columns: a Bloom filter's bytes as Base64, a value list as a nested array.
+  private def addValue(node: ArrayNode, v: Any, t: DataType): Unit = (v, t) match {
+    case (null, _) => node.addNull()
+    case (bytes: Array[Byte], BinaryType) => node.add(java.util.Base64.getEncoder.encodeToString(bytes))
+    case (list: ArrayData, ArrayType(e, _)) =>
+      val inner = node.addArray()
+      list.foreach(e, (_, x) => addValue(inner, x, e))
+    case _ => node.add(FileRanges.encode(v, t))
+  }
+
+  private def valueOf(node: JsonNode, t: DataType): Any =
+    if (node == null || node.isNull) null
+    else t match {
+      case BinaryType => java.util.Base64.getDecoder.decode(node.asText())
+      case ArrayType(e, _) => new GenericArrayData((0 until node.size()).map(i => valueOf(node.get(i), e)).toArray)
+      case _ => FileRanges.decode(node.asText(), t)
+    }
 
   private def hypotheticalRows(json: String, schema: StructType): Seq[Row] = {
     val array = new ObjectMapper().readTree(json)
     (0 until array.size()).map { i =>
       val node = array.get(i)
       Row.fromSeq(schema.fields.indices.map { j =>
-        val v = node.get(j)
         val t = schema(j).dataType
-        if (v == null || v.isNull) null
-        else CatalystTypeConverters.convertToScala(FileRanges.decode(v.asText(), t), t)
+        CatalystTypeConverters.convertToScala(valueOf(node.get(j), t), t)
       })
     }
   }
