@@ -30,7 +30,8 @@ import io.hyperspace.sources.{FileSource, TableScans}
  * less than the index would. Only a single-column key: with several, the hash table is keyed on
  * all of them and one sorted column does not keep the probes together. The index is read
  * unbucketed (nothing above needs its partitioning), and the join is kept only while Spark
- * still broadcasts the same side with the index in place.
+ * still broadcasts the same side with the index in place. A side that split index join pruning
+ * will narrow at run time is left to it.
  */
 object BroadcastProbeIndexRule extends IndexRewrite with PredicateHelper {
 
@@ -40,6 +41,9 @@ object BroadcastProbeIndexRule extends IndexRewrite with PredicateHelper {
 
   private def rewriteJoin(spark: SparkSession, join: Join, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan =
     join match {
+      // A split index may narrow the streamed side to a few row groups once the broadcast is
+      // built, which beats reading all of a covering index in key order.
+      case _ if SplitJoinPruningRule.decidesAtRunTime(spark, indexes, join) => join
       case EquiJoin(_, Seq(leftKey: AttributeReference), Seq(rightKey: AttributeReference), _, left, right, _) =>
         val conf = spark.sessionState.conf
         BroadcastSides.of(TableScans.restore(join).asInstanceOf[Join], conf) match {

@@ -7,7 +7,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, BoundReference, Expression, In, Literal, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
@@ -54,14 +54,8 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
     val split = indexes.filter(SplitIndex.isSplit)
     if (split.nonEmpty && HyperspaceConf.splitJoinPruningEnabled(spark)) {
       plan.foreach {
-        case EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _) =>
-          val pairs = leftKeys.zip(rightKeys)
-          val threshold = spark.sessionState.conf.autoBroadcastJoinThreshold
-          def broadcastable(p: LogicalPlan) = threshold > 0 && p.stats.sizeInBytes <= threshold
-          val planned = Seq((left, right, pairs, true), (right, left, pairs.map(_.swap), false))
-          planned.find { case (big, small, ps, bigIsLeft) =>
-            prunable(joinType, bigIsLeft) && broadcastable(small) && candidate(spark, split, big, ps, log).nonEmpty
-          }.foreach { case (big, _, ps, _) =>
+        case join: Join =>
+          prunedSide(spark, split, join, log).foreach { case (big, ps) =>
             candidate(spark, split, big, ps, DecisionLog.Discard).foreach { c =>
               c.onKey.foreach(log.reject(_, Reason.JoinPrunedAtRunTime(c.budget, c.key.name)))
             }
@@ -70,6 +64,32 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
       }
     }
     plan
+  }
+
+  /**
+   * Whether join pruning will decide at run time whether to narrow a side of `join`: it is on,
+   * adaptive execution runs the query (the run-time step needs it), and a side has a split index
+   * on its join key while the other is broadcastable. Other rewrites leave that side's scan to it.
+   */
+  def decidesAtRunTime(spark: SparkSession, indexes: Seq[LogEntry], join: Join): Boolean = {
+    val split = indexes.filter(SplitIndex.isSplit)
+    split.nonEmpty && HyperspaceConf.splitJoinPruningEnabled(spark) &&
+    spark.sessionState.conf.adaptiveExecutionEnabled &&
+    prunedSide(spark, split, join, DecisionLog.Discard).isDefined
+  }
+
+  /** The side of `join` join pruning would narrow, with its (big, small) key pairs, if any. */
+  private def prunedSide(spark: SparkSession, split: Seq[LogEntry], join: Join, log: DecisionLog)
+      : Option[(LogicalPlan, Seq[(Expression, Expression)])] = join match {
+    case EquiJoin(joinType, leftKeys, rightKeys, _, left, right, _) =>
+      val pairs = leftKeys.zip(rightKeys)
+      val threshold = spark.sessionState.conf.autoBroadcastJoinThreshold
+      def broadcastable(p: LogicalPlan) = threshold > 0 && p.stats.sizeInBytes <= threshold
+      val planned = Seq((left, right, pairs, true), (right, left, pairs.map(_.swap), false))
+      planned.find { case (big, small, ps, bigIsLeft) =>
+        prunable(joinType, bigIsLeft) && broadcastable(small) && candidate(spark, split, big, ps, log).nonEmpty
+      }.map { case (big, _, ps, _) => (big, ps) }
+    case _ => None
   }
 
   /**

@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
 import org.apache.spark.sql.functions.{broadcast, col}
 
 import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.split.SplitIndexConfig
 import io.hyperspace.maintenance.MaintenanceTestSupport
 
 /**
@@ -178,6 +179,26 @@ class BroadcastProbeIndexSuite extends MaintenanceTestSupport {
       assert(indexBytes < midBytes, s"the index ($indexBytes bytes) must be smaller than the dimension's estimate")
       val plan = sameResult(query)
       assert(indexesUsed(plan).isEmpty && broadcastJoins(plan).size == 1, plan.treeString)
+    }
+  }
+
+  test("a side a split index will prune at run time is left to join pruning") {
+    val dir = newSource("probeSplit", partitioned = false, rows = 4000, files = 4)
+    val small = newDir("probeSplitSmall").getAbsolutePath + "/data"
+    spark.range(0, 5, 1, 1).selectExpr("id * 7 AS sid", "CONCAT('s', id) AS tag").write.parquet(small)
+    hs.createIndex(read(dir), IndexConfig("coveringById", Seq("id"), Seq("amount")))
+    hs.createIndex(read(dir), SplitIndexConfig("splitById", Seq("id")))
+    def query: DataFrame = read(dir).select("id", "amount").join(spark.read.parquet(small), col("id") === col("sid"))
+    val threshold = withHyperspace(on = false)(
+      spark.read.parquet(small).queryExecution.optimizedPlan.stats.sizeInBytes).toString
+    withConf(Threshold -> threshold, "spark.sql.adaptive.enabled" -> "true") {
+      val pruned = sameResult(query)
+      assert(indexesUsed(pruned).isEmpty && broadcastJoins(pruned).size == 1, pruned.treeString)
+      // Without adaptive execution nothing prunes at run time: the covering index feeds the probes.
+      withConf("spark.sql.adaptive.enabled" -> "false") {
+        val probed = sameResult(query)
+        assert(indexesUsed(probed) == Seq("coveringById"), probed.treeString)
+      }
     }
   }
 }
