@@ -10,10 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from pyspark.sql import SparkSession
-
 from benchmarks import report
-from benchmarks.context import BenchContext
+from benchmarks.context import BenchContext, local_session
 from benchmarks.suites import SUITES, lakehouse
 from benchmarks.tpch_data import prepare
 from hyperspace import configure_spark_with_hyperspace
@@ -55,16 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(args.data_dir).resolve()
     work_dir = data_dir / f"work-{name}"
     shutil.rmtree(work_dir, ignore_errors=True)
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .appName(f"hyperspace-bench-{name}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "8g")
-        .config("spark.sql.shuffle.partitions", str(max(4, args.buckets)))
-        .config("spark.sql.warehouse.dir", str(work_dir / "warehouse"))
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    builder = local_session("8g", max(4, args.buckets), f"hyperspace-bench-{name}", work_dir / "warehouse")
     chosen = list(SUITES) if args.suite == "all" else [args.suite]
     if "lakehouse" in chosen:  # Delta and Iceberg tables: their jars, extensions and catalogs, when available
         builder = lakehouse.builder_hook(builder, work_dir)

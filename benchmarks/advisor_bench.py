@@ -22,9 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import SparkSession
-
-from benchmarks.context import BenchContext
+from benchmarks.context import BenchContext, local_session
 from benchmarks.harness import Variant, run_queries
 from benchmarks.suites.tpch import FILE_TABLES, QUERIES, FileViews, build_indexes, load_queries
 from benchmarks.tpch_data import prepare
@@ -59,16 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(args.data_dir).resolve()
     work_dir = data_dir / f"work-{args.name or name}"
     shutil.rmtree(work_dir, ignore_errors=True)
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .appName(f"hyperspace-bench-{name}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", str(max(4, args.buckets)))
-        .config("spark.sql.warehouse.dir", str(work_dir / "warehouse"))
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    builder = local_session("4g", max(4, args.buckets), f"hyperspace-bench-{name}", work_dir / "warehouse")
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     load_before = _loadavg()

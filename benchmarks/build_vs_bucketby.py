@@ -23,26 +23,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from benchmarks.context import local_session
+from benchmarks.suites.seek import LINEITEM_COLUMNS as COLUMNS
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, configure_spark_with_hyperspace
-
-COLUMNS = [
-    "l_orderkey",
-    "l_partkey",
-    "l_suppkey",
-    "l_linenumber",
-    "l_quantity",
-    "l_extendedprice",
-    "l_discount",
-    "l_tax",
-    "l_returnflag",
-    "l_linestatus",
-    "l_shipdate",
-    "l_commitdate",
-    "l_receiptdate",
-    "l_shipinstruct",
-    "l_shipmode",
-    "l_comment",
-]
 
 
 def _items(seq: Any) -> list[Any]:
@@ -106,15 +89,7 @@ def main() -> None:
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "6g")
-        .config("spark.sql.shuffle.partitions", str(max(4, args.buckets)))
-        .config("spark.sql.warehouse.dir", str(work / "warehouse"))
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    builder = local_session("6g", max(4, args.buckets), warehouse=work / "warehouse")
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     hs = Hyperspace(spark)
     conf = HyperspaceConfig(spark)

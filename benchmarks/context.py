@@ -29,3 +29,23 @@ class BenchContext:
 
     def log(self, message: str) -> None:
         print(message, flush=True)
+
+
+def local_session(
+    driver_memory: str, shuffle_partitions: int, name: str | None = None, warehouse: Path | None = None
+) -> SparkSession.Builder:
+    """A local session builder as every benchmark runs it: no UI or progress bars to cost time,
+    the driver on the loopback address (the machines have no resolvable host name)."""
+    builder = (
+        SparkSession.builder.master("local[*]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        .config("spark.driver.host", "127.0.0.1")
+    )
+    if name is not None:
+        builder = builder.appName(name)
+    if warehouse is not None:
+        builder = builder.config("spark.sql.warehouse.dir", str(warehouse))
+    return builder

@@ -20,21 +20,14 @@ import statistics
 import time
 
 from pyspark.serializers import CPickleSerializer
-from pyspark.sql import SparkSession
 
+from benchmarks.context import local_session
 from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace
 from hyperspace.indexed import create_index
 
 
 def main() -> None:
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "16")
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    builder = local_session("4g", 16)
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     n = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 1_000_000))

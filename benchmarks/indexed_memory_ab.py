@@ -37,21 +37,14 @@ def _load() -> str:
 
 def one_run(rows: int, lookups: int) -> dict[str, Any]:
     """Builds both caches in this process and measures them."""
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
+    from benchmarks.context import local_session
     from hyperspace import configure_spark_with_hyperspace
     from hyperspace.indexed import create_index
 
     settings = json.loads(os.environ.get("HYPERSPACE_BENCH_CONF", "{}"))
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "16")
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    builder = local_session("4g", 16)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = configure_spark_with_hyperspace(builder).getOrCreate()

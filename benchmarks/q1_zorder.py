@@ -15,8 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from pyspark.sql import SparkSession
-
+from benchmarks.context import local_session
 from benchmarks.harness import Variant, run_queries
 from hyperspace import (
     Hyperspace,
@@ -50,16 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     lake = Path(args.data_dir) / "tpch-sf1-64files" / "lake" / "lineitem"
     work = Path(args.data_dir) / f"work-{args.name}"
     shutil.rmtree(work, ignore_errors=True)
-    builder = (
-        SparkSession.builder.master("local[*]")
-        .appName("hyperspace-bench-q1-zorder")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.memory", "4g")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.warehouse.dir", str(work / "warehouse"))
-        .config("spark.driver.host", "127.0.0.1")
-    )
+    builder = local_session("4g", 8, "hyperspace-bench-q1-zorder", work / "warehouse")
     spark = configure_spark_with_hyperspace(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     try:
