@@ -90,7 +90,8 @@ object BroadcastProbeIndexRule extends IndexRewrite with PredicateHelper {
         usable.map(_._1).filterNot(_ eq b).foreach(c =>
           log.reject(c.entry, Reason.RankedLower(b.name, "fewer bytes to read"))))
       best.filter { b =>
-        // An index as large as the source it stands in for is not worth a second listing's risk.
+        // The order's gain was measured with an index narrower than its source; one no smaller
+        // than the files it replaces could read more than they would.
         val smaller = b.bytesRead < sourceBytes
         if (!smaller) log.reject(b.entry, Reason.IndexNotSmaller(b.bytesRead, sourceBytes))
         smaller
