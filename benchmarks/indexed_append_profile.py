@@ -20,6 +20,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from benchmarks.context import local_session
+from benchmarks.suites.indexed import edge_table
 from hyperspace import configure_spark_with_hyperspace
 from hyperspace.indexed import create_index
 
@@ -65,12 +66,7 @@ def main() -> None:
     keys = max(1, n // 4)
 
     def table(count: int, offset: int = 0) -> Any:
-        return spark.range(offset, offset + count).selectExpr(
-            f"id % {keys} AS src",
-            "id AS dst",
-            "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
-            "concat('edge-', id % 1000) AS label",
-        )
+        return edge_table(spark, keys, count, offset)
 
     start = time.perf_counter()
     idf = create_index(table(n), "src", num_partitions=16).cache()

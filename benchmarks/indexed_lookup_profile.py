@@ -22,6 +22,7 @@ import time
 from pyspark.serializers import CPickleSerializer
 
 from benchmarks.context import local_session
+from benchmarks.suites.indexed import edge_table
 from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace
 from hyperspace.indexed import create_index
 
@@ -32,12 +33,7 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     n = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 1_000_000))
     keys = max(1, n // 4)
-    src = spark.range(n).selectExpr(
-        f"id % {keys} AS src",
-        "id AS dst",
-        "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
-        "concat('edge-', id % 1000) AS label",
-    )
+    src = edge_table(spark, keys, n)
     idf = create_index(src, "src", num_partitions=16).cache()
     cached = src.cache()
     cached.count()

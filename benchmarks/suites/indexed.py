@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from benchmarks.context import BenchContext
@@ -29,6 +29,17 @@ KEYS_PER_ROW = 4
 SECTIONS = set(
     os.environ.get("HYPERSPACE_BENCH_INDEXED_SECTIONS", "joins,interleaved").split(",")
 )  # every key has about four rows, like an edge table's source vertex
+
+
+def edge_table(spark: SparkSession, keys: int, count: int, offset: int = 0) -> DataFrame:
+    """Edges `offset until offset + count` of the benchmark's graph: `src` cycles over `keys`
+    keys (four rows per key at the full size), `dst`, `weight` and `label` the payload."""
+    return spark.range(offset, offset + count).selectExpr(
+        f"id % {keys} AS src",
+        "id AS dst",
+        "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
+        "concat('edge-', id % 1000) AS label",
+    )
 
 
 def _jvm_used_bytes(ctx: BenchContext) -> int:
@@ -97,12 +108,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
 
     def table(count: int, offset: int = 0) -> DataFrame:
-        return spark.range(offset, offset + count).selectExpr(
-            f"id % {keys} AS src",
-            "id AS dst",
-            "CAST(id % 1000 AS DOUBLE) / 7 AS weight",
-            "concat('edge-', id % 1000) AS label",
-        )
+        return edge_table(spark, keys, count, offset)
 
     ctx.log(f"indexed: {n:,} rows, {keys:,} keys, {partitions} partitions")
     baseline_ids = _rdd_ids(ctx)
