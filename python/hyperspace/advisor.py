@@ -301,7 +301,9 @@ class Recommendations:
             head += (
                 f"; workload cost {self.workload_cost_before} → {self.workload_cost_after} bytes; {self.elapsed_ms} ms"
             )
-        rejected = [f"not recommended ({len(self.rejected)}):"] + [f"   {r}" for r in self.rejected] if self.rejected else []
+        rejected = (
+            [f"not recommended ({len(self.rejected)}):"] + [f"   {r}" for r in self.rejected] if self.rejected else []
+        )
         return "\n".join([head + ")"] + [str(r) for r in self.indexes] + rejected)
 
     def show(self) -> None:
