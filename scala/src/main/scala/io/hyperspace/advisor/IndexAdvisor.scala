@@ -219,7 +219,11 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     val countReached = maxIndexes.exists(chosen.size >= _)
     def servingNow(queries: Seq[Int]): Seq[String] =
       kept.map(_._1.name).filter(n => queries.exists(q => finalCosts(q).used.contains(n)))
-    def labels(queries: Seq[Int]): String = queries.map(q => s"'${evaluated(q).query.label}'").mkString(", ")
+    // A query's label may be its whole SQL text: one line, and its start only.
+    def labels(queries: Seq[Int]): String = queries.map { q =>
+      val label = evaluated(q).query.label.replaceAll("\\s+", " ").trim
+      s"'${if (label.length > 80) label.take(77) + "..." else label}'"
+    }.mkString(", ")
     val rejected = candidates.filterNot(c => keptNames.contains(c.name)).map { c =>
       val size = sizeOf(c)
       val fits = budgetBytes.forall(used + size <= _)

@@ -2,10 +2,11 @@ package io.hyperspace.advisor
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.FileSourceScanExec
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.index.IndexConfig
-import io.hyperspace.index.split.{SplitIndexConfig, SplitSeekParquetFormat}
+import io.hyperspace.index.split.{SeekEstimate, SplitIndexConfig, SplitSeekParquetFormat}
 import io.hyperspace.rules.RuleTestSupport
 
 /**
@@ -129,5 +130,32 @@ class IndexAdvisorSplitSuite extends RuleTestSupport {
       .getOrElse(fail(all.toString))
     assert(other.reason == RejectedCandidate.Superseded, all.toString)
     assert(other.detail.contains("'narrow'") && other.detail.contains(first), all.toString)
+  }
+
+  test("the hypothetical split index carries the statistics the built one records: the same estimate") {
+    val df = spark.read.parquet(wide)
+    val relation = df.queryExecution.optimizedPlan.collectFirst { case r: LogicalRelation => r }.get
+    val sample = RelationSample.of(spark, relation)
+    Seq("k", "c").foreach { key =>
+      val name = s"wide_stats_$key"
+      val hypothetical = Hypothetical.splitEntry(spark, sample, SplitIndexConfig(name, Seq(key)))
+      try {
+        hs.createIndex(df, SplitIndexConfig(name, Seq(key)))
+        val built = logOf(name).latestStable.get
+        val h = SeekEstimate.layout(hypothetical, sourceBytes, 0L).get
+        val b = SeekEstimate.layout(built, sourceBytes, 0L).get
+        val seen = s"$key: hypothetical $h, built $b"
+        // k: about 3 row groups a key; c: every row group holds each value.
+        assert(h.rowGroupsPerKey >= b.rowGroupsPerKey / 2 && h.rowGroupsPerKey <= b.rowGroupsPerKey * 2, seen)
+        assert(math.abs(h.rowGroups - b.rowGroups) <= b.rowGroups * 0.2, seen)
+        // So a seek for one key and for ten is estimated alike: accepted for k, refused for c.
+        Seq(1L, 10L).foreach(n => assert(math.abs(h.fraction(n) - b.fraction(n)) <= 0.1, s"$seen, $n keys"))
+        val (hb, bb) = (hypothetical.content.sizeInBytes, built.content.sizeInBytes)
+        assert(hb * 4 >= bb && hb <= bb * 4, s"$key: hypothetical $hb bytes, built $bb bytes")
+      } finally {
+        hs.deleteIndex(name)
+        vacuumNow(name)
+      }
+    }
   }
 }
