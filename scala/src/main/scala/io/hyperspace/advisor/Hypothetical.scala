@@ -281,16 +281,17 @@ private[advisor] object Hypothetical {
       if (range.isEmpty) None
       else FileRanges.columnStats(range.map(_._1).min(ordering), range.map(_._2).max(ordering), 0L, t)
     val buckets = definition.numBuckets
-    val size = (rows * splitBytesPerRow(sample.widths.getOrElse(column.toLowerCase(Locale.ROOT),
-      t.defaultSize.toDouble))).toLong.max(buckets.toLong)
+    val size =
+      (rows * splitBytesPerRow(sample.widths.getOrElse(column.toLowerCase(Locale.ROOT),
+          t.defaultSize.toDouble))).toLong.max(buckets.toLong)
     // Totals split over the buckets exactly (the estimate sums them): a few keys must not round up to one a bucket.
     def share(total: Long, b: Int): Long = total / buckets + (if (b < total % buckets) 1 else 0)
     val groupBytesTotal = rowGroupBytes.setScale(0, BigDecimal.RoundingMode.CEILING)
     val files = (0 until buckets).map { b =>
       ContentFile(f"v__=0/part-00000-hypothetical_$b%05d.c000.snappy.parquet", size / buckets, 0L,
         Some(FileStats(share(rows, b), keyRange.map(stored -> _).toMap,
-          Some(LocationStats(share(math.round(keys), b), share(math.round(triples), b),
-            (groupBytesTotal / buckets).setScale(0, BigDecimal.RoundingMode.CEILING).toLong)))))
+            Some(LocationStats(share(math.round(keys), b), share(math.round(triples), b),
+                (groupBytesTotal / buckets).setScale(0, BigDecimal.RoundingMode.CEILING).toLong)))))
     }
     entry(config.name, definition, Content(s"hypothetical:/${config.name}", 0, files), described)
   }

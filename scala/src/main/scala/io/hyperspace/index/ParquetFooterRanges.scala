@@ -69,7 +69,8 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
       val groups = blocks.map { b =>
         val ranges = ranged.flatMap { c =>
           b.getColumns.asScala.find(_.getPath.toArray.toSeq == Seq(c))
-            .flatMap(chunk => blockRange(chunk.getStatistics, chunk.getPrimitiveType, b.getRowCount, schema(c).dataType))
+            .flatMap(chunk =>
+              blockRange(chunk.getStatistics, chunk.getPrimitiveType, b.getRowCount, schema(c).dataType))
             .flatMap(_._1).map(c -> _)
         }
         RowGroupStats(b.getRowCount, b.getCompressedSize, ranges.toMap)

@@ -173,7 +173,7 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
       unbounded.toString)
     // The split index's estimate refuses a value every row group holds.
     assert(unbounded.rejected.find(_.name == "data_split_everywhere").map(_.reason)
-      .contains(RejectedCandidate.NoBenefit), unbounded.toString)
+        .contains(RejectedCandidate.NoBenefit), unbounded.toString)
   }
 
   test("a column clustered by file gets its MinMax sketch, not a value sketch that prunes no more") {
