@@ -136,6 +136,16 @@ def main(argv: list[str] | None = None) -> int:
             }
             for r in recs.indexes
         ],
+        "rejected": [
+            {
+                "name": r.name,
+                "kind": r.kind,
+                "estimatedSizeBytes": r.estimated_size_bytes,
+                "reason": r.reason,
+                "detail": r.detail,
+            }
+            for r in recs.rejected
+        ],
         "handpicked": hand,
         "totals": totals,
         "shareOfHandpickedSpeedup": share,
@@ -177,6 +187,16 @@ def main(argv: list[str] | None = None) -> int:
         "Hand-picked: " + ", ".join(f"{h['index']} ({h['table']}, {h['sizeInBytes']:,} bytes)" for h in hand),
         "",
     ]
+    lines += [
+        "## Considered, not recommended",
+        "",
+        "| index | kind | estimated bytes | reason | detail |",
+        "|---|---|---|---|---|",
+    ]
+    for r in result["rejected"]:
+        detail = r["detail"].replace("|", "/")
+        lines.append(f"| {r['name']} | {r['kind']} | {r['estimatedSizeBytes']:,} | {r['reason']} | {detail} |")
+    lines += [""]
     lines += ["## Per query (median seconds)", "", "| query | spark | hand-picked | advisor |", "|---|---|---|---|"]
     for q, per in measured.items():
         lines.append(

@@ -284,3 +284,53 @@ def test_a_column_clustered_by_file_gets_a_minmax_sketch_a_random_lookup_a_bloom
         disable_hyperspace(spark)
         for name in by_name:
             hs.delete_index(name)
+
+
+@pytest.fixture(scope="module")
+def split_table(spark: SparkSession, work_dir: Path) -> str:
+    # 20,000 wide rows over 4 files of small row groups: k about 3 rows a key, at random.
+    path = str(work_dir / "advisor-split")
+    (
+        spark.range(0, 20000, 1, 4)
+        .selectExpr(
+            "id",
+            "CAST(pmod(hash(id, 11), 6667) AS BIGINT) AS k",
+            *[f"CONCAT('p{i}-', REPEAT(CAST(pmod(hash(id, {i}), 1000000) AS STRING), 3)) AS pad{i}" for i in range(10)],
+        )
+        .write.option("parquet.block.size", "16384")
+        .option("parquet.page.size.row.check.min", "10")
+        .option("parquet.page.size.row.check.max", "50")
+        .option("parquet.page.size", "4096")
+        .parquet(path)
+    )
+    return path
+
+
+def test_select_star_lookups_under_a_small_budget_get_a_split_index_and_say_why_not_a_copy(
+    spark: SparkSession, hs: Hyperspace, split_table: str
+) -> None:
+    from hyperspace import RejectedCandidate, SplitIndexConfig
+
+    key = spark.read.parquet(split_table).where("id = 17").select("k").head()[0]
+    lookup = spark.read.parquet(split_table).where(f"k = {key}")
+    recs = hs.recommend([lookup], budget_bytes=_source_bytes(split_table) // 10)
+    split = [r for r in recs.indexes if isinstance(r.config, SplitIndexConfig)]
+    assert [r.config.name for r in split] == ["advisor_split_split_k"], str(recs)
+    assert split[0].kind == "SplitIndex" and split[0].indexed_columns == ("k",), str(recs)
+    assert "split on (k)" in str(recs)
+    # The covering copy of every column was considered and did not fit.
+    copies = [r for r in recs.rejected if r.kind == "CoveringIndex"]
+    assert copies and all(isinstance(r, RejectedCandidate) and r.reason == "over_budget" for r in copies), str(recs)
+    assert "not recommended" in str(recs)
+    expected = _rows(lookup)
+    recs.create_all()
+    enable_hyperspace(spark)
+    try:
+        query = spark.read.parquet(split_table).where(f"k = {key}")
+        assert _rows(query) == expected
+        name = "advisor_split_split_k"
+        assert hs.why_not(query, name, display=False) == f"{name}: used by this query"
+    finally:
+        disable_hyperspace(spark)
+        for r in recs.indexes:
+            hs.delete_index(r.config.name)

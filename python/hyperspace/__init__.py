@@ -15,7 +15,7 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 
 from hyperspace._jvm import install_error_translation, jar_path
-from hyperspace.advisor import QueryEvidence, Recommendations, RecommendedIndex, RecordedQuery
+from hyperspace.advisor import QueryEvidence, Recommendations, RecommendedIndex, RecordedQuery, RejectedCandidate
 from hyperspace.config import HyperspaceConfig
 from hyperspace.dataskipping import (
     BloomFilterSketch,
@@ -87,6 +87,7 @@ __all__ = [
     "IndexedDataFrame",
     "Recommendations",
     "RecommendedIndex",
+    "RejectedCandidate",
     "QueryEvidence",
     "RecordedQuery",
     "DataSkippingIndexConfig",

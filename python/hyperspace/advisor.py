@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Union
 from hyperspace import exceptions, index_kinds
 from hyperspace.dataskipping import DataSkippingIndexConfig
 from hyperspace.index_config import IndexConfig, ZOrderCoveringIndexConfig
+from hyperspace.split_index import SplitIndexConfig
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -21,6 +22,7 @@ __all__ = [
     "RecommendedConfig",
     "RecommendedIndex",
     "Recommendations",
+    "RejectedCandidate",
     "WorkloadItem",
     "normalize_workload",
 ]
@@ -104,9 +106,9 @@ class QueryEvidence:
         )
 
 
-#: The configs the advisor recommends: covering, Z-order covering and data skipping (a MinMax, BloomFilter or
-#: ValueList sketch).
-RecommendedConfig = IndexConfig | ZOrderCoveringIndexConfig | DataSkippingIndexConfig
+#: The configs the advisor recommends: covering, Z-order covering, data skipping (a MinMax, BloomFilter or
+#: ValueList sketch) and split.
+RecommendedConfig = IndexConfig | ZOrderCoveringIndexConfig | DataSkippingIndexConfig | SplitIndexConfig
 
 
 def recommended_config(
@@ -122,6 +124,8 @@ def recommended_config(
         return ZOrderCoveringIndexConfig(name, list(indexed), list(included))
     if kind == index_kinds.DATA_SKIPPING and config_json is not None:
         return DataSkippingIndexConfig.from_json(config_json)
+    if kind == index_kinds.SPLIT:
+        return SplitIndexConfig(name, list(indexed))
     raise exceptions.HyperspaceException(f"Recommended index '{name}' is of kind {kind!r}, unknown to this package.")
 
 
@@ -154,6 +158,8 @@ class RecommendedIndex:
         c = self.config
         if isinstance(c, DataSkippingIndexConfig):
             what = f"data skipping with {', '.join(self.indexed_columns)}"
+        elif isinstance(c, SplitIndexConfig):
+            what = f"split on ({', '.join(self.indexed_columns)})"
         else:
             kind = "Z-order covering" if isinstance(c, ZOrderCoveringIndexConfig) else "covering"
             what = f"{kind} on ({', '.join(self.indexed_columns)}) incl. ({', '.join(self.included_columns)})"
@@ -162,6 +168,34 @@ class RecommendedIndex:
             f"build reads+writes ~{self.estimated_build_bytes} bytes, benefit {self.benefit}"
         )
         return "\n".join([head] + [f"   serves {q}" for q in self.queries])
+
+
+@dataclass(frozen=True)
+class RejectedCandidate:
+    """A candidate the advisor considered but did not recommend, and why.
+
+    ``reason`` is one of ``over_budget`` (it did not fit in what was left of the budget), ``max_indexes``
+    (the count was reached while it still had a benefit), ``superseded`` (chosen indexes came to serve the
+    queries it served), ``no_benefit`` (no query's plan used it to advantage) and ``unused`` (chosen during
+    the search, then no plan used it once all chosen indexes were in place); ``detail`` says it in words.
+    """
+
+    config: RecommendedConfig
+    source: str
+    estimated_size_bytes: int
+    reason: str
+    detail: str
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def kind(self) -> str:
+        return self.config.kind_name
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind}, ~{self.estimated_size_bytes} bytes): {self.reason} — {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -175,6 +209,8 @@ class Recommendations:
     workload_cost_after: int | None
     elapsed_ms: int | None
     _create_all: Callable[[], None] = field(repr=False, compare=False)
+    #: The candidates considered and not recommended, each with its reason.
+    rejected: tuple[RejectedCandidate, ...] = ()
 
     @classmethod
     def _from_json(
@@ -212,6 +248,18 @@ class Recommendations:
             )
             for i in d["indexes"]
         )
+        rejected = tuple(
+            RejectedCandidate(
+                recommended_config(
+                    r.get("kind"), r.get("config"), r["name"], r["indexedColumns"], r["includedColumns"]
+                ),
+                str(r["source"]),
+                int(r["estimatedSizeBytes"]),
+                str(r["reason"]),
+                str(r["detail"]),
+            )
+            for r in d.get("rejected", [])
+        )
         return cls(
             indexes,
             d.get("budgetBytes"),
@@ -220,6 +268,7 @@ class Recommendations:
             d.get("workloadCostAfter"),
             d.get("elapsedMs"),
             create_all,
+            rejected,
         )
 
     @property
@@ -252,7 +301,10 @@ class Recommendations:
             head += (
                 f"; workload cost {self.workload_cost_before} → {self.workload_cost_after} bytes; {self.elapsed_ms} ms"
             )
-        return "\n".join([head + ")"] + [str(r) for r in self.indexes])
+        rejected = (
+            [f"not recommended ({len(self.rejected)}):"] + [f"   {r}" for r in self.rejected] if self.rejected else []
+        )
+        return "\n".join([head + ")"] + [str(r) for r in self.indexes] + rejected)
 
     def show(self) -> None:
         """Prints the recommendations (readable in a notebook cell)."""

@@ -14,6 +14,7 @@ import io.hyperspace.index.FileRanges
 import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingIndexData, MinMaxSketch, ValueListSketch}
 import io.hyperspace.index.dataskipping.expressions.{BloomFilterBits, DistinctSketchAggregate, ValueHash}
+import io.hyperspace.index.split.{SplitIndex, SplitIndexConfig}
 import io.hyperspace.index.zorder.{ZOrderCoveringIndex, ZOrderCoveringIndexConfig, ZOrderLayout, ZOrderValue}
 import io.hyperspace.log._
 
@@ -216,6 +217,91 @@ private[advisor] object Hypothetical {
     val file = ContentFile(s"${Content.versionDirName(0)}/part-00000-hypothetical.c000.snappy.parquet", size, 0L)
     entry(config.name, withRows, Content(s"hypothetical:/${config.name}", 0, Seq(file)), described)
   }
+
+  /**
+   * A split index on one key column that is not built: its log entry carries, per bucket file,
+   * the statistics a built one records ([[io.hyperspace.log.LocationStats]]: distinct keys,
+   * distinct (key, file, row group) triples, the sum of its rows' row group sizes; the key's
+   * range), estimated from the sample and the source's Parquet footers, so the seek rule's estimate
+   * ([[io.hyperspace.index.split.SeekEstimate]]) refuses or accepts a filter as it would for the
+   * built index, and a hypothetical seek reads what that estimate expects (the rule's
+   * hypothetical branch). Row groups per key, per sampled file `f` with `n_f` rows, `d_f`
+   * estimated distinct keys and `r_f` row groups: at most the `r_f (1 - (1 - 1/r_f)^(n_f/d_f))`
+   * a key's rows reach spread at random, and at most the mean number of row groups whose footer
+   * range admits each of the file's sampled keys (1 for data clustered on the key); at least 1.
+   * Triples are `sum d_f g_f` over sampled files, scaled to all rows; keys the relation's
+   * estimated distinct count. Size: [[splitBytesPerRow]] a row.
+   */
+  def splitEntry(spark: SparkSession, sample: RelationSample, config: SplitIndexConfig): LogEntry = {
+    val column = config.indexedColumns match {
+      case Seq(c) => c
+      case other => throw new HyperspaceException(
+          s"Hypothetical split index '${config.name}': the advisor estimates single-key split indexes; got " +
+            other.mkString(", "))
+    }
+    val definition = SplitIndex.define(spark, config, sample.source)
+    val i = sample.indexOf(column).getOrElse(
+      throw new HyperspaceException(s"Hypothetical split index '${config.name}': column '$column' was not sampled."))
+    val t = sample.schema(i).dataType
+    val groups = sample.rowGroups.getOrElse(
+      throw new HyperspaceException(s"Hypothetical split index '${config.name}': the source's footers were not read."))
+    val described = sample.described
+    val rows = math.max(1L, sample.rowCount)
+    val (perFile, distinct) = sample.fileValues(column)
+    if (perFile.isEmpty) {
+      throw new HyperspaceException(s"Hypothetical split index '${config.name}': no rows of '$column' were sampled.")
+    }
+    val ordering = TypeUtils.getInterpretedOrdering(t)
+    val name = sample.schema(i).name
+    val stored = SplitIndex.keyColumns(definition).head
+    val perKey = perFile.toSeq.map { case (f, values) =>
+      val fileGroups = groups.getOrElse(f, Nil)
+      val r = math.max(1, fileGroups.size).toDouble
+      val d = math.max(1.0, values.estimated)
+      val random = r * (1.0 - math.pow(1.0 - 1.0 / r, values.rows / d))
+      val ranged = fileGroups.map(_.ranges.get(name))
+      val admitted =
+        if (values.sampled.isEmpty || ranged.exists(_.isEmpty)) r
+        else values.sampled.toSeq.map(v =>
+          ranged.flatten.count { case (lo, hi) => ordering.gteq(v, lo) && ordering.lteq(v, hi) }.max(1)).sum.toDouble /
+          values.sampled.size
+      (values.rows, d, math.max(1.0, math.min(random, admitted)))
+    }
+    val sampledRows = math.max(1L, perKey.map(_._1).sum)
+    val triples = perKey.map { case (_, d, g) => d * g }.sum * rows / sampledRows
+    val keys = math.min(math.max(distinct, perKey.map(_._2).max), triples)
+    val allGroups = groups.values.flatten
+    val groupBytes = allGroups.map(g => BigDecimal(g.rows) * BigDecimal(g.bytes)).sum
+    val meanRowBytes = if (allGroups.isEmpty) 0.0 else allGroups.map(_.bytes).sum.toDouble / allGroups.map(_.rows).sum
+    val rowGroupBytes = if (groupBytes > 0) groupBytes else BigDecimal(rows) * meanRowBytes
+    val range = sample.fileRanges(column).values.flatMap { case (_, s) =>
+      for (lo <- s.min; hi <- s.max) yield (FileRanges.decode(lo, t), FileRanges.decode(hi, t))
+    }
+    val keyRange =
+      if (range.isEmpty) None
+      else FileRanges.columnStats(range.map(_._1).min(ordering), range.map(_._2).max(ordering), 0L, t)
+    val buckets = definition.numBuckets
+    val size =
+      (rows * splitBytesPerRow(sample.widths.getOrElse(column.toLowerCase(Locale.ROOT),
+          t.defaultSize.toDouble))).toLong.max(buckets.toLong)
+    // Totals split over the buckets exactly (the estimate sums them): a few keys must not round up to one a bucket.
+    def share(total: Long, b: Int): Long = total / buckets + (if (b < total % buckets) 1 else 0)
+    val groupBytesTotal = rowGroupBytes.setScale(0, BigDecimal.RoundingMode.CEILING)
+    val files = (0 until buckets).map { b =>
+      ContentFile(f"v__=0/part-00000-hypothetical_$b%05d.c000.snappy.parquet", size / buckets, 0L,
+        Some(FileStats(share(rows, b), keyRange.map(stored -> _).toMap,
+            Some(LocationStats(share(math.round(keys), b), share(math.round(triples), b),
+                (groupBytesTotal / buckets).setScale(0, BigDecimal.RoundingMode.CEILING).toLong)))))
+    }
+    entry(config.name, definition, Content(s"hypothetical:/${config.name}", 0, files), described)
+  }
+
+  /**
+   * Bytes a split index (kind version 2) takes per source row: the file id and the row group's
+   * location about 0.75 bytes each, the sorted key about a fifth of its width (measured at TPC-H
+   * SF1 on `l_orderkey`, 8 bytes: 1.56 bytes a row; docs/split-index.md).
+   */
+  def splitBytesPerRow(keyWidth: Double): Double = 1.5 + 0.2 * keyWidth
 
   /** Estimated bytes of index data holding `stored` columns: the source's bytes times their width share. */
   private def sizeOf(sample: RelationSample, stored: StructType): Long = {

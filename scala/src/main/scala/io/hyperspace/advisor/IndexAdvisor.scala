@@ -5,14 +5,17 @@ import scala.collection.mutable
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.sources.DataSourceRegister
+import org.apache.spark.sql.types.{ByteType, DateType, IntegerType, LongType, ShortType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.explain.{QueryPlanning, WhatIf}
 import io.hyperspace.index.{FileRanges, IndexConfig, IndexKindConfig}
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
+import io.hyperspace.index.split.SplitIndexConfig
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.{ApplyHyperspace, CandidateIndexes}
@@ -88,6 +91,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case d: DataSkippingIndexConfig if c.lookups.isDefined =>
             Hypothetical.valueSketchEntry(spark, sampleOf(c), d, c.lookups.get)
           case d: DataSkippingIndexConfig => Hypothetical.skippingEntry(spark, sampleOf(c), d)
+          case split: SplitIndexConfig => Hypothetical.splitEntry(spark, sampleOf(c), split)
           case other => throw new HyperspaceException(s"The advisor has no estimate for index kind ${other.kindName}.")
         })
     // A candidate whose kind refuses its columns (a type it cannot index) is no candidate.
@@ -109,8 +113,16 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     logInfo(s"Advisor: ${workload.size} queries planned and ${enumerated.size} candidates enumerated in " +
       s"${(planned - started) / 1000000} ms; ${samples.size} relations sampled and ${candidates.size} " +
       s"hypothetical indexes made in ${(System.nanoTime() - planned) / 1000000} ms.")
-    recommendAmong(spark, workload, evaluated, candidates, c => entryOf(c, evaluated.head.query.df), budgetBytes,
-      maxIndexes, started)
+    // A split index's build reads the key column and the footers, not the whole source.
+    def buildRead(c: Candidate): Long = c.config match {
+      case s: SplitIndexConfig =>
+        val sample = sampleOf(c)
+        val keyWidth = s.indexedColumns.map(k => sample.widths.getOrElse(k.toLowerCase(java.util.Locale.ROOT), 8.0)).sum
+        (entryOf(c, evaluated.head.query.df).source.sizeInBytes * keyWidth / sample.rowWidth).toLong
+      case _ => entryOf(c, evaluated.head.query.df).source.sizeInBytes
+    }
+    recommendAmong(spark, workload, evaluated, candidates, c => entryOf(c, evaluated.head.query.df), buildRead,
+      budgetBytes, maxIndexes, started)
   }
 
   private def recommendAmong(
@@ -119,6 +131,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       evaluated: Seq[EvaluatedQuery],
       candidates: Seq[Candidate],
       entry: Candidate => LogEntry,
+      buildRead: Candidate => Long,
       budgetBytes: Option[Long],
       maxIndexes: Option[Int],
       started: Long): Recommendations = {
@@ -138,6 +151,9 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     // The benefit each candidate had when last planned: a bound on what it can have now, except
     // on a join's keys (the other side's index can make it pay more).
     val lastBenefit = mutable.Map[String, Double]()
+    // Per candidate, the queries whose plans used it the last time it had a benefit (to say, when
+    // it no longer has one, which chosen indexes took them over).
+    val lastServed = mutable.Map[String, Seq[Int]]()
     var searching = true
     while (searching && maxIndexes.forall(chosen.size < _)) {
       val used = chosen.map(c => sizeOf(c._1)).sum
@@ -148,6 +164,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case i if after(i).used.contains(c.name) => evaluated(i).query.weight * (current(i).work - after(i).work)
         }.sum
         lastBenefit(c.name) = benefit
+        if (benefit > 0) lastServed(c.name) = evaluated.indices.filter(i => after(i).used.contains(c.name))
         if (benefit > 0) Some((c, benefit, after)) else None
       }
       val fitting = remaining.filter(c => budgetBytes.forall(used + sizeOf(c) <= _))
@@ -187,7 +204,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
 
     val recommended = kept.zipWithIndex.map { case ((c, benefit), i) =>
       val size = sizeOf(c)
-      val sourceBytes = entry(c).source.sizeInBytes
+      val sourceBytes = buildRead(c)
       val served = evaluated.indices.filter(q => finalCosts(q).used.contains(c.name)).map { q =>
         val (before, after) = (evaluated(q).baseline, finalCosts(q))
         QueryEvidence(evaluated(q).query.label, evaluated(q).query.weight, before.bytesRead, after.bytesRead,
@@ -197,10 +214,52 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         served)(
         SparkInternals.ofRows(spark, c.relation))
     }
+    val keptNames = kept.map(_._1.name).toSet
+    val used = kept.map(c => sizeOf(c._1)).sum
+    val countReached = maxIndexes.exists(chosen.size >= _)
+    def servingNow(queries: Seq[Int]): Seq[String] =
+      kept.map(_._1.name).filter(n => queries.exists(q => finalCosts(q).used.contains(n)))
+    // A query's label may be its whole SQL text: one line, and its start only.
+    def labels(queries: Seq[Int]): String = queries.map { q =>
+      val label = evaluated(q).query.label.replaceAll("\\s+", " ").trim
+      s"'${if (label.length > 80) label.take(77) + "..." else label}'"
+    }.mkString(", ")
+    val rejected = candidates.filterNot(c => keptNames.contains(c.name)).map { c =>
+      val size = sizeOf(c)
+      val fits = budgetBytes.forall(used + size <= _)
+      val (reason, detail) =
+        if (chosen.exists(_._1.name == c.name)) {
+          val queries = lastServed.getOrElse(c.name, Nil)
+          (RejectedCandidate.Unused,
+            s"chosen during the search, but no plan used it once all chosen indexes were in place" +
+              (if (queries.nonEmpty) s" (${labels(queries)} are served by ${servingNow(queries).mkString(", ")})"
+               else ""))
+        } else if (lastBenefit.get(c.name).exists(_ <= 0) && lastServed.contains(c.name)) {
+          val queries = lastServed(c.name)
+          val by = servingNow(queries)
+          (RejectedCandidate.Superseded,
+            s"no remaining benefit: ${labels(queries)}, which it served, are served " +
+              (if (by.nonEmpty) s"by the chosen ${by.mkString(", ")}" else "as well without it by the chosen indexes"))
+        } else if (lastBenefit.get(c.name).exists(_ <= 0)) {
+          (RejectedCandidate.NoBenefit,
+            "no benefit: no query's plan uses it to read, shuffle or sort less (the rules turn it down, or a " +
+              "plan with it costs no less)")
+        } else if (countReached && fits) {
+          (RejectedCandidate.MaxIndexes,
+            s"max_indexes reached (${maxIndexes.get})" +
+              lastBenefit.get(c.name).fold("")(b => s"; its benefit when last planned: ${math.round(b)}"))
+        } else {
+          (RejectedCandidate.OverBudget,
+            s"over budget: ~$size bytes, with ${budgetBytes.fold(0L)(_ - used)} of the budget left" +
+              lastBenefit.get(c.name).fold(" (never planned: it never fit)")(b =>
+                s"; its benefit when last planned: ${math.round(b)}"))
+        }
+      RejectedCandidate(c.config, describe(c.relation), size, reason, detail)
+    }
     Recommendations(spark, recommended, candidates.size, budgetBytes, maxIndexes,
       evaluated.map(_.baseline.work).zip(workload.map(_.weight)).map { case (w, f) => w * f }.sum.round,
       finalCosts.map(_.work).zip(workload.map(_.weight)).map { case (w, f) => w * f }.sum.round,
-      (System.nanoTime() - started) / 1000000)
+      (System.nanoTime() - started) / 1000000, rejected)
   }
 
   /**
@@ -224,6 +283,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
     case object ZOrder extends Kind
     case object Skipping extends Kind
     case object Values extends Kind
+    case object Split extends Kind
     val merged =
       mutable.LinkedHashMap[(String, Kind, Seq[String]), (LogicalRelation, mutable.LinkedHashSet[String])]()
     val joined = mutable.Set[(String, Seq[String])]() // covering candidates on a join's keys
@@ -245,7 +305,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       (ranges.map(Seq(_)) ++ (if (ranges.size >= 2) Seq(ranges.sorted.take(2)) else Nil))
         .foreach(add(use, ZOrder, _, use.needed))
       val fs = CandidateIndexes.sourceScan(use.relation)
-      if (fs.exists(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty)) {
+      fs.filter(f => f.partitionSchema.isEmpty && FileSource(use.relation, f).versioned.isEmpty).foreach { f =>
         (use.equality ++ use.range).filter(ranged).distinct.foreach { c =>
           val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
           conjunctsOn(slot) = conjunctsOn.getOrElse(slot, Nil) ++ use.conjunctsOn.getOrElse(c, Nil)
@@ -254,6 +314,14 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
         def hashable(c: String) =
           use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a =>
             ValueListSketch(c).unsupportedType(a.dataType).isEmpty)
+        // A split index serves `=`/`IN` on a key of any type the estimate pins by literal, and
+        // ranges on an integral or date key (the only ranges its estimate covers).
+        if (f.fileFormat.getClass == classOf[ParquetFileFormat]) {
+          def splitRanged(c: String) = use.relation.output.find(_.name.equalsIgnoreCase(c)).exists(a =>
+            Seq(ByteType, ShortType, IntegerType, LongType, DateType).contains(a.dataType))
+          (use.equality.filter(c => ranged(c) && hashable(c)) ++ use.range.filter(splitRanged)).distinct
+            .foreach(c => add(use, Split, Seq(c), Nil))
+        }
         use.equality.filter(c => ranged(c) && hashable(c)).foreach { c =>
           val slot = (use.key, c.toLowerCase(java.util.Locale.ROOT))
           val values = use.lookups.getOrElse(c, None)
@@ -276,6 +344,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case ZOrder => "zorder"
           case Skipping => "minmax"
           case Values => "values"
+          case Split => "split"
         })
       val n = names.updateWith(base.toLowerCase(java.util.Locale.ROOT))(c => Some(c.getOrElse(0) + 1)).get
       val name = if (n == 1) base else s"${base}_$n"
@@ -285,6 +354,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
           case ZOrder => ZOrderCoveringIndexConfig(name, indexed, includedInOrder)
           case Skipping => DataSkippingIndexConfig(name, indexed.map(c => MinMaxSketch(c)))
           case Values => DataSkippingIndexConfig(name, indexed.map(c => ValueListSketch(c)))
+          case Split => SplitIndexConfig(name, indexed)
         }, joinKeys = kind == Covering && joined.contains((key, indexedLower)),
         lookups = if (kind == Values) lookups((key, indexedLower.head)) else None,
         conjuncts = if (kind == Skipping) conjunctsOn.getOrElse((key, indexedLower.head), Nil) else Nil)
@@ -441,6 +511,7 @@ object IndexAdvisor extends org.apache.spark.internal.Logging {
       u.key == c.key &&
       (c.config match {
         case d: DataSkippingIndexConfig => d.sketches.exists(s => u.filtered.exists(_.equalsIgnoreCase(s.expr)))
+        case s: SplitIndexConfig => s.indexedColumns.forall(k => u.filtered.exists(_.equalsIgnoreCase(k)))
         case other =>
           val (indexed, included) = RecommendedIndex.columnsOf(other)
           u.needed.forall(n => (indexed ++ included).exists(_.equalsIgnoreCase(n)))

@@ -5,6 +5,7 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 
 import io.hyperspace.explain.Plans
 import io.hyperspace.index.covering.{IndexFileIndex, IndexHadoopFsRelation}
+import io.hyperspace.index.split.SplitSeekFileIndex
 
 /**
  * What a physical plan costs, in bytes: those its scans read, plus, for every shuffle and every
@@ -31,6 +32,14 @@ private[advisor] object PlanCost {
       val total = r.location.sizeInBytes
       IndexFileIndex.bucketsToRead(r.entry, scan.dataFilters)
         .fold(total)(buckets => total * buckets.size / math.max(1, r.entry.index.numBuckets))
+    // A seek reads its row groups, and, while planning, the index buckets its keys pin (all
+    // of the index when they pin none).
+    case r if r.location.isInstanceOf[SplitSeekFileIndex] =>
+      val entry = r.location.asInstanceOf[SplitSeekFileIndex].entry
+      val index = entry.content.sizeInBytes
+      val lookup = IndexFileIndex.bucketsToRead(entry, scan.dataFilters)
+        .fold(index)(buckets => index * buckets.size / math.max(1, entry.index.numBuckets))
+      r.location.sizeInBytes + lookup
     case r => r.location.sizeInBytes
   }
 }

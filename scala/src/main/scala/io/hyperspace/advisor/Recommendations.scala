@@ -7,6 +7,7 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import io.hyperspace.{Hyperspace, HyperspaceException}
 import io.hyperspace.index.{IndexConfig, IndexKindConfig}
 import io.hyperspace.index.dataskipping.DataSkippingIndexConfig
+import io.hyperspace.index.split.SplitIndexConfig
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 
 /** What a recommended index does for one query: planned without indexes vs with all recommended ones. */
@@ -76,6 +77,7 @@ final case class RecommendedIndex(
   override def toString: String = {
     val what = config match {
       case d: DataSkippingIndexConfig => s"data skipping with ${d.sketches.map(_.describe).mkString(", ")}"
+      case s: SplitIndexConfig => s"split on (${s.indexedColumns.mkString(", ")})"
       case _ =>
         val kind = if (config.isInstanceOf[ZOrderCoveringIndexConfig]) "Z-order covering" else "covering"
         s"$kind on (${indexedColumns.mkString(", ")}) incl. (${includedColumns.mkString(", ")})"
@@ -91,12 +93,13 @@ object RecommendedIndex {
     case c: IndexConfig => (c.indexedColumns, c.includedColumns)
     case z: ZOrderCoveringIndexConfig => (z.indexedColumns, z.includedColumns)
     case d: DataSkippingIndexConfig => (d.sketches.map(_.describe), Nil)
+    case s: SplitIndexConfig => (s.indexedColumns, Nil)
     case _ => (Nil, Nil)
   }
 
   private[advisor] def configJson(config: IndexKindConfig): String = config match {
     case d: DataSkippingIndexConfig => d.toJson
-    case c @ (_: IndexConfig | _: ZOrderCoveringIndexConfig) =>
+    case c @ (_: IndexConfig | _: ZOrderCoveringIndexConfig | _: SplitIndexConfig) =>
       val mapper = new ObjectMapper()
       val node = mapper.createObjectNode()
       node.put("name", c.name)
@@ -104,14 +107,48 @@ object RecommendedIndex {
       columnsOf(c)._1.foreach(col => indexed.add(col))
       val included = node.putArray("includedColumns")
       columnsOf(c)._2.foreach(col => included.add(col))
+      // A split index has no included columns; its config JSON has no such field.
+      if (c.isInstanceOf[SplitIndexConfig]) node.remove("includedColumns")
       mapper.writeValueAsString(node)
     case other => throw new HyperspaceException(s"The advisor does not recommend indexes of kind ${other.kindName}.")
   }
 }
 
 /**
+ * A candidate the advisor planned (or could not fit) but did not recommend, and why: `reason`
+ * is one of the codes of [[RejectedCandidate]]'s companion, `detail` says it in words (the
+ * sizes, the benefit it had, the chosen indexes that serve its queries instead).
+ */
+final case class RejectedCandidate(
+    config: IndexKindConfig,
+    source: String,
+    estimatedSizeBytes: Long,
+    reason: String,
+    detail: String) {
+  def name: String = config.name
+
+  override def toString: String =
+    s"${config.name} (${config.kindName} on ${RecommendedIndex.columnsOf(config)._1.mkString(", ")}, ~$estimatedSizeBytes " +
+      s"bytes): $reason — $detail"
+}
+
+object RejectedCandidate {
+  /** It did not fit in what was left of the budget. */
+  val OverBudget = "over_budget"
+  /** The maximum count was reached while it still had a benefit. */
+  val MaxIndexes = "max_indexes"
+  /** It had a benefit until chosen indexes came to serve the same queries (as well or better). */
+  val Superseded = "superseded"
+  /** No query's plan ever used it to advantage. */
+  val NoBenefit = "no_benefit"
+  /** Chosen during the search, then dropped: no plan used it once all chosen indexes were in place. */
+  val Unused = "unused"
+}
+
+/**
  * The advisor's answer: the indexes ranked in the order chosen, with the workload's cost
- * (weighted bytes read, shuffled and sorted) without indexes and with all of them.
+ * (weighted bytes read, shuffled and sorted) without indexes and with all of them, and the
+ * candidates not recommended with the reason for each (`rejected`).
  */
 final case class Recommendations(
     spark: SparkSession,
@@ -121,7 +158,8 @@ final case class Recommendations(
     maxIndexes: Option[Int],
     workloadCostBefore: Long,
     workloadCostAfter: Long,
-    elapsedMs: Long) {
+    elapsedMs: Long,
+    rejected: Seq[RejectedCandidate] = Nil) {
 
   def totalSizeBytes: Long = indexes.map(_.estimatedSizeBytes).sum
 
@@ -146,7 +184,9 @@ final case class Recommendations(
       s"budget ${budgetBytes.fold("none")(b => s"$b bytes")}, at most ${maxIndexes.fold("any number")(_.toString)}"
     val head = s"${indexes.size} index(es) recommended of $candidatesConsidered candidate(s) ($limits; " +
       s"~$totalSizeBytes bytes in total; workload cost $workloadCostBefore → $workloadCostAfter bytes; $elapsedMs ms)"
-    (head +: indexes.map(_.toString)).mkString("\n")
+    val notChosen =
+      if (rejected.isEmpty) Nil else s"not recommended (${rejected.size}):" +: rejected.map("   " + _.toString)
+    ((head +: indexes.map(_.toString)) ++ notChosen).mkString("\n")
   }
 
   /** The recommendations as JSON, for Python. */
@@ -176,6 +216,21 @@ final case class Recommendations(
       n.put("benefit", r.benefit)
       r.sourceSql.fold(n.putNull("sourceSql"))(n.put("sourceSql", _))
       QueryEvidence.write(n.putArray("queries"), r.queries)
+    }
+    val rejectedArray = root.putArray("rejected")
+    rejected.foreach { r =>
+      val n: ObjectNode = rejectedArray.addObject()
+      n.put("name", r.config.name)
+      n.put("kind", r.config.kindName)
+      n.put("config", RecommendedIndex.configJson(r.config))
+      val indexed = n.putArray("indexedColumns")
+      RecommendedIndex.columnsOf(r.config)._1.foreach(c => indexed.add(c))
+      val included = n.putArray("includedColumns")
+      RecommendedIndex.columnsOf(r.config)._2.foreach(c => included.add(c))
+      n.put("source", r.source)
+      n.put("estimatedSizeBytes", r.estimatedSizeBytes)
+      n.put("reason", r.reason)
+      n.put("detail", r.detail)
     }
     mapper.writeValueAsString(root)
   }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{FileRanges, ParquetFooterRanges}
+import io.hyperspace.index.{FileRanges, ParquetFooterRanges, RowGroupStats}
 import io.hyperspace.log.{ColumnStats, FileStats, SourceFile}
 import io.hyperspace.rules.CandidateIndexes
 import io.hyperspace.sources.{FileSource, SourcePaths}
@@ -66,13 +66,25 @@ private[advisor] final class RelationSample private (
     fs.fileFormat.getClass == classOf[ParquetFileFormat] && source.versioned.isEmpty
 
   /** Per Parquet file: its footer's row count and the ranges it tells exactly, read once (several at a time). */
-  private lazy val footers: Map[String, Option[FileStats]] =
+  private lazy val footersAndGroups: Map[String, Option[(FileStats, Seq[RowGroupStats])]] =
     if (!isParquet) Map.empty
     else {
       val conf = spark.sessionState.newHadoopConf()
       val columns = fs.dataSchema.fieldNames.toSeq
       RelationSample.inParallel(files, RelationSample.FooterThreads)(f =>
-        f.path -> ParquetFooterRanges.fileStats(conf, new Path(f.path), fs.dataSchema, columns)).toMap
+        f.path -> ParquetFooterRanges.fileStatsAndGroups(conf, new Path(f.path), fs.dataSchema, columns)).toMap
+    }
+  private lazy val footers: Map[String, Option[FileStats]] = footersAndGroups.map { case (p, s) => p -> s.map(_._1) }
+
+  /**
+   * Per source file (Parquet only, and only when every footer was read), its row groups: rows,
+   * compressed bytes and the ranges their statistics tell (for split index estimates).
+   */
+  lazy val rowGroups: Option[Map[SourceFile, Seq[RowGroupStats]]] =
+    if (!isParquet) None
+    else {
+      val perFile = files.map(f => f -> footersAndGroups.get(f.path).flatten.map(_._2))
+      if (perFile.forall(_._2.isDefined)) Some(perFile.map { case (f, g) => f -> g.get }.toMap) else None
     }
 
   /** The estimated number of rows: footers' counts (Parquet), else bytes over the sampled row width. */

@@ -51,13 +51,31 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
    * out; None when the footer cannot be read. Used by the index advisor on source files.
    */
   def fileStats(conf: Configuration, path: Path, schema: StructType, columns: Seq[String]): Option[FileStats] =
+    fileStatsAndGroups(conf, path, schema, columns).map(_._1)
+
+  /**
+   * [[fileStats]], and per row group (of rows) its row count, compressed bytes and the range of
+   * each of `columns` its statistics tell (Catalyst's internal values): what the advisor needs
+   * to estimate how many row groups a key's rows lie in, from the same single footer read.
+   */
+  def fileStatsAndGroups(conf: Configuration, path: Path, schema: StructType, columns: Seq[String])
+      : Option[(FileStats, Seq[RowGroupStats])] =
     try {
       val footer = Using.resource(ParquetFileReader.open(HadoopInputFile.fromPath(path, conf)))(_.getFooter)
       val blocks = footer.getBlocks.asScala.toSeq.filter(_.getRowCount > 0)
       val rebased = footer.getFileMetaData.getKeyValueMetaData.containsKey(LegacyDateTimeKey)
       val ranged = columns.filter(c => fromFooter(schema(c).dataType) && !(rebased && isDateTime(schema(c).dataType)))
       val described = ranged.flatMap(c => columnRange(blocks, c, schema(c).dataType).flatten.map(c -> _))
-      Some(FileStats(blocks.map(_.getRowCount).sum, described.toMap))
+      val groups = blocks.map { b =>
+        val ranges = ranged.flatMap { c =>
+          b.getColumns.asScala.find(_.getPath.toArray.toSeq == Seq(c))
+            .flatMap(chunk =>
+              blockRange(chunk.getStatistics, chunk.getPrimitiveType, b.getRowCount, schema(c).dataType))
+            .flatMap(_._1).map(c -> _)
+        }
+        RowGroupStats(b.getRowCount, b.getCompressedSize, ranges.toMap)
+      }
+      Some((FileStats(blocks.map(_.getRowCount).sum, described.toMap), groups))
     } catch {
       case NonFatal(e) =>
         logWarning(s"Hyperspace cannot read the footer of $path.", e)
@@ -156,3 +174,6 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
     case _ => None
   }
 }
+
+/** One Parquet row group: its rows, compressed bytes, and per column (top-level name) the (min, max) its statistics tell. */
+private[hyperspace] final case class RowGroupStats(rows: Long, bytes: Long, ranges: Map[String, (Any, Any)])

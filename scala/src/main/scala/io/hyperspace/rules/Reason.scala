@@ -270,6 +270,11 @@ object Reason {
       "the index was not read and the plain scan is kept"
   }
 
+  case object HypotheticalSeekNotEstimated extends Reason {
+    def describe: String = "the filter on the keys is not one the seek's estimate covers (literal values, or a " +
+      "literal range of an integral or date key), so a hypothetical split index is not counted on"
+  }
+
   final case class TooManyLocations(max: Int) extends Reason {
     def describe: String =
       s"the filter matches more than $max index rows (${HyperspaceConf.SPLIT_MAX_LOCATIONS.key}); the plain scan is kept"

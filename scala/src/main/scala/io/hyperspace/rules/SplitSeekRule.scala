@@ -102,9 +102,16 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     }
     ranked.headOption.flatMap { case (c, onKeys) =>
       val max = HyperspaceConf.splitMaxReadFraction(spark)
-      estimate(spark, c.entry, onKeys, listed).filter(_.fraction > SeekEstimate.refusedAbove(max)).foreach { e =>
+      val estimated = estimate(spark, c.entry, onKeys, listed)
+      estimated.filter(_.fraction > SeekEstimate.refusedAbove(max)).foreach { e =>
         reject(c.entry, Reason.SeekEstimatedNotSelective(e, max))
         return None
+      }
+      if (c.entry.isHypothetical) {
+        return hypotheticalSeek(c.entry, estimated, max, source, listed) match {
+          case Left(why) => reject(c.entry, why); None
+          case Right(seekPlan) => Some(withSeek(relation, fs, seekPlan, c.entry))
+        }
       }
       // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
       // runs once per entry, filter and listing.
@@ -126,6 +133,33 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
           Some(sought)
       }
     }
+  }
+
+  /**
+   * A hypothetical index's seek (the advisor's what-if: it has no data to look up): what its
+   * estimate expects — refused above `maxReadFraction` as a lookup of the built index would be,
+   * else a plan whose scan reads the expected share of the bytes (which row groups is not known:
+   * none is listed, the plan is costed, never run). Without an estimate (a predicate the estimate
+   * does not cover), no seek: the advisor does not count on what it cannot estimate.
+   */
+  private def hypotheticalSeek(
+      entry: LogEntry,
+      estimated: Option[SeekEstimate],
+      max: Double,
+      source: FileSource,
+      listed: Seq[FileKey]): Either[Reason, SeekPlan] = estimated match {
+    case None => Left(Reason.HypotheticalSeekNotEstimated)
+    case Some(e) if e.fraction > max => Left(Reason.SeekNotSelective(e.fraction, max))
+    case Some(e) =>
+      val whole = listed.filterNot(CandidateIndexes.indexedFiles(entry).contains)
+      val bytesTotal = listed.map(_.size).sum
+      val bytesToRead = math.round(e.fraction * bytesTotal)
+      val stats = RelationSkippingStats(
+        relation = source.table.getOrElse(source.fsRelation.location.rootPaths.mkString(", ")),
+        filter = "", filesTotal = listed.size, bytesTotal = bytesTotal, filesSkipped = 0,
+        bytesSkipped = bytesTotal - bytesToRead,
+        indexes = Seq(SplitSeekStats.skips(entry, 0, bytesTotal - bytesToRead)))
+      Right(SeekPlan(Map.empty, whole.map(_.path).toSet, bytesToRead, stats))
   }
 
   /**

@@ -6,6 +6,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
+import io.hyperspace.index.split.SplitIndexConfig
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.rules.RuleTestSupport
 
@@ -163,12 +164,16 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
     val lookup = spark.read.parquet(valueTable).where("everywhere = 42")
     val recs = hs.recommend(Seq(q(lookup, "everywhere")), budgetBytes = Some(valueTableBytes / 10))
     assert(recs.indexes.isEmpty, recs.toString)
-    // Neither sketch is even planned: only the covering candidate on the column is.
-    assert(recs.candidatesConsidered == 1, recs.toString)
+    // Neither sketch is even planned: only the covering and split candidates on the column are.
+    assert(recs.candidatesConsidered == 2, recs.toString)
+    assert(recs.rejected.map(_.name).toSet == Set("data_by_everywhere", "data_split_everywhere"), recs.toString)
     // Without a budget, a covering index is all that helps (it reads one bucket).
     val unbounded = hs.recommend(Seq(q(lookup, "everywhere")), budgetBytes = None)
     assert(unbounded.indexes.nonEmpty && unbounded.indexes.map(_.config).forall(_.isInstanceOf[IndexConfig]),
       unbounded.toString)
+    // The split index's estimate refuses a value every row group holds.
+    assert(unbounded.rejected.find(_.name == "data_split_everywhere").map(_.reason)
+        .contains(RejectedCandidate.NoBenefit), unbounded.toString)
   }
 
   test("a column clustered by file gets its MinMax sketch, not a value sketch that prunes no more") {
@@ -204,7 +209,7 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
       assert(recs.indexes.nonEmpty && recs.indexes.forall(_.queries.nonEmpty), recs.toString)
       assert(recs.totalSizeBytes <= sourceBytes)
       assert(recs.indexes.map(_.config).forall {
-        case _: IndexConfig | _: ZOrderCoveringIndexConfig | _: DataSkippingIndexConfig => true
+        case _: IndexConfig | _: ZOrderCoveringIndexConfig | _: DataSkippingIndexConfig | _: SplitIndexConfig => true
         case _ => false
       })
       buildAndCheck(recs, queries.toMap)
