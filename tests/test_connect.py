@@ -464,6 +464,11 @@ def test_recommend_sql_over_connect_as_over_py4j_budget_and_count(
         assert _recommendation(recs) == _recommendation(local), f"{recs}\n---\n{local}"
         assert len(recs) == 2 and {q.query for r in recs.indexes for q in r.queries} == set(sql), str(recs)
         assert f"serves {sql[1]!r} (weight 0.5)" in str(recs), str(recs)
+        # The candidates left out, and why, come over Connect as over py4j.
+        assert recs.rejected, str(local)
+        assert [(r.name, r.kind, r.reason) for r in recs.rejected] == [
+            (r.name, r.kind, r.reason) for r in local.rejected
+        ]
 
         assert _recommendation(hs.recommend(workload, max_indexes=1)) == _recommendation(recs)[:1]
         smallest = min(r.estimated_size_bytes for r in recs.indexes)
@@ -473,6 +478,7 @@ def test_recommend_sql_over_connect_as_over_py4j_budget_and_count(
         nothing = hs.recommend(workload, budget_bytes=0, max_indexes=3)
         assert len(nothing) == 0 and nothing.create_all() == []
         assert str(nothing).startswith("0 index(es) recommended (budget 0 bytes, at most 3;")
+        assert nothing.rejected and {r.reason for r in nothing.rejected} == {"over_budget"}, str(nothing)
 
         expected = [_rows(connect_spark.sql(q)) for q in sql]
         names = recs.create_all()

@@ -412,6 +412,7 @@ class SqlBackend:
         clauses = "".join(
             ([f" BUDGET {budget_bytes}"] if budget_bytes is not None else [])
             + ([f" LIMIT {max_indexes}"] if max_indexes is not None else [])
+            + [" WITH REJECTED"]
         )
         labels: dict[str, str] = {}
         if workload is None:
@@ -446,8 +447,26 @@ class SqlBackend:
                 "queries": json.loads(r["evidence"]),
             }
             for r in rows
+            if r["reason"] is None
         ]
-        payload = json.dumps({"indexes": indexes, "budgetBytes": budget_bytes, "maxIndexes": max_indexes})
+        rejected = [
+            {
+                "name": r["name"],
+                "kind": r["kind"],
+                "config": r["config"],
+                "indexedColumns": list(r["indexedColumns"]),
+                "includedColumns": list(r["includedColumns"]),
+                "source": r["source"],
+                "estimatedSizeBytes": r["estimatedSizeBytes"],
+                "reason": r["reason"],
+                "detail": r["detail"],
+            }
+            for r in rows
+            if r["reason"] is not None
+        ]
+        payload = json.dumps(
+            {"indexes": indexes, "rejected": rejected, "budgetBytes": budget_bytes, "maxIndexes": max_indexes}
+        )
 
         def create_all() -> None:
             # Checked for all before building any, so a refusal leaves nothing half done.

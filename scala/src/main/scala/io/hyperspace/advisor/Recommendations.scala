@@ -89,7 +89,7 @@ final case class RecommendedIndex(
 
 object RecommendedIndex {
 
-  private[advisor] def columnsOf(config: IndexKindConfig): (Seq[String], Seq[String]) = config match {
+  private[hyperspace] def columnsOf(config: IndexKindConfig): (Seq[String], Seq[String]) = config match {
     case c: IndexConfig => (c.indexedColumns, c.includedColumns)
     case z: ZOrderCoveringIndexConfig => (z.indexedColumns, z.includedColumns)
     case d: DataSkippingIndexConfig => (d.sketches.map(_.describe), Nil)
@@ -97,7 +97,7 @@ object RecommendedIndex {
     case _ => (Nil, Nil)
   }
 
-  private[advisor] def configJson(config: IndexKindConfig): String = config match {
+  private[hyperspace] def configJson(config: IndexKindConfig): String = config match {
     case d: DataSkippingIndexConfig => d.toJson
     case c @ (_: IndexConfig | _: ZOrderCoveringIndexConfig | _: SplitIndexConfig) =>
       val mapper = new ObjectMapper()

@@ -304,47 +304,64 @@ case class ShowIndexedTablesCommand() extends HyperspaceCommand(indexedTableSche
 }
 
 /**
- * `SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR 'query' [WEIGHT w], ...`:
+ * `SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] [WITH REJECTED] FOR 'query' [WEIGHT w], ...`:
  * [[Hyperspace.recommend]], one row per recommended index in rank order; `sourceSql` is the
  * `ON` part of the `CREATE HYPERSPACE INDEX` statement that builds it, `evidence` the queries
- * it serves as JSON.
+ * it serves as JSON. `WITH REJECTED` adds, after them, one row per candidate not recommended:
+ * no rank, build bytes or benefit, and its `reason` and `detail` (one advisor run answers both,
+ * which is how a Spark Connect client gets the rejected list).
  */
 object RecommendCommand {
   val schema: StructType = StructType(Seq(
-      StructField("rank", IntegerType, nullable = false),
+      StructField("rank", IntegerType, nullable = true),
       StructField("name", StringType, nullable = false),
       StructField("source", StringType, nullable = false),
       StructField("sourceSql", StringType, nullable = true),
       StructField("indexedColumns", ArrayType(StringType, containsNull = false), nullable = false),
       StructField("includedColumns", ArrayType(StringType, containsNull = false), nullable = false),
       StructField("estimatedSizeBytes", LongType, nullable = false),
-      StructField("estimatedBuildBytes", LongType, nullable = false),
-      StructField("benefit", LongType, nullable = false),
+      StructField("estimatedBuildBytes", LongType, nullable = true),
+      StructField("benefit", LongType, nullable = true),
       StructField("evidence", StringType, nullable = false),
       StructField("kind", StringType, nullable = false),
-      StructField("config", StringType, nullable = false)))
+      StructField("config", StringType, nullable = false),
+      StructField("reason", StringType, nullable = true),
+      StructField("detail", StringType, nullable = true)))
 
-  def rows(recommendations: io.hyperspace.advisor.Recommendations): Seq[Row] = recommendations.indexes.map { r =>
-    Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.indexedColumns, r.includedColumns,
-      r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries),
-      r.config.kindName, r.configJson)
+  def rows(recommendations: io.hyperspace.advisor.Recommendations, withRejected: Boolean): Seq[Row] = {
+    val recommended = recommendations.indexes.map { r =>
+      Row(r.rank, r.config.name, r.source, r.sourceSql.orNull, r.indexedColumns, r.includedColumns,
+        r.estimatedSizeBytes, r.estimatedBuildBytes, r.benefit, io.hyperspace.advisor.QueryEvidence.toJson(r.queries),
+        r.config.kindName, r.configJson, null, null)
+    }
+    val rejected = if (!withRejected) Nil
+    else recommendations.rejected.map { c =>
+      val (indexed, included) = io.hyperspace.advisor.RecommendedIndex.columnsOf(c.config)
+      Row(null, c.name, c.source, null, indexed, included, c.estimatedSizeBytes, null, null, "[]",
+        c.config.kindName, io.hyperspace.advisor.RecommendedIndex.configJson(c.config), c.reason, c.detail)
+    }
+    recommended ++ rejected
   }
 }
 
-case class RecommendCommand(queries: Seq[(String, Double)], budgetBytes: Option[Long], maxIndexes: Option[Int])
+case class RecommendCommand(
+    queries: Seq[(String, Double)],
+    budgetBytes: Option[Long],
+    maxIndexes: Option[Int],
+    withRejected: Boolean)
   extends HyperspaceCommand(RecommendCommand.schema) {
   override def run(spark: SparkSession): Seq[Row] = {
     val hs = hyperspace(spark)
     val workload = queries.map { case (q, w) => io.hyperspace.advisor.WorkloadQuery.sql(spark, q, w) }
-    RecommendCommand.rows(hs.recommend(workload, budgetBytes, maxIndexes))
+    RecommendCommand.rows(hs.recommend(workload, budgetBytes, maxIndexes), withRejected)
   }
 }
 
 /** `SHOW HYPERSPACE RECOMMENDATIONS ... FOR RECORDED QUERIES`: the rows of [[RecommendCommand]]. */
-case class RecommendRecordedCommand(budgetBytes: Option[Long], maxIndexes: Option[Int])
+case class RecommendRecordedCommand(budgetBytes: Option[Long], maxIndexes: Option[Int], withRejected: Boolean)
   extends HyperspaceCommand(RecommendCommand.schema) {
   override def run(spark: SparkSession): Seq[Row] =
-    RecommendCommand.rows(hyperspace(spark).recommendRecorded(budgetBytes, maxIndexes))
+    RecommendCommand.rows(hyperspace(spark).recommendRecorded(budgetBytes, maxIndexes), withRejected)
 }
 
 /** `SHOW HYPERSPACE RECORDED QUERIES`: one row per recorded query, least recently run first. */

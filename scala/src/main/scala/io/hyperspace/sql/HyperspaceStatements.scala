@@ -381,8 +381,8 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     } else None
   }
 
-  // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR 'query' [WEIGHT w] [, 'query' [WEIGHT w]]...
-  // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] FOR RECORDED QUERIES
+  // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] [WITH REJECTED] FOR 'query' [WEIGHT w] [, 'query' [WEIGHT w]]...
+  // SHOW HYPERSPACE RECOMMENDATIONS [BUDGET n] [LIMIT k] [WITH REJECTED] FOR RECORDED QUERIES
   private def recommendations(): LogicalPlan = {
     def number(what: String): String = peek() match {
       case Some(t) if t.kind == Token.Number => pos += 1; t.text
@@ -395,12 +395,14 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     }
     val budget = if (accept("budget")) Some(whole("a budget in bytes")) else None
     val limit = if (accept("limit")) Some(whole("a maximum index count")) else None
+    val withRejected = accept("with")
+    if (withRejected) expect("rejected")
     expect("for")
     if (limit.exists(_ > Int.MaxValue)) fail("a smaller LIMIT")
     if (peekIs("recorded") && peekIs("queries", 1)) {
       pos += 2
       end()
-      RecommendRecordedCommand(budget, limit.map(_.toInt))
+      RecommendRecordedCommand(budget, limit.map(_.toInt), withRejected)
     } else {
       val queries = Seq.newBuilder[(String, Double)]
       do {
@@ -412,7 +414,7 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
         queries += text -> weight
       } while (acceptSymbol(","))
       end()
-      RecommendCommand(queries.result(), budget, limit.map(_.toInt))
+      RecommendCommand(queries.result(), budget, limit.map(_.toInt), withRejected)
     }
   }
 

@@ -161,6 +161,19 @@ class IndexAdvisorSuite extends RuleTestSupport {
     assert(evidence.contains("\"query\":\"SELECT a FROM advisor_sql_left WHERE k = 5\",\"weight\":2.0"), evidence)
     assert(spark.sql("SHOW HYPERSPACE RECOMMENDATIONS BUDGET 0 FOR 'SELECT a FROM advisor_sql_left WHERE k = 5'")
         .collect().isEmpty)
+    // WITH REJECTED: the same recommended rows first, then every candidate left out with its reason.
+    val budget0 = spark.sql("SHOW HYPERSPACE RECOMMENDATIONS BUDGET 0 WITH REJECTED FOR " +
+      "'SELECT a FROM advisor_sql_left WHERE k = 5'").collect()
+    assert(budget0.nonEmpty && budget0.forall(r => r.isNullAt(r.fieldIndex("rank"))), budget0.mkString("\n"))
+    assert(budget0.forall(_.getAs[String]("reason") == RejectedCandidate.OverBudget), budget0.mkString("\n"))
+    assert(budget0.exists(_.getAs[scala.collection.Seq[String]]("indexedColumns").toSeq == Seq("k")))
+    val limited = spark.sql("SHOW HYPERSPACE RECOMMENDATIONS LIMIT 1 WITH REJECTED FOR " +
+      "'SELECT a FROM advisor_sql_left WHERE k = 5' WEIGHT 2, 'SELECT b FROM advisor_sql_left WHERE k = 6'").collect()
+    assert(limited.head.getAs[String]("name") == row.getAs[String]("name") && limited.head.isNullAt(
+      limited.head.fieldIndex("reason")))
+    assert(limited.tail.forall(r => r.isNullAt(r.fieldIndex("rank")) && r.getAs[String]("detail").nonEmpty))
+    val bad = intercept[HyperspaceException](spark.sql("SHOW HYPERSPACE RECOMMENDATIONS WITH FOR 'SELECT 1'"))
+    assert(bad.getMessage.contains("REJECTED"), bad.getMessage)
     // The source the row names is what CREATE HYPERSPACE INDEX takes.
     spark.sql(
       s"CREATE HYPERSPACE INDEX ${row.getAs[String]("name")} ON ${row.getAs[String]("sourceSql")} (k) INCLUDE (a, b)")
