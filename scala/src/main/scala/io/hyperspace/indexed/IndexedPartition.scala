@@ -312,6 +312,9 @@ object IndexedPartition {
   private val OffsetBits = 27
   private val SizeBits = 17
 
+  /** The widths of a pointer's fields from the high bits down: batch, offset / 8, size / 8. */
+  private[indexed] val PointerFields: Array[Int] = Array(64 - OffsetBits - SizeBits, OffsetBits, SizeBits)
+
   /** The batch number of [[NoRow]]: no batch has it. */
   val NoBatch: Int = (1 << 20) - 1
 
@@ -594,7 +597,7 @@ private[indexed] final class LongHeads(codec: KeyCodec, layers: LongPointerTable
 
 private final class LongHeadsWriter(codec: KeyCodec, shared: Array[LongPointerTable])
   extends HeadsWriter {
-  private val own = LongPointerTable.empty()
+  private val own = LongPointerTable.empty(IndexedPartition.PointerFields)
   private val sharedLayers = new LongPointerTable.Layers(shared)
   private var added = 0L
 
