@@ -247,7 +247,8 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
         stages.put(e.stageInfo.stageId, e.stageInfo.numTasks)
     }
     spark.sparkContext.addSparkListener(listener)
-    val jobs = try jobsDuring(v1.cache()) finally spark.sparkContext.removeSparkListener(listener)
+    val jobs = try jobsDuring(v1.cache())
+    finally spark.sparkContext.removeSparkListener(listener)
     assert(jobs == 1)
     // The last stage builds the 8 partitions: in local[2], two tasks of four partitions each.
     val buildTasks = stages.get(stages.keySet().iterator().asScala.max)

@@ -128,7 +128,7 @@ object SparkInternals {
     val ids = Array.tabulate[org.apache.spark.storage.BlockId](rdd.getNumPartitions)(
       org.apache.spark.storage.RDDBlockId(rdd.id, _))
     org.apache.spark.SparkEnv.get.blockManager.master.getLocations(ids).map(_.map(id =>
-      org.apache.spark.scheduler.ExecutorCacheTaskLocation(id.host, id.executorId).toString))
+        org.apache.spark.scheduler.ExecutorCacheTaskLocation(id.host, id.executorId).toString))
   }
 
   /**
