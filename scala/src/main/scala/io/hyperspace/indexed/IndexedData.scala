@@ -150,18 +150,21 @@ final class IndexedData private[indexed] (
 
   /**
    * Computes every partition (caching it when this version is persisted) and sums what they
-   * measured, in one task per task slot rather than one per partition: an append of 100K rows
-   * is a few milliseconds of work per partition, and each task's own fixed cost (scheduling,
+   * measured. Version 0's partitions are each a build of a share of the whole source: one task
+   * each, as many as the cluster can run (dynamic allocation adds executors for them). An
+   * appended version's are built in one task per task slot instead: an append of 100K rows is a
+   * few milliseconds of work per partition, and each task's own fixed cost (scheduling,
    * deserializing the task, reporting) was as much again. A group's partitions share the place
    * the scheduler would run each of them (the executor caching the parent version's partition),
    * so no task reads a parent partition from another executor.
    */
   private[indexed] def materialize(): IndexedStats = {
+    if (parentRdd == null) return rdd.map(IndexedStats.of).fold(IndexedStats.zero)(_ + _)
     val cached = SparkInternals.cachedLocations(rdd)
-    val parents = Option(parentRdd).map(SparkInternals.cachedLocations)
+    val parents = SparkInternals.cachedLocations(parentRdd)
     val locations = (0 until numPartitions).map { p =>
       cached(p).headOption
-        .orElse(parents.flatMap(_(p).headOption))
+        .orElse(parents(p).headOption)
         .orElse(SparkInternals.preferredLocations(rdd, p).headOption)
     }
     val groups = IndexedData.taskGroups(locations, rdd.sparkContext.defaultParallelism)
