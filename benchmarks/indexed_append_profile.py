@@ -6,8 +6,10 @@ driver side of ``append_rows`` and the materializing job, and splitting the job 
 with Spark's own task metrics (from the status store): the shuffle map stage that hashes the
 batch's rows to the index partitions, and the stage that copies them into row batches and the
 key tables of each partition. For scale it also times an empty job with the same shape (a shuffle
-of nothing into as many partitions). Medians of the timed rounds after warm-ups; the load average
-is printed with them.
+of nothing into as many partitions), and, alternating with ``cache()``, the same append
+materialized as it was before cache() grouped partitions into one task per core: one task per
+partition (a count of the version's RDD). Medians of the timed rounds after warm-ups; the load
+average is printed with them.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def main() -> None:
     print(f"{n:,} rows, {keys:,} keys, 16 partitions, built in {time.perf_counter() - start:.1f}s")
     batch = table(size, n).cache()
     batch.count()
-    driver, materialize, empty = [], [], []
+    driver, materialize, empty, per_partition = [], [], [], []
     stages: dict[str, dict[str, list[float]]] = {}
     for r in range(rounds + 2):
         since = int(time.time() * 1000)
@@ -88,6 +90,13 @@ def main() -> None:
         per = _stages_since(spark, since)
         version.unpersist(blocking=True)
         s = time.perf_counter()
+        other = idf.append_rows(batch)
+        other._jidf.data().rdd().count()  # caches each partition in a task of its own
+        p = time.perf_counter() - s
+        if other.count() != n + size:
+            raise AssertionError(f"append: {other.count()} rows")
+        other.unpersist(blocking=True)
+        s = time.perf_counter()
         spark.range(0, 2, 1, 2).repartition(16)._jdf.queryExecution().toRdd().count()
         e = time.perf_counter() - s
         if r < 2:
@@ -95,6 +104,7 @@ def main() -> None:
         driver.append(d)
         materialize.append(m)
         empty.append(e)
+        per_partition.append(p)
         for st in per:
             by = stages.setdefault(f"{st['name']} ({st['tasks']} tasks)", {})
             for k, v in st.items():
@@ -112,6 +122,8 @@ def main() -> None:
             f"(deserialize {med(v['deserialize']) * 1000:.0f}, GC {med(v['gc']) * 1000:.0f}, "
             f"shuffle write {med(v['shuffleWrite']) * 1000:.0f}), shuffle bytes {med(v['shuffleBytes']):,.0f}"
         )
+    p = med(per_partition)
+    print(f"  the same append materialized by one task per partition {p * 1000:7.1f} ms  ({size / p:,.0f} rows/s)")
     print(f"  a 2-row 2-stage job (2 -> 16 partitions) {med(empty) * 1000:7.1f} ms")
     spark.stop()
 

@@ -6,10 +6,10 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.TaskContext
 
-import org.apache.spark.rdd.RDD
+import org.apache.spark.rdd.{PartitionCoalescer, PartitionGroup, RDD}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.plans.logical.{LeafNode, Statistics}
 import org.apache.spark.sql.catalyst.analysis.MultiInstanceRelation
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
@@ -70,7 +70,9 @@ final class IndexedData private[indexed] (
     val packing: BatchPacking,
     @transient val rdd: RDD[IndexedPartition],
     estimatedBytes: BigInt,
-    estimatedRows: Option[BigInt]) extends Serializable {
+    estimatedRows: Option[BigInt],
+    // The version this one was appended to (null for version 0): where its partitions are read.
+    @transient private val parentRdd: RDD[IndexedPartition] = null) extends Serializable {
 
   /** Set once the version has been materialized in cache. */
   @volatile private[indexed] var measured: Option[IndexedStats] = None
@@ -133,14 +135,53 @@ final class IndexedData private[indexed] (
 
   /** A new version: this one's partitions with `rows` (already shuffled alike) appended. */
   private[indexed] def append(rows: RDD[InternalRow], rowsBytes: BigInt): IndexedData = {
-    val child = rdd.zipPartitions(rows, preservesPartitioning = true) { (parents, appended) =>
-      Iterator(parents.next().append(appended))
+    // Each partition of the appended rows tagged with its number (for error messages).
+    val numbered = rows.mapPartitionsWithIndex((p, it) => Iterator.single(p -> it), preservesPartitioning = true)
+    val child = rdd.zipPartitions(numbered, preservesPartitioning = true) { (parents, appended) =>
+      val (p, rowsOfP) = appended.next()
+      Iterator(parents.next().append(rowsOfP, p))
     }
     child.setName(s"IndexedDataFrame ${indexId} v${version + 1} ($keyColumn)")
     if (isPersisted) child.persist(rdd.getStorageLevel)
     val base = statistics
     new IndexedData(indexId, version + 1, schema, keyOrdinal, numPartitions, batchSize, packing, child,
-      base.sizeInBytes + rowsBytes, None)
+      base.sizeInBytes + rowsBytes, None, rdd)
+  }
+
+  /**
+   * Computes every partition (caching it when this version is persisted) and sums what they
+   * measured. Version 0's partitions are each a build of a share of the whole source: one task
+   * each, as many as the cluster can run (dynamic allocation adds executors for them). An
+   * appended version's are built in one task per task slot instead: an append of 100K rows is a
+   * few milliseconds of work per partition, and each task's own fixed cost (scheduling,
+   * deserializing the task, reporting) was as much again. A group's partitions share the place
+   * the scheduler would run each of them (the executor caching the parent version's partition),
+   * so no task reads a parent partition from another executor.
+   */
+  private[indexed] def materialize(): IndexedStats = {
+    if (parentRdd == null) return rdd.map(IndexedStats.of).fold(IndexedStats.zero)(_ + _)
+    val cached = SparkInternals.cachedLocations(rdd)
+    val parents = SparkInternals.cachedLocations(parentRdd)
+    val locations = (0 until numPartitions).map { p =>
+      cached(p).headOption
+        .orElse(parents(p).headOption)
+        .orElse(SparkInternals.preferredLocations(rdd, p).headOption)
+    }
+    val groups = IndexedData.taskGroups(locations, rdd.sparkContext.defaultParallelism)
+    rdd.coalesce(groups.length, shuffle = false, Some(new FixedGroups(groups)))
+      .map(IndexedStats.of)
+      .fold(IndexedStats.zero)(_ + _)
+  }
+}
+
+/** Coalesces an RDD into the given groups of its partitions, each preferring its location. */
+private final class FixedGroups(groups: Array[(Option[String], Array[Int])])
+  extends PartitionCoalescer with Serializable {
+  override def coalesce(maxPartitions: Int, parent: RDD[_]): Array[PartitionGroup] = groups.map {
+    case (location, members) =>
+      val group = new PartitionGroup(location)
+      members.foreach(p => group.partitions += parent.partitions(p))
+      group
   }
 }
 
@@ -148,6 +189,19 @@ private[indexed] object IndexedData {
   private val ids = new AtomicLong()
 
   /** Copies of the rows of `part` with any of `keys` (index keys of the partition's codec). */
+  /**
+   * Partitions `0 until locations.length` in groups for `slots` concurrent tasks: partitions
+   * with the same preferred location (None: any) together, each location getting groups in
+   * proportion to its share of the partitions, at least one; partitions dealt round-robin.
+   */
+  private[indexed] def taskGroups(locations: Seq[Option[String]], slots: Int): Array[(Option[String], Array[Int])] = {
+    val n = locations.length
+    locations.indices.groupBy(locations(_)).toSeq.sortBy(_._2.head).flatMap { case (location, members) =>
+      val k = math.min(members.length, math.max(1, math.ceil(slots.toDouble * members.length / n).toInt))
+      (0 until k).map(g => location -> members.indices.filter(_ % k == g).map(members(_)).toArray)
+    }.toArray
+  }
+
   private def lookupIn(part: IndexedPartition, keys: Array[AnyRef]): Array[InternalRow] =
     keys.iterator.flatMap(k => part.lookup(k).map(_.copy(): InternalRow)).toArray
 
@@ -156,8 +210,8 @@ private[indexed] object IndexedData {
       batchSize: Int, packing: BatchPacking): IndexedData = {
     val id = ids.incrementAndGet()
     val shuffled = shuffleByKey(df, schema, keyOrdinal, numPartitions)
-    val rdd = shuffled.mapPartitions(rows =>
-        Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows, packing)),
+    val rdd = shuffled.mapPartitionsWithIndex((p, rows) =>
+        Iterator(IndexedPartition.build(schema, keyOrdinal, batchSize, rows, packing, p)),
       preservesPartitioning = true)
     rdd.setName(s"IndexedDataFrame $id v0 (${schema(keyOrdinal).name})")
     val stats = df.queryExecution.optimizedPlan.stats
@@ -174,9 +228,15 @@ private[indexed] object IndexedData {
   def shuffleByKey(df: DataFrame, schema: StructType, keyOrdinal: Int,
       numPartitions: Int): RDD[InternalRow] = {
     val attributes = DataTypeUtils.toAttributes(schema)
+    val width = schema.length
     val rows = df.queryExecution.toRdd.mapPartitions { it =>
-      val toUnsafe = UnsafeProjection.create(schema)
-      it.map(toUnsafe)
+      // `df` has exactly `schema`'s columns and types, so its unsafe rows (those of most plans)
+      // are shuffled as they are; code for a projection is generated only for other rows.
+      lazy val toUnsafe = UnsafeProjection.create(schema)
+      it.map {
+        case u: UnsafeRow if u.numFields == width => u: InternalRow
+        case other => toUnsafe(other): InternalRow
+      }
     }
     val codec = KeyCodec(schema(keyOrdinal).dataType)
     val partitioning = HashPartitioning(Seq(codec.partitionKey(attributes(keyOrdinal))), numPartitions)

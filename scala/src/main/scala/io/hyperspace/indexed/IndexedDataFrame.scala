@@ -99,7 +99,7 @@ final class IndexedDataFrame private[indexed] (
   }
 
   private def materialize(): IndexedStats = {
-    val stats = data.rdd.map(IndexedStats.of).fold(IndexedStats.zero)(_ + _)
+    val stats = data.materialize()
     data.measured = Some(stats)
     stats
   }
@@ -368,6 +368,12 @@ object IndexedDataFrame {
 
   /** `rows` with exactly `schema`'s columns, in order and types, or an error naming a column. */
   private[indexed] def align(rows: DataFrame, schema: StructType, spark: SparkSession): DataFrame = {
+    // Rows that already have the columns in order are used as they are: their plan (and the RDD
+    // it executes to) is then made once per DataFrame, not again for every append of it.
+    val same = rows.schema.length == schema.length && rows.schema.fields.zip(schema.fields).forall {
+      case (g, f) => g.dataType == f.dataType && normalize(spark, g.name) == normalize(spark, f.name)
+    }
+    if (same) return rows
     val provided = rows.schema.fields.map(f => normalize(spark, f.name) -> f).toMap
     val wanted = schema.fields.map(f => normalize(spark, f.name)).toSet
     val extra = rows.schema.fields.filterNot(f => wanted(normalize(spark, f.name)))

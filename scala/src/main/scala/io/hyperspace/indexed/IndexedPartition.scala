@@ -248,9 +248,9 @@ final class IndexedPartition private (
    * A new version with `rows` appended (rows of this partition's schema). This partition is
    * left as it is and keeps answering with its own rows.
    */
-  def append(rows: Iterator[InternalRow]): IndexedPartition =
+  def append(rows: Iterator[InternalRow], partition: Int = -1): IndexedPartition =
     write(schema, keyOrdinal, codec, batchSize, packing, heads.childWriter(codec), batches, fills,
-      packs, rows, rowCount, keyCount)
+      packs, rows, rowCount, keyCount, partition)
 
   private final class ChainIterator(private var next0: Long, reader: Reader) extends Iterator[Long] {
     override def hasNext: Boolean = next0 != NoRow
@@ -312,6 +312,9 @@ object IndexedPartition {
   private val OffsetBits = 27
   private val SizeBits = 17
 
+  /** The widths of a pointer's fields from the high bits down: batch, offset / 8, size / 8. */
+  private[indexed] val PointerFields: Array[Int] = Array(64 - OffsetBits - SizeBits, OffsetBits, SizeBits)
+
   /** The batch number of [[NoRow]]: no batch has it. */
   val NoBatch: Int = (1 << 20) - 1
 
@@ -336,16 +339,20 @@ object IndexedPartition {
    */
   val TrieEntryBytes: Long = 72L
 
-  /** Builds a partition from `rows` (any InternalRow of `schema`), keyed on `keyOrdinal`. */
+  /**
+   * Builds a partition from `rows` (any InternalRow of `schema`), keyed on `keyOrdinal`.
+   * `partition` is its number in the index, for error messages (-1: the running task's).
+   */
   def build(
       schema: StructType,
       keyOrdinal: Int,
       batchSize: Int,
       rows: Iterator[InternalRow],
-      packing: BatchPacking = BatchPacking.Plain): IndexedPartition = {
+      packing: BatchPacking = BatchPacking.Plain,
+      partition: Int = -1): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
     write(schema, keyOrdinal, codec, batchSize, packing, KeyHeads.writer(codec), Array.empty,
-      Array.empty, Array.empty, rows, 0L, 0L)
+      Array.empty, Array.empty, rows, 0L, 0L, partition)
   }
 
   private def write(
@@ -360,8 +367,10 @@ object IndexedPartition {
       sharedPacks: Array[PackedBatch],
       rows: Iterator[InternalRow],
       sharedRows: Long,
-      sharedKeys: Long): IndexedPartition = {
-    val toUnsafe = UnsafeProjection.create(schema)
+      sharedKeys: Long,
+      partition: Int): IndexedPartition = {
+    // Rows from a shuffle are unsafe rows already; code is generated only for others.
+    lazy val toUnsafe = UnsafeProjection.create(schema)
     val view = new UnsafeRow(schema.length)
     val batches = ArrayBuffer.from(sharedBatches)
     val fills = ArrayBuffer.from(sharedFills)
@@ -383,7 +392,7 @@ object IndexedPartition {
     def reserve(batchBytes: Long): Unit = memory.foreach { m =>
       val indexGrowth = index.heapBytes - indexReserved
       if (!m.reserve(batchBytes + indexGrowth)) {
-        throw outOfTaskMemory(schema(keyOrdinal).name,
+        throw outOfTaskMemory(schema(keyOrdinal).name, partition,
           s"needs more than ${mb(m.reserved + batchBytes + indexGrowth)} to build ($added rows so far)", m.reserved)
       }
       indexReserved += indexGrowth
@@ -472,9 +481,12 @@ object IndexedPartition {
    * The error of this task's partition of the index on `keyColumn`, which `needs` (what for and
    * how much) more execution memory than the task can get, having `had` reserved.
    */
-  private def outOfTaskMemory(keyColumn: String, needs: String, had: Long): HyperspaceException = {
-    val partition = Option(TaskContext.get()).map(_.partitionId().toString).getOrElse("?")
-    new HyperspaceException(s"Indexed DataFrame on '$keyColumn': partition $partition $needs, more " +
+  private def outOfTaskMemory(keyColumn: String, partition: Int, needs: String, had: Long): HyperspaceException = {
+    // One task may build several partitions (IndexedData.materialize): the task's number is only
+    // the partition's when the caller does not know it.
+    val which = if (partition >= 0) partition.toString
+    else Option(TaskContext.get()).map(_.partitionId().toString).getOrElse("?")
+    new HyperspaceException(s"Indexed DataFrame on '$keyColumn': partition $which $needs, more " +
       s"execution memory than its task can get (had ${mb(had)}). Create the index with more " +
       "partitions, or give the executors more memory (spark.executor.memory, spark.memory.fraction).")
   }
@@ -505,7 +517,7 @@ object IndexedPartition {
       if (!m.reserve(bytes)) {
         val had = m.reserved
         m.releaseAll()
-        throw outOfTaskMemory(schema(keyOrdinal).name,
+        throw outOfTaskMemory(schema(keyOrdinal).name, -1,
           s"read back from its serialized form needs ${mb(had + bytes)} for its $what", had)
       }
     }
@@ -585,7 +597,7 @@ private[indexed] final class LongHeads(codec: KeyCodec, layers: LongPointerTable
 
 private final class LongHeadsWriter(codec: KeyCodec, shared: Array[LongPointerTable])
   extends HeadsWriter {
-  private val own = LongPointerTable.empty()
+  private val own = LongPointerTable.empty(IndexedPartition.PointerFields)
   private val sharedLayers = new LongPointerTable.Layers(shared)
   private var added = 0L
 

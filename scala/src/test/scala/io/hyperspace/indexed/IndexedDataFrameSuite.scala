@@ -1,5 +1,7 @@
 package io.hyperspace.indexed
 
+import scala.jdk.CollectionConverters._
+
 import org.apache.spark.sql.{Column, DataFrame, Row}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
@@ -233,6 +235,38 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     val i = aa.toDF
     assertSameRows(i.join(probe, i("k") === probe("pk"), "full_outer"),
       source(1000).union(extraA).union(extraA).join(probe, col("k") === col("pk"), "full_outer"))
+  }
+
+  test("cache() of an append: one job, its build in one task per core, every version its own rows") {
+    val base = source(2000).createIndex("k", 8).cache()
+    val extra = source(300).selectExpr("k + 1 AS k", "concat('new', s) AS s", "i", "g")
+    val v1 = base.appendRows(extra)
+    val stages = new java.util.concurrent.ConcurrentHashMap[Int, Int]()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onStageSubmitted(e: org.apache.spark.scheduler.SparkListenerStageSubmitted): Unit =
+        stages.put(e.stageInfo.stageId, e.stageInfo.numTasks)
+    }
+    spark.sparkContext.addSparkListener(listener)
+    val jobs = try jobsDuring(v1.cache())
+    finally spark.sparkContext.removeSparkListener(listener)
+    assert(jobs == 1)
+    // The last stage builds the 8 partitions: in local[2], two tasks of four partitions each.
+    val buildTasks = stages.get(stages.keySet().iterator().asScala.max)
+    assert(buildTasks == spark.sparkContext.defaultParallelism, stages)
+    assert(v1.cachedPartitionExecutors.values.forall(_.nonEmpty))
+    assert(v1.memoryStats("rows") == 2300L && v1.memoryStats("cachedPartitions") == 8L)
+    val v2 = v1.appendRows(extra).cache()
+    assertSameRows(v2.toDF, source(2000).union(extra).union(extra))
+    assertSameRows(v1.toDF, source(2000).union(extra))
+    assertSameRows(base.toDF, source(2000))
+    Seq(1L, 2L, 0L, 499L, 500L).foreach { key =>
+      assertSameRows(v2.getRows(key), source(2000).union(extra).union(extra).filter(col("k") === key))
+      assertSameRows(v1.getRows(key), source(2000).union(extra).filter(col("k") === key))
+      assertSameRows(base.getRows(key), source(2000).filter(col("k") === key))
+    }
+    val j = v1.toDF
+    assertSameRows(j.join(probe, j("k") === probe("pk"), "left_outer"),
+      source(2000).union(extra).join(probe, col("k") === col("pk"), "left_outer"))
   }
 
   test("many versions each answer with their own rows") {

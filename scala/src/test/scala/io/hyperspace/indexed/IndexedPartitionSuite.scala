@@ -271,4 +271,18 @@ class TrieSizeCalibrationSuite extends AnyFunSuite {
     assert(snapshot.size == n)
     assert(math.abs(measured - estimated) / measured < 0.25, s"measured $measured, estimated $estimated")
   }
+
+  test("taskGroups: partitions grouped by location, groups in proportion, every partition once") {
+    val a = Some("executor_h1_1")
+    val b = Some("executor_h2_2")
+    val locations = Seq(a, a, a, a, a, a, b, b, None, None, a, b)
+    val groups = IndexedData.taskGroups(locations, slots = 4)
+    assert(groups.flatMap(_._2).sorted.toSeq == locations.indices)
+    groups.foreach { case (location, members) => assert(members.forall(locations(_) == location)) }
+    // 7 partitions at a: ceil(4 * 7 / 12) = 3 groups; 3 at b: 1; 2 anywhere: 1.
+    assert(groups.map(_._1).groupBy(identity).map { case (l, g) => l -> g.length } ==
+      Map(a -> 3, b -> 1, None -> 1))
+    assert(IndexedData.taskGroups(Seq.fill(16)(None), slots = 2).map(_._2.length).toSeq == Seq(8, 8))
+    assert(IndexedData.taskGroups(Seq.fill(3)(None), slots = 8).length == 3)
+  }
 }

@@ -127,4 +127,53 @@ class LongPointerTableSuite extends AnyFunSuite {
     (1 to 100).foreach(v => assert(l.get(200000L + v) == v.toLong))
     assert(l.get(77L) == 77L)
   }
+
+  test("packed slots: keys within 2^32 - 2 of each other and short pointers, one long a slot") {
+    val rand = new Random(5)
+    val bases = Seq(0L, -7L, Long.MinValue, Long.MaxValue - 3000000L, 1L << 40)
+    bases.foreach { base =>
+      val expected = (0 until 20000).map { _ =>
+        val k = base + rand.nextInt(3000000)
+        k -> IndexedPartition.pointer(rand.nextInt(12), rand.nextInt(1 << 19) << 3, 1 + rand.nextInt(20))
+      }.toMap
+      val t = LongPointerTable.empty(IndexedPartition.PointerFields)
+      expected.foreach { case (k, v) => t.put(k, v) }
+      val packed = t.trimmed()
+      assert(packed.isPacked && !t.isPacked && packed.size == expected.size)
+      // 8 bytes a slot at a load of 0.75: under 11 bytes a key (two arrays: ~21).
+      assert(packed.heapBytes.toDouble / packed.size < 11.0, s"base $base")
+      expected.foreach { case (k, v) => assert(packed.get(k) == v, s"base $base key $k") }
+      assert(contents(packed) == expected)
+      // Absent keys: next to present ones, below the base, 2^32 away (same low bits of the
+      // distance), and the extremes.
+      val probes = expected.keys.take(300).flatMap(k => Seq(k + 1, k - 1, k + (1L << 32), k - (1L << 32))) ++
+        Seq(base - 1, base + 0xffffffffL, base + 0xfffffffeL, Long.MinValue, Long.MaxValue, 0L, -1L)
+      probes.foreach(k => assert(packed.get(k) == expected.getOrElse(k, Empty), s"base $base absent $k"))
+      intercept[IllegalStateException](packed.put(base, 1L))
+    }
+  }
+
+  test("tables whose keys or pointers do not fit 32 + 32 bits stay two arrays") {
+    val fields = IndexedPartition.PointerFields
+    def trimmedOf(entries: Seq[(Long, Long)]): LongPointerTable = {
+      val t = LongPointerTable.empty(fields)
+      entries.foreach { case (k, v) => t.put(k, v) }
+      t.trimmed()
+    }
+    val small = IndexedPartition.pointer(1, 64, 6)
+    assert(trimmedOf(Seq(0L -> small, 0xfffffffeL -> small)).isPacked)
+    assert(!trimmedOf(Seq(0L -> small, 0xffffffffL -> small)).isPacked)
+    assert(!trimmedOf(Seq(Long.MinValue -> small, Long.MaxValue -> small)).isPacked)
+    // A row alone in its batch has all 17 size bits set; with a large offset and batch: 46 bits.
+    val wide = IndexedPartition.pointer(5000, 8 << 20, IndexedPartition.SizeEscape)
+    val t = trimmedOf(Seq(1L -> small, 2L -> wide))
+    assert(!t.isPacked && t.get(2L) == wide && t.get(1L) == small)
+    // Merging packed layers keeps the pointer fields: the merged table is packed again.
+    val layers = (0 until LongPointerTable.MaxLayers + 1).foldLeft(Array.empty[LongPointerTable]) { (acc, v) =>
+      LongPointerTable.stack(trimmedOf(Seq(v.toLong -> IndexedPartition.pointer(v, 8 * v, 6))), acc)._1
+    }
+    assert(layers.length < LongPointerTable.MaxLayers + 1 && layers.forall(_.isPacked))
+    val l = new LongPointerTable.Layers(layers)
+    (0 to LongPointerTable.MaxLayers).foreach(v => assert(l.get(v.toLong) == IndexedPartition.pointer(v, 8 * v, 6)))
+  }
 }

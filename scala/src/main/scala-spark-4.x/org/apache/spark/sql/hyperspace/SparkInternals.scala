@@ -123,6 +123,21 @@ object SparkInternals {
     }.toMap
   }
 
+  /** For each partition of `rdd`, the executors caching it, as task location strings (one ask). */
+  def cachedLocations(rdd: org.apache.spark.rdd.RDD[_]): IndexedSeq[Seq[String]] = {
+    val ids = Array.tabulate[org.apache.spark.storage.BlockId](rdd.getNumPartitions)(
+      org.apache.spark.storage.RDDBlockId(rdd.id, _))
+    org.apache.spark.SparkEnv.get.blockManager.master.getLocations(ids).map(_.map(id =>
+        org.apache.spark.scheduler.ExecutorCacheTaskLocation(id.host, id.executorId).toString))
+  }
+
+  /**
+   * Where the DAG scheduler would run a task computing partition `p` of `rdd`, best first (the
+   * executors caching it or the nearest cached ancestor partition), as task location strings.
+   */
+  def preferredLocations(rdd: org.apache.spark.rdd.RDD[_], p: Int): Seq[String] =
+    rdd.sparkContext.getPreferredLocs(rdd, p).map(_.toString)
+
   /**
    * The object cached as partition `p` of `rdd` when this JVM's block manager holds it
    * deserialized in memory — the driver's does in local mode, where the driver is the executor
