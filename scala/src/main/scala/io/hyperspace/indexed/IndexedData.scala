@@ -188,7 +188,6 @@ private final class FixedGroups(groups: Array[(Option[String], Array[Int])])
 private[indexed] object IndexedData {
   private val ids = new AtomicLong()
 
-  /** Copies of the rows of `part` with any of `keys` (index keys of the partition's codec). */
   /**
    * Partitions `0 until locations.length` in groups for `slots` concurrent tasks: partitions
    * with the same preferred location (None: any) together, each location getting groups in
@@ -202,6 +201,7 @@ private[indexed] object IndexedData {
     }.toArray
   }
 
+  /** Copies of the rows of `part` with any of `keys` (index keys of the partition's codec). */
   private def lookupIn(part: IndexedPartition, keys: Array[AnyRef]): Array[InternalRow] =
     keys.iterator.flatMap(k => part.lookup(k).map(_.copy(): InternalRow)).toArray
 
