@@ -1,8 +1,10 @@
 """Where a split index ``SELECT *`` point lookup's time goes: ``python -m benchmarks.split_point_profile``.
 
 On the TPC-H SF1 lake of ``--data-dir`` (lineitem, 64 files), with a split index on
-``l_orderkey``: per round a new key, and for it, in rotated order: the query with and without the
-index (planning and execution separately), the same seek read by a job rather than in the driver, and an empty one-task job (the floor any job pays).
+``l_orderkey``: per round, in rotated order and each with a new key: the query without the index, with it
+(read in the driver), with it read by a Spark job (``split.driverRead.maxBytes=0``), planning and
+execution timed separately with Spark's own planning phases, and an empty one-task job (the
+floor any job pays).
 Medians of the timed rounds after warm-ups; the load average is printed with them.
 """
 
@@ -25,7 +27,6 @@ from hyperspace import (
     disable_hyperspace,
     enable_hyperspace,
 )
-
 
 DRIVER_READ = "spark.hyperspace.index.split.driverRead.maxBytes"
 
@@ -70,16 +71,18 @@ def main() -> None:
 
     def empty_job() -> None:
         t0 = time.perf_counter()
-        spark.sparkContext._jsc.sc().runJob  # noqa: B018 (touch the JVM as the others do)
         spark.range(0, 1, 1, 1).selectExpr("id + 1").collect()
         times.setdefault("empty job", []).append(time.perf_counter() - t0)
 
+    def point() -> str:
+        # A new key for every query: no lookup is served from the planner's cache.
+        return f"SELECT * FROM lineitem WHERE l_orderkey = {32 * rnd.randrange(max_order // 32) + 1 + rnd.randrange(8)}"
+
     for i in range(rounds + 3):
-        key = 32 * rnd.randrange(max_order // 32) + 1 + rnd.randrange(8)
         steps = [
-            lambda: timed("spark", f"SELECT * FROM lineitem WHERE l_orderkey = {key}", False),
-            lambda: timed("index", f"SELECT * FROM lineitem WHERE l_orderkey = {key}", True),
-            lambda: timed("index (job)", f"SELECT * FROM lineitem WHERE l_orderkey = {key}", True, False),
+            lambda: timed("spark", point(), False),
+            lambda: timed("index", point(), True),
+            lambda: timed("index (job)", point(), True, False),
             empty_job,
         ]
         for s in steps[i % 4 :] + steps[: i % 4]:

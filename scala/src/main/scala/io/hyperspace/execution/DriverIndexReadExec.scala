@@ -139,7 +139,8 @@ object DriverIndexRead {
   object Shape {
     def unapply(plan: SparkPlan): Option[(Seq[SparkPlan], FileSourceScanExec)] = plan match {
       case scan: FileSourceScanExec
-          if scan.relation.isInstanceOf[IndexHadoopFsRelation] || scan.relation.location.isInstanceOf[SplitSeekFileIndex] =>
+          if scan.relation.isInstanceOf[IndexHadoopFsRelation] ||
+            scan.relation.location.isInstanceOf[SplitSeekFileIndex] =>
         Some((Nil, scan))
       case f: FilterExec => unapply(f.child).map { case (steps, scan) => (f +: steps, scan) }
       case p: ProjectExec => unapply(p.child).map { case (steps, scan) => (p +: steps, scan) }

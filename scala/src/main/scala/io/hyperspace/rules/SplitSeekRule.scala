@@ -213,7 +213,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
         // Rows bound locations from above, so the limit on rows also bounds the driver's memory.
         val query = Limit(Literal(maxLocations + 1),
           Project(Seq(CoveringIndex.LineageColumn, SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
-            .map(attr), Filter(onIndex, scan)))
+              .map(attr), Filter(onIndex, scan)))
         // The physical plan's rows, not a Dataset action: an action also writes the plan's
         // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
         // read nobody sees as a query of its own.
