@@ -80,6 +80,13 @@ def test_create_seek_fallback_refresh_delete(spark: SparkSession, hs: Hyperspace
     for condition in ["k = 17", "k IN (3, 77, 1400)", "k BETWEEN 100 AND 101"]:
         rows, plan = _run(spark, lambda c=condition: spark.read.parquet(path).where(c))
         assert rows and "SplitSeekFileIndex" in plan, (condition, plan)
+        # Collected to the driver, a seek of a few row groups is read there, without a job.
+        assert plan.startswith("DriverIndexRead"), plan
+
+    # split_driver_read_max_bytes=0: the seek runs as a job, with the same rows.
+    with HyperspaceConfig(spark).override(split_driver_read_max_bytes=0):
+        rows, plan = _run(spark, lambda: spark.read.parquet(path).where("k = 17"))
+        assert rows and "SplitSeekFileIndex" in plan and "DriverIndexRead" not in plan, plan
 
     # Not selective: the plain scan, and whyNot says why.
     _, plan = _run(spark, lambda: spark.read.parquet(path).where("k > 5"))

@@ -290,6 +290,13 @@ class HyperspaceConfig:
         _from_int,
         "Most matching index rows a split index seek collects while planning (default 100000).",
     )
+    split_driver_read_max_bytes = _Setting(
+        "spark.hyperspace.index.split.driverRead.maxBytes",
+        int,
+        _from_size,
+        "Bytes of source row groups (plus files the index does not cover) up to which a split index seek "
+        "collected to the driver is read there, without a Spark job; 0 turns it off (default 32m).",
+    )
     split_join_pruning_enabled = _Setting(
         "spark.hyperspace.index.split.joinPruning.enabled",
         _to_bool,

@@ -167,6 +167,15 @@ object HyperspaceConf {
       .checkValue(n => n >= 1, "must be at least 1")
       .createWithDefault(100000)
 
+  val SPLIT_DRIVER_READ_MAX_BYTES: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.index.split.driverRead.maxBytes")
+      .doc("A query whose result goes to the driver and whose split index seek reads row groups " +
+        "(plus source files the index does not cover) of at most this many bytes in all is answered in " +
+        "the driver, without a Spark job; 0 turns this off.")
+      .bytesConf
+      .checkValue(b => b >= 0 && b <= (1L << 30), "must be between 0 and 1g")
+      .createWithDefault(32L * 1024 * 1024)
+
   val SPLIT_JOIN_PRUNING_ENABLED: ConfigEntry[Boolean] =
     buildConf("spark.hyperspace.index.split.joinPruning.enabled")
       .doc("In an equi-join of a split-indexed Parquet source with a side Spark broadcasts, the source reads " +
@@ -299,7 +308,8 @@ object HyperspaceConf {
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_JOIN_SELECTION,
     INDEXED_LOOKUP_READ_IN_PLACE,
-    SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_JOIN_PRUNING_ENABLED, SPLIT_JOIN_PRUNING_MAX_KEYS,
+    SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
+    SPLIT_JOIN_PRUNING_MAX_KEYS,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
     ADVISOR_BLOOM_FILTER_FPP)
 
@@ -404,6 +414,8 @@ object HyperspaceConf {
   def splitMaxReadFraction(spark: SparkSession): Double = SPLIT_MAX_READ_FRACTION.readFrom(spark)
   /** Most row groups a split index seek collects while planning. */
   def splitMaxLocations(spark: SparkSession): Int = SPLIT_MAX_LOCATIONS.readFrom(spark)
+  /** Largest bytes of source row groups a split index seek reads in the driver, without a job; 0: never. */
+  def splitDriverReadMaxBytes(spark: SparkSession): Long = SPLIT_DRIVER_READ_MAX_BYTES.readFrom(spark)
   /** Whether a small join side's keys prune a split-indexed source's row groups. */
   def splitJoinPruningEnabled(spark: SparkSession): Boolean = SPLIT_JOIN_PRUNING_ENABLED.readFrom(spark)
   /** Most distinct broadcast keys join pruning seeks for. */

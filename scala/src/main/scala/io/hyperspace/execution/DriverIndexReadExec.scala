@@ -15,16 +15,18 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.index.split.SplitSeekFileIndex
 import io.hyperspace.shims.FileListing
 
 /**
- * `child` — Filters and Projects over an index scan of a few small files — with its rows read in
- * the driver when they are collected there (`collect`, `show`, `first`, a scalar subquery): the
- * files are read with the index format's own reader (its filters pushed down, so Parquet skips
- * row groups and pages of the sorted files), the Filters and Projects evaluated on the rows, and
- * no job runs. Once an index has cut a lookup to one file, Spark's fixed cost of a job (stages,
- * a task's launch, its result's trip back) is most of the query's time
- * (benchmarks/results/seek-sf1.md).
+ * `child` — Filters and Projects over an index scan of a few small files, or over a split index
+ * seek's scan of a few row groups of its source — with its rows read in the driver when they are
+ * collected there (`collect`, `show`, `first`, a scalar subquery): the files are read with the
+ * scan format's own reader (its filters pushed down, so Parquet skips row groups and pages of the
+ * sorted files; a seek's format reads only the located row groups), the Filters and Projects
+ * evaluated on the rows, and no job runs. Once an index has cut a lookup to one file or a few
+ * row groups, Spark's fixed cost of a job (stages, a task's launch, its result's trip back) is
+ * most of the query's time (benchmarks/results/seek-sf1.md, split-point-profile.md).
  *
  * Everywhere else `child` runs as planned: when another operator or a job reads the rows
  * (`execute`), and when the files hold more than `maxRows` matching rows, which bounds what the
@@ -40,8 +42,9 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
   override def outputOrdering = child.outputOrdering
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numFiles" -> SQLMetrics.createMetric(sparkContext, "index files read in the driver"),
-    "filesSize" -> SQLMetrics.createSizeMetric(sparkContext, "size of index files read in the driver"),
+    "numFiles" -> SQLMetrics.createMetric(sparkContext, "files read in the driver"),
+    "filesSize" -> SQLMetrics.createSizeMetric(sparkContext, "size of what was read in the driver"),
+    "rowsRead" -> SQLMetrics.createMetric(sparkContext, "rows read from the files, before filters"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
 
   override protected def doExecute(): RDD[InternalRow] = child.execute()
@@ -90,10 +93,12 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val rows = ArrayBuffer.empty[InternalRow]
     val remaining = files.iterator
     var fits = true
+    var rowsRead = 0L
     while (fits && remaining.hasNext) {
       val raw = read(FileListing.partitionedFile(remaining.next()))
       try {
-        val matching = pipeline(raw.asInstanceOf[Iterator[InternalRow]])
+        val counted = raw.asInstanceOf[Iterator[InternalRow]].map { r => rowsRead += 1; r }
+        val matching = pipeline(counted)
         while (fits && matching.hasNext) {
           rows += toOutput(matching.next()).copy()
           fits = rows.length <= maxRows
@@ -109,7 +114,11 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     if (!fits) None
     else {
       metrics("numFiles").add(files.size)
-      metrics("filesSize").add(files.map(_.getLen).sum)
+      metrics("filesSize").add(relation.location match {
+        case seek: SplitSeekFileIndex => seek.plan.bytesToRead // its row groups, not the files they lie in
+        case _ => files.map(_.getLen).sum
+      })
+      metrics("rowsRead").add(rowsRead)
       metrics("numOutputRows").add(rows.length)
       SQLMetrics.postDriverMetricUpdates(sparkContext,
         sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)
@@ -123,12 +132,16 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
 object DriverIndexRead {
 
   /**
-   * A plan of only Filters and Projects over an index scan (with the row/codegen wrappers Spark
-   * adds around them): (the Filters and Projects, top first; the scan).
+   * A plan of only Filters and Projects over an index scan or a split index seek's scan of its
+   * source (with the row/codegen wrappers Spark adds around them): (the Filters and Projects, top
+   * first; the scan).
    */
   object Shape {
     def unapply(plan: SparkPlan): Option[(Seq[SparkPlan], FileSourceScanExec)] = plan match {
-      case scan: FileSourceScanExec if scan.relation.isInstanceOf[IndexHadoopFsRelation] => Some((Nil, scan))
+      case scan: FileSourceScanExec
+          if scan.relation.isInstanceOf[IndexHadoopFsRelation] ||
+            scan.relation.location.isInstanceOf[SplitSeekFileIndex] =>
+        Some((Nil, scan))
       case f: FilterExec => unapply(f.child).map { case (steps, scan) => (f +: steps, scan) }
       case p: ProjectExec => unapply(p.child).map { case (steps, scan) => (p +: steps, scan) }
       case w: WholeStageCodegenExec => unapply(w.child)
@@ -142,7 +155,9 @@ object DriverIndexRead {
 /**
  * Marks the plan's root for a driver-side read ([[DriverIndexReadExec]]) when it is Filters and
  * Projects over an index scan of index files of at most `spark.hyperspace.index.driverRead.maxBytes`
- * in all, after bucket pruning. Only the root: its rows are what the driver collects.
+ * in all, after bucket pruning, or over a split index seek reading row groups of at most
+ * `spark.hyperspace.index.split.driverRead.maxBytes`. Only the root: its rows are what the driver
+ * collects.
  */
 object ReadSmallIndexLookupsInDriver extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = plan match {
@@ -157,9 +172,16 @@ object ReadSmallIndexLookupsInDriver extends Rule[SparkPlan] {
   private def fits(plan: SparkPlan): Boolean = plan match {
     case DriverIndexRead.Shape(steps, scan)
         if plan.session != null && evaluable(steps :+ scan) && readsOnlyData(scan) =>
-      val limit = HyperspaceConf.driverReadMaxBytes(plan.session)
-      limit > 0 &&
-      scan.relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus.getLen).sum <= limit
+      scan.relation.location match {
+        // A seek reads the row groups it located (and the files the index does not cover), not
+        // the files they lie in; their bytes are known since planning.
+        case seek: SplitSeekFileIndex =>
+          val limit = HyperspaceConf.splitDriverReadMaxBytes(plan.session)
+          limit > 0 && seek.plan.bytesToRead <= limit
+        case location =>
+          val limit = HyperspaceConf.driverReadMaxBytes(plan.session)
+          limit > 0 && location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus.getLen).sum <= limit
+      }
     case _ => false
   }
 

@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.IntegerType
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.execution.DriverIndexReadExec
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.{RuleTestSupport, SplitSeekAudit}
@@ -20,6 +21,15 @@ class SplitIndexSuite extends RuleTestSupport {
 
   private val Rows = 6000
   private val AuditKey = "spark.hyperspace.audit.sampleRate"
+  private val DriverReadKey = "spark.hyperspace.index.split.driverRead.maxBytes"
+
+  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
+    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body
+    finally pairs.foreach { case (k, _) => spark.conf.unset(k) }
+  }
+
+  private def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] = plan.collect { case d: DriverIndexReadExec => d }
 
   // Small row groups, so each source file has many and a seek has something to choose among.
   private val smallRowGroups = Map("parquet.block.size" -> "4096", "parquet.page.size.row.check.min" -> "10",
@@ -124,14 +134,23 @@ class SplitIndexSuite extends RuleTestSupport {
     spark.conf.set("spark.sql.parquet.filterPushdown", "false")
     try {
       val total = df.count()
-      Seq("k = 17", "k IN (3, 77, 1500, 1799)", "k BETWEEN 100 AND 102", "k = 17 AND x > 10").foreach { filter =>
+      for {
+        inDriver <- Seq(false, true)
+        filter <- Seq("k = 17", "k IN (3, 77, 1500, 1799)", "k BETWEEN 100 AND 102", "k = 17 AND x > 10")
+      } withConf(DriverReadKey -> (if (inDriver) "32m" else "0")) {
         val plan = sameResult(df.where(filter))
         val scans = seekScans(plan)
         assert(scans.size == 1, s"$filter: ${plan.treeString}")
         val (expectedRows, groups) = rowsInMatchingGroups(df, filter)
         assert(groups > 0)
-        // Only those row groups were read: the scan produced exactly their rows.
-        assert(scans.head.metrics("numOutputRows").value == expectedRows, filter)
+        // Only those row groups were read: the scan, or the driver-side read of it, produced
+        // exactly their rows.
+        val rowsRead = driverReads(plan) match {
+          case Seq(read) => read.metrics("rowsRead").value
+          case Nil => scans.head.metrics("numOutputRows").value
+        }
+        assert(driverReads(plan).size == (if (inDriver) 1 else 0), plan.treeString)
+        assert(rowsRead == expectedRows, filter)
         assert(expectedRows < total / 5, filter)
         val format = scans.head.relation.fileFormat.asInstanceOf[SplitSeekParquetFormat]
         assert(format.rowGroups.values.map(_.size).sum == groups, filter)
@@ -142,6 +161,56 @@ class SplitIndexSuite extends RuleTestSupport {
     }
   }
 
+  test("a seek collected to the driver reads its row groups there, without a job; else as planned") {
+    hs.createIndex(df, SplitIndexConfig("sDriver", Seq("k")))
+    spark.conf.set(AuditKey, "0") // the audit counts rows with jobs
+    try {
+      def query = df.where("k IN (3, 77, 1500)")
+      val plan = sameResult(query)
+      val Seq(read) = driverReads(plan)
+      val Seq(scan) = seekScans(plan)
+      val seek = scan.relation.location.asInstanceOf[SplitSeekFileIndex].plan
+      assert(read.metrics("numFiles").value == seek.filesRead.size)
+      assert(read.metrics("filesSize").value == seek.bytesToRead)
+      assert(read.metrics("numOutputRows").value == query.collect().length)
+      assert(read.toString.contains("DriverIndexRead"), "explain names the driver-side read")
+      // Each query created and planned before its jobs are counted (reading a schema may take a job).
+      def jobs[T](q: DataFrame)(action: DataFrame => T): Int = {
+        val p = planned(q)
+        jobsDuring(action(p))
+      }
+      withHyperspace(on = true) {
+        assert(jobs(query)(_.collect()) == 0)
+        assert(jobs(query.select("id", "pad"))(_.first()) == 0)
+        assert(jobs(query.limit(2))(_.collect()) == 0)
+        // Anything else runs the seek as a job: an operator above the scan, a non-deterministic
+        // expression, file metadata the driver-side read does not produce.
+        assert(jobs(query.orderBy("x"))(_.collect()) > 0)
+        assert(driverReads(executed(query.selectExpr("id", "rand(1) AS r"))).isEmpty)
+        assert(driverReads(executed(query.selectExpr("id", "_metadata.row_index"))).isEmpty)
+      }
+      sameResult(query.selectExpr("id", "k", "_metadata.row_index"))
+      // The limit bounds the row groups' bytes (not the files'); 0 turns it off.
+      withConf(DriverReadKey -> seek.bytesToRead.toString)(assert(driverReads(sameResult(query)).size == 1))
+      withConf(DriverReadKey -> (seek.bytesToRead - 1).toString) {
+        val plan = sameResult(query)
+        assert(driverReads(plan).isEmpty && seekScans(plan).size == 1, plan.treeString)
+      }
+      withConf(DriverReadKey -> "0")(assert(driverReads(sameResult(query)).isEmpty))
+      // More matching rows than driverRead.maxRows: the read stops and the seek runs as a job.
+      withConf("spark.hyperspace.index.driverRead.maxRows" -> "2") {
+        withHyperspace(on = true)(assert(jobs(query)(_.collect()) > 0))
+        sameResult(query)
+      }
+    } finally {
+      spark.conf.set(AuditKey, "1.0")
+      drop("sDriver")
+    }
+  }
+
+  /** `q`, planned: the jobs its collection starts are then its own, not the planning's. */
+  private def planned(q: DataFrame): DataFrame = { q.queryExecution.executedPlan; q }
+
   test("differential: generated filters incl. NULLs, duplicates, strings and non-selective ones") {
     hs.createIndex(df, SplitIndexConfig("sDiff", Seq("k")))
     hs.createIndex(df, SplitIndexConfig("sDiffS", Seq("s")))
@@ -149,6 +218,7 @@ class SplitIndexSuite extends RuleTestSupport {
       val random = new Random(19)
       var seeks = 0
       var plain = 0
+      var inDriver = 0
       (1 to 40).foreach { _ =>
         val v = random.nextInt(1900) - 50
         val filter = random.nextInt(9) match {
@@ -164,8 +234,10 @@ class SplitIndexSuite extends RuleTestSupport {
         }
         val plan = sameResult(df.where(filter))
         if (seekScans(plan).nonEmpty) seeks += 1 else plain += 1
+        if (driverReads(plan).nonEmpty) inDriver += 1
       }
       assert(seeks > 10 && plain > 3, s"$seeks seeks, $plain plain scans")
+      assert(inDriver > 5, s"$inDriver of $seeks seeks read in the driver")
     } finally drop("sDiff", "sDiffS")
   }
 
@@ -307,6 +379,9 @@ class SplitIndexSuite extends RuleTestSupport {
         val seek = seekScans(plan)
         assert(seek.size == 1, plan.treeString)
         assert(seek.head.relation.location.asInstanceOf[SplitSeekFileIndex].plan.wholeFiles.nonEmpty)
+        // The appended files, read whole, are read in the driver too.
+        assert(driverReads(plan).size == 1, plan.treeString)
+        withConf(DriverReadKey -> "0")(assert(driverReads(sameResult(query())).isEmpty))
       }
       hs.refreshIndex("sLife", "incremental")
       val refreshed = latest("sLife")
