@@ -26,7 +26,7 @@ import io.hyperspace.shims.FileListing
  * Parquet skips row groups and pages of the sorted files), the Filters, Projects and aggregates
  * evaluated on the rows, and no job runs. Once an index has cut a lookup or a small range to one
  * file, Spark's fixed cost of a job (stages, a task's launch, its result's trip back) is most of
- * the query's time (benchmarks/results/seek-sf1.md, driver-aggregate-sf1.md).
+ * the query's time (benchmarks/results/seek-sf1.md, h-18-driver-aggregate-sf1.md).
  *
  * An aggregate is evaluated as Spark's sort-based aggregation evaluates it in a task (the same
  * aggregate functions, partial and final steps in turn, over all the rows as one partition,
