@@ -7,17 +7,17 @@ import scala.util.control.ControlThrowable
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, MutableProjection, Predicate, RowOrdering, SortOrder, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, Predicate, RowOrdering, SortOrder, UnsafeProjection}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
-import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, SortBasedAggregationIterator}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.IndexHadoopFsRelation
-import io.hyperspace.shims.FileListing
+import io.hyperspace.shims.{FileListing, SortAggregation}
 
 /**
  * `child` — Filters, Projects and aggregates over an index scan of a few small files — with its
@@ -170,7 +170,6 @@ object DriverIndexRead {
  */
 private object DriverAggregate {
   def apply(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget): Iterator[InternalRow] = {
-    val childOutput = agg.child.output
     val grouped = agg.groupingExpressions.nonEmpty
     val sorted =
       if (!grouped) input
@@ -180,24 +179,13 @@ private object DriverAggregate {
           held.hold()
           rows += row.copy()
         }
-        rows.sortInPlace()(RowOrdering.create(agg.groupingExpressions.map(SortOrder(_, Ascending)), childOutput))
+        rows.sortInPlace()(RowOrdering.create(agg.groupingExpressions.map(SortOrder(_, Ascending)), agg.child.output))
         rows.iterator
       }
     val hasInput = sorted.hasNext
     if (!hasInput && grouped) Iterator.empty
     else {
-      val aggregation = new SortBasedAggregationIterator(
-        0,
-        agg.groupingExpressions,
-        childOutput,
-        sorted,
-        agg.aggregateExpressions,
-        agg.aggregateAttributes,
-        agg.initialInputBufferOffset,
-        agg.resultExpressions,
-        (expressions, schema) => MutableProjection.create(expressions, schema),
-        new SQLMetric("sum"),
-        new SQLMetric("timing"))
+      val aggregation = SortAggregation.iterator(agg, sorted)
       // A global aggregate of no rows still has its one row (count 0, sums NULL).
       if (!hasInput) Iterator.single(aggregation.outputForEmptyGroupingKeyWithoutInput())
       // Its output row object is reused: a grouped step above holds copies.
