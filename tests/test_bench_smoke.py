@@ -42,6 +42,7 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     queries = raw["suites"]["tpch"]["queries"]
     assert set(queries) == {
         "point_lookup",
+        "star_lookup",
         "in_list",
         "csv_lookup",
         "date_range",
@@ -58,6 +59,8 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
         assert set(per) == {"spark", "hyperspace", "tuned"}
         assert per["spark"]["facts"]["indexes"] == []  # without Hyperspace no index is read
     assert queries["point_lookup"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey"]
+    # SELECT * is answered by the fully covering index; the narrow lookup keeps the narrow one.
+    assert queries["star_lookup"]["hyperspace"]["facts"]["indexes"] == ["li_all_orderkey"]
     # The two-column range reads the Z-order index, fewer files than the source.
     zorder = queries["q6_zorder"]["hyperspace"]["facts"]
     assert zorder["indexes"] == ["li_zorder_shipdate_discount"], zorder
@@ -76,6 +79,8 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     # An aggregate of one order's lines (one small index file) plans no shuffle unless turned off.
     onepart = raw["suites"]["onepart"]["queries"]["order_total"]
     assert onepart["hyperspace"]["exchanges"] == 0 and onepart["hyperspace_shuffle"]["exchanges"] == 1, onepart
+    # ... and is computed in the driver (no job) unless the driver-side read is turned off.
+    assert onepart["hyperspace"]["jobs"] == 0 and onepart["hyperspace_job"]["jobs"] >= 1, onepart
     assert "## Small aggregates over an index" in report
     indexed = raw["suites"]["indexed"]
     assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000

@@ -119,6 +119,7 @@ SHAPE_SENSITIVE = (
     "FilePartition",
     "LogicalRDD",
     "PhysicalOperation",
+    "SortBasedAggregationIterator",
 )
 # Spark classes that moved package between Spark lines: named only in the shims.
 MOVED = ("MetadataLogFileIndex",)  # execution.streaming -> execution.streaming.runtime in 4.1

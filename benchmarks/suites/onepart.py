@@ -1,8 +1,10 @@
 """Small aggregates over an index: the one-week and one-year ranges of the TPC-H suite on its
 Z-order index, and an aggregate of one order's lines on its covering index, with and without the
 one-partition read (``spark.hyperspace.index.onePartition.maxBytes``), which plans no shuffle
-between an aggregate's partial and final steps. Each query's time is split into planning, the
-Spark jobs (submission to completion) and the tasks' own run time, as in the seek suite."""
+between an aggregate's partial and final steps, and with and without the driver-side read
+(``spark.hyperspace.index.driverRead.maxBytes``), which computes such an aggregate in the driver
+with no job. Each query's time is split into planning, the Spark jobs (submission to completion)
+and the tasks' own run time, as in the seek suite."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 
 from benchmarks.context import BenchContext
 from benchmarks.harness import plan_facts
-from benchmarks.suites.seek import _measure_once, _median
+from benchmarks.suites.seek import DRIVER_READ_DEFAULT, _measure_once, _median
 from benchmarks.suites.tpch import INDEXES as TPCH_INDEXES
 from benchmarks.suites.tpch import QUERY_DIR, zorder_target_file_size
 from hyperspace import Hyperspace, HyperspaceConfig, ZOrderCoveringIndexConfig, disable_hyperspace, enable_hyperspace
@@ -28,11 +30,12 @@ QUERIES = {
     "order_total": "SELECT count(*) AS lines, sum(l_extendedprice) AS total FROM lineitem WHERE l_orderkey = 4227",
     "order_by_line": "SELECT l_linenumber, sum(l_quantity) FROM lineitem WHERE l_orderkey = 4227 GROUP BY l_linenumber",
 }
-VARIANTS = ("spark", "hyperspace_shuffle", "hyperspace", "hyperspace_no_aqe")
+VARIANTS = ("spark", "hyperspace_shuffle", "hyperspace_job", "hyperspace", "hyperspace_no_aqe")
 
 
 def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
-    """No index; the index with Spark's shuffle kept (one-partition read off); the default; the
+    """No index; the index with Spark's shuffle kept (one-partition read off); one partition run as
+    a job (driver-side read off); the default (computed in the driver when the bytes are few); the
     default without adaptive execution (what AQE's own planning at execution costs)."""
     spark.conf.set("spark.sql.adaptive.enabled", str(variant != "hyperspace_no_aqe").lower())
     if variant == "spark":
@@ -40,6 +43,7 @@ def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
     else:
         enable_hyperspace(spark)
         conf.one_partition_max_bytes = 0 if variant == "hyperspace_shuffle" else ONE_PARTITION_DEFAULT
+        conf.driver_read_max_bytes = 0 if variant == "hyperspace_job" else DRIVER_READ_DEFAULT
 
 
 def _exchanges(spark: Any, sql: str) -> int:
@@ -90,13 +94,15 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         results[name] = {
             v: {k: _median(m, k) for k in m[0] if k != "rows"} | {"exchanges": exchanges[v]} for v, m in per.items()
         }
-        h, s, x = (results[name][v] for v in ("hyperspace", "spark", "hyperspace_shuffle"))
+        h, s, x, j = (results[name][v] for v in ("hyperspace", "spark", "hyperspace_shuffle", "hyperspace_job"))
         ctx.log(
             f"  onepart {name}: spark {s['total_ms']:.1f} ms, with shuffle {x['total_ms']:.1f} ms, "
-            f"one partition {h['total_ms']:.1f} ms (plan {h['plan_ms']:.1f}, job {h['job_ms']:.1f})"
+            f"one partition {j['total_ms']:.1f} ms (plan {j['plan_ms']:.1f}, job {j['job_ms']:.1f}), "
+            f"default {h['total_ms']:.1f} ms (plan {h['plan_ms']:.1f}, jobs {h['jobs']:g})"
         )
     disable_hyperspace(spark)
     conf.one_partition_max_bytes = ONE_PARTITION_DEFAULT
+    conf.driver_read_max_bytes = DRIVER_READ_DEFAULT
     spark.conf.unset("spark.sql.adaptive.enabled")
     load = os.getloadavg()
     return {"queries": results, "load": load, "markdown": _markdown(results, load, runs)}
@@ -104,12 +110,14 @@ def run(ctx: BenchContext) -> dict[str, Any]:
 
 def _markdown(results: dict[str, Any], load: tuple[float, ...], runs: int) -> list[str]:
     lines = [
-        "## Small aggregates over an index: one partition, no shuffle",
+        "## Small aggregates over an index: one partition, no shuffle, no job",
         "",
         "Variants: *spark* without indexes; *hyperspace_shuffle* with them but "
         "`onePartition.maxBytes=0` (Spark's plan over the index scan: partial aggregate, Exchange, "
-        "final aggregate); *hyperspace* with them and the default (the few index files read as one "
-        f"partition, no Exchange); *hyperspace_no_aqe* the same with `spark.sql.adaptive.enabled=false`. Milliseconds, medians of {runs} interleaved runs per variant; load "
+        "final aggregate); *hyperspace_job* with them, the few index files read as one partition (no "
+        "Exchange) by a job (`driverRead.maxBytes=0`); *hyperspace* with them and the defaults (the "
+        "same aggregate computed in the driver, no job, when the files are few bytes); "
+        f"*hyperspace_no_aqe* the default with `spark.sql.adaptive.enabled=false`. Milliseconds, medians of {runs} interleaved runs per variant; load "
         f"average at the end {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f}. *plan*: analysis + "
         "optimization + physical planning; *execute*: from the planned query to rows in Python; "
         "*job*: Spark jobs' submission to completion, summed (inside *execute*); *task run / deser / "
@@ -127,8 +135,10 @@ def _markdown(results: dict[str, Any], load: tuple[float, ...], runs: int) -> li
             )
         ratio = per["spark"]["total_ms"] / per["hyperspace"]["total_ms"]
         before = per["spark"]["total_ms"] / per["hyperspace_shuffle"]["total_ms"]
+        job = per["spark"]["total_ms"] / per["hyperspace_job"]["total_ms"]
         lines.append(
-            f"| {name} | **no index / index** | **{ratio:.2f}×** (with the shuffle: {before:.2f}×) | | | | | | | | |"
+            f"| {name} | **no index / index** | **{ratio:.2f}×** (with the shuffle: {before:.2f}×; "
+            f"one partition by a job: {job:.2f}×) | | | | | | | | |"
         )
     lines.append("")
     return lines

@@ -218,7 +218,8 @@ class HyperspaceConfig:
         "spark.hyperspace.index.driverRead.maxRows",
         int,
         _from_int,
-        "Matching rows beyond which a driver-side read gives way to a Spark job (default 10000).",
+        "Rows a driver-side read may hold (matching rows, or a grouped aggregate's input) beyond which it "
+        "gives way to a Spark job (default 10000).",
     )
 
     one_partition_max_bytes = _Setting(

@@ -204,8 +204,8 @@ object HyperspaceConf {
 
   val DRIVER_READ_MAX_ROWS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.index.driverRead.maxRows")
-      .doc("A driver-side read that finds more matching rows than this stops and runs the " +
-        "query as a Spark job instead, which bounds the driver's memory.")
+      .doc("A driver-side read that would hold more rows than this (matching rows, or a grouped " +
+        "aggregate's input) stops and runs the query as a Spark job instead, which bounds the driver's memory.")
       .intConf
       .checkValue(n => n > 0 && n <= 10000000, "must be between 1 and 10000000")
       .createWithDefault(10000)

@@ -3,12 +3,14 @@ package io.hyperspace.execution
 import java.io.Closeable
 
 import scala.collection.mutable.ArrayBuffer
+import scala.util.control.ControlThrowable
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Predicate, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, Predicate, RowOrdering, SortOrder, UnsafeProjection}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.hyperspace.SparkInternals
@@ -16,21 +18,29 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.split.SplitSeekFileIndex
-import io.hyperspace.shims.FileListing
+import io.hyperspace.shims.{FileListing, SortAggregation}
 
 /**
- * `child` — Filters and Projects over an index scan of a few small files, or over a split index
- * seek's scan of a few row groups of its source — with its rows read in the driver when they are
- * collected there (`collect`, `show`, `first`, a scalar subquery): the files are read with the
- * scan format's own reader (its filters pushed down, so Parquet skips row groups and pages of the
- * sorted files; a seek's format reads only the located row groups), the Filters and Projects
- * evaluated on the rows, and no job runs. Once an index has cut a lookup to one file or a few
- * row groups, Spark's fixed cost of a job (stages, a task's launch, its result's trip back) is
- * most of the query's time (benchmarks/results/seek-sf1.md, split-point-profile.md).
+ * `child` — Filters, Projects and aggregates over an index scan of a few small files, or Filters
+ * and Projects over a split index seek's scan of a few row groups of its source — with its rows
+ * read in the driver when they are collected there (`collect`, `show`, `first`, a scalar
+ * subquery): the files are read with the scan format's own reader (its filters pushed down, so
+ * Parquet skips row groups and pages of the sorted files; a seek's format reads only the located
+ * row groups), the Filters, Projects and aggregates evaluated on the rows, and no job runs. Once
+ * an index has cut a lookup or a small range to one file or a few row groups, Spark's fixed cost
+ * of a job (stages, a task's launch, its result's trip back) is most of the query's time
+ * (benchmarks/results/seek-sf1.md, h-18-driver-aggregate-sf1.md, split-point-profile.md).
+ *
+ * An aggregate is evaluated as Spark's sort-based aggregation evaluates it in a task (the same
+ * aggregate functions, partial and final steps in turn, over all the rows as one partition,
+ * which is what the plan reads once a coalesce to one partition or the index's buckets made the
+ * shuffle unnecessary); a global aggregate streams its input, a grouped one sorts it by the
+ * grouping keys first.
  *
  * Everywhere else `child` runs as planned: when another operator or a job reads the rows
- * (`execute`), and when the files hold more than `maxRows` matching rows, which bounds what the
- * driver holds (the read stops there and the plan runs as a job instead).
+ * (`execute`), and when the driver would hold more than `maxRows` rows (the result, and a grouped
+ * aggregate's input), which bounds its memory (the read stops there and the plan runs as a job
+ * instead).
  */
 case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExecNode {
 
@@ -75,7 +85,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       filters = pushed,
       options = relation.options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
       hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options))
-    // Each Filter and Project, from the scan up, as a function of the rows below it.
+    val held = new RowBudget(maxRows)
+    // Each step, from the scan up, as a function of the rows below it.
     val pipeline: Iterator[InternalRow] => Iterator[InternalRow] =
       steps.reverse.foldLeft(identity[Iterator[InternalRow]] _) {
         case (below, filter: FilterExec) =>
@@ -86,32 +97,39 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
           val projection = UnsafeProjection.create(project.projectList, project.child.output)
           projection.initialize(0)
           rows => below(rows).map(projection)
-        case (_, other) => throw new IllegalStateException(s"not a Filter or Project: ${other.nodeName}")
+        case (below, aggregate: BaseAggregateExec) => rows => DriverAggregate(aggregate, below(rows), held)
+        case (below, _: CoalesceExec) => below
+        case (_, other) => throw new IllegalStateException(s"not a step read in the driver: ${other.nodeName}")
       }
+    // The files' rows as one input (an aggregate sees them all), each file opened when reached.
+    val opened = ArrayBuffer.empty[Iterator[InternalRow]]
+    var rowsRead = 0L
+    val input = files.iterator.flatMap { file =>
+      val raw = read(FileListing.partitionedFile(file)).asInstanceOf[Iterator[InternalRow]]
+      opened += raw
+      raw.map { row => rowsRead += 1; row }
+    }
     // Readers and projections reuse their row objects: what is kept is a copy.
     val toOutput = UnsafeProjection.create(output, output)
     val rows = ArrayBuffer.empty[InternalRow]
-    val remaining = files.iterator
-    var fits = true
-    var rowsRead = 0L
-    while (fits && remaining.hasNext) {
-      val raw = read(FileListing.partitionedFile(remaining.next()))
-      try {
-        val counted = raw.asInstanceOf[Iterator[InternalRow]].map { r => rowsRead += 1; r }
-        val matching = pipeline(counted)
-        while (fits && matching.hasNext) {
-          rows += toOutput(matching.next()).copy()
-          fits = rows.length <= maxRows
-        }
-      } finally raw match {
-          case c: Closeable => c.close()
-          // The row-based Parquet reader hands out a plain iterator that closes its file at its
-          // end or when its task completes, and the driver runs no task: a read stopped early
-          // (past maxRows) runs it to its end, so the file is not left open until GC.
-          case rest => if (!fits) rest.foreach(_ => ())
-        }
-    }
-    if (!fits) None
+    var complete = false
+    try {
+      val matching = pipeline(input)
+      while (matching.hasNext) {
+        held.hold()
+        rows += toOutput(matching.next()).copy()
+      }
+      complete = true
+    } catch {
+      case RowBudget.Exceeded =>
+    } finally opened.foreach {
+        case c: Closeable => c.close()
+        // The row-based Parquet reader hands out a plain iterator that closes its file at its
+        // end or when its task completes, and the driver runs no task: a read stopped early
+        // (past maxRows) runs it to its end, so the file is not left open until GC.
+        case rest => if (!complete) rest.foreach(_ => ())
+      }
+    if (!complete) None
     else {
       metrics("numFiles").add(files.size)
       metrics("filesSize").add(relation.location match {
@@ -132,9 +150,10 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
 object DriverIndexRead {
 
   /**
-   * A plan of only Filters and Projects over an index scan or a split index seek's scan of its
-   * source (with the row/codegen wrappers Spark adds around them): (the Filters and Projects, top
-   * first; the scan).
+   * A plan of only Filters, Projects, aggregates and coalesces over an index scan or a split index
+   * seek's scan of its source (with the row/codegen wrappers Spark adds around them): (those
+   * steps, top first; the scan). No Exchange: every aggregate in it already reads its input as
+   * Spark would group it.
    */
   object Shape {
     def unapply(plan: SparkPlan): Option[(Seq[SparkPlan], FileSourceScanExec)] = plan match {
@@ -142,22 +161,71 @@ object DriverIndexRead {
           if scan.relation.isInstanceOf[IndexHadoopFsRelation] ||
             scan.relation.location.isInstanceOf[SplitSeekFileIndex] =>
         Some((Nil, scan))
-      case f: FilterExec => unapply(f.child).map { case (steps, scan) => (f +: steps, scan) }
-      case p: ProjectExec => unapply(p.child).map { case (steps, scan) => (p +: steps, scan) }
+      case f: FilterExec => step(f)
+      case p: ProjectExec => step(p)
+      case a: BaseAggregateExec if !a.isStreaming => step(a)
+      case c: CoalesceExec => step(c)
       case w: WholeStageCodegenExec => unapply(w.child)
       case i: InputAdapter => unapply(i.child)
       case c: ColumnarToRowExec => unapply(c.child)
       case _ => None
     }
+
+    private def step(node: SparkPlan): Option[(Seq[SparkPlan], FileSourceScanExec)] =
+      unapply(node.children.head).map { case (steps, scan) => (node +: steps, scan) }
   }
 }
 
 /**
- * Marks the plan's root for a driver-side read ([[DriverIndexReadExec]]) when it is Filters and
- * Projects over an index scan of index files of at most `spark.hyperspace.index.driverRead.maxBytes`
- * in all, after bucket pruning, or over a split index seek reading row groups of at most
- * `spark.hyperspace.index.split.driverRead.maxBytes`. Only the root: its rows are what the driver
- * collects.
+ * An aggregate step evaluated in the driver as a task's sort-based aggregation evaluates it: the
+ * rows of one partition, sorted by the grouping keys (a grouped aggregate's input is held, and
+ * counted against the driver's row budget), through Spark's own aggregation iterator.
+ */
+private object DriverAggregate {
+  def apply(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget): Iterator[InternalRow] = {
+    val grouped = agg.groupingExpressions.nonEmpty
+    val sorted =
+      if (!grouped) input
+      else {
+        val rows = ArrayBuffer.empty[InternalRow]
+        input.foreach { row =>
+          held.hold()
+          rows += row.copy()
+        }
+        rows.sortInPlace()(RowOrdering.create(agg.groupingExpressions.map(SortOrder(_, Ascending)), agg.child.output))
+        rows.iterator
+      }
+    val hasInput = sorted.hasNext
+    if (!hasInput && grouped) Iterator.empty
+    else {
+      val aggregation = SortAggregation.iterator(agg, sorted)
+      // A global aggregate of no rows still has its one row (count 0, sums NULL).
+      if (!hasInput) Iterator.single(aggregation.outputForEmptyGroupingKeyWithoutInput())
+      // Its output row object is reused: a grouped step above holds copies.
+      else aggregation
+    }
+  }
+}
+
+/** Rows the driver holds for a driver-side read; past `max` the read gives way to a job. */
+private class RowBudget(max: Int) {
+  private var count = 0L
+  def hold(): Unit = {
+    count += 1
+    if (count > max) throw RowBudget.Exceeded
+  }
+}
+
+private object RowBudget {
+  object Exceeded extends ControlThrowable
+}
+
+/**
+ * Marks the plan's root for a driver-side read ([[DriverIndexReadExec]]) when it is Filters,
+ * Projects and aggregates (no Exchange) over an index scan of index files of at most
+ * `spark.hyperspace.index.driverRead.maxBytes` in all, after bucket and range pruning, or over a
+ * split index seek reading row groups of at most `spark.hyperspace.index.split.driverRead.maxBytes`.
+ * Only the root: its rows are what the driver collects.
  */
 object ReadSmallIndexLookupsInDriver extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = plan match {

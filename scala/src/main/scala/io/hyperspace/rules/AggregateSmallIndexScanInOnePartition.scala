@@ -79,16 +79,21 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
   }
 
   /**
-   * Whether the files the scan lists for `filters` total at most the session's limit and Spark
-   * would read them as one input partition anyway: then one task reads them either way and
-   * only the shuffle goes. Files Spark would spread over several tasks keep them (measured: a
-   * year of a Z-order index, 16 files, was no faster in one task than in two plus a shuffle).
+   * Whether the files the scan lists for `filters` total at most the session's limit and either
+   * Spark would read them as one input partition anyway (then one task reads them either way and
+   * only the shuffle goes) or they total less than one file's open cost
+   * (`spark.sql.files.openCostInBytes`, Spark's own estimate of what opening a file costs in bytes
+   * read): spreading so few bytes over tasks saves less than the shuffle it needs costs (a week
+   * of the Z-order index that fell on two 0.46 MB files had two tasks and a shuffle). Other files
+   * Spark would spread over several tasks keep them (measured: a year of a Z-order index, 16
+   * files, 6 MB, was no faster in one task than in two plus a shuffle).
    */
   private def small(relation: IndexHadoopFsRelation, filters: Seq[Expression]): Boolean = {
     val spark = relation.sparkSession
     val limit = HyperspaceConf.onePartitionMaxBytes(spark)
     lazy val sizes = relation.location.listFiles(Nil, filters).flatMap(_.files).map(_.fileStatus.getLen)
-    limit > 0 && sizes.sum <= limit && onePartition(spark, sizes)
+    limit > 0 && sizes.sum <= limit &&
+    (sizes.sum <= spark.sessionState.conf.filesOpenCostInBytes || onePartition(spark, sizes))
   }
 
   /**

@@ -14,9 +14,22 @@ class DriverIndexReadSuite extends RuleTestSupport {
 
   private lazy val source = writeSource("lookups", rows = 4000, files = 5)
 
+  /** `id`; `g` a small group with NULLs; `price` a decimal with NULLs (every 11th id); `qty`; `d` a date. */
+  private lazy val sales: String = {
+    val path = newDir("driver-aggregates").getAbsolutePath + "/data"
+    spark.range(0, 3000, 1, 4).selectExpr(
+      "id",
+      "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id % 5 AS INT) END AS g",
+      "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id * 1.25 AS DECIMAL(12, 2)) END AS price",
+      "CAST(id % 13 AS INT) AS qty",
+      "DATE_ADD(DATE'2024-01-01', CAST(id % 90 AS INT)) AS d").write.parquet(path)
+    path
+  }
+
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     hs.createIndex(spark.read.parquet(source), IndexConfig("lookupsById", Seq("id"), Seq("name", "amount")))
+    hs.createIndex(spark.read.parquet(sales), IndexConfig("salesById", Seq("id"), Seq("g", "price", "qty", "d")))
   }
 
   private def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] =
@@ -81,8 +94,8 @@ class DriverIndexReadSuite extends RuleTestSupport {
       executed(df)
     }
     assert(driverReads(random).isEmpty && indexesUsed(random) == Seq("lookupsById"), random.treeString)
-    val grouped = sameResult(spark.read.parquet(source).where("id IN (7, 8)").groupBy("name").count())
-    assert(driverReads(grouped).isEmpty, grouped.treeString)
+    val sorted = sameResult(spark.read.parquet(source).where("id IN (7, 8)").orderBy("name").select("name"))
+    assert(driverReads(sorted).isEmpty, sorted.treeString)
   }
 
   test("a lookup in a scalar subquery and under a filter on other columns returns Spark's rows") {
@@ -92,5 +105,92 @@ class DriverIndexReadSuite extends RuleTestSupport {
     sameResult(spark.read.parquet(source).where("id IN (3, 20, 37) AND amount > 10 AND name LIKE 'name-%'")
         .select("name", "amount"))
     sameResult(spark.read.parquet(source).where("id = -1").select("name")) // no row
+  }
+
+  // Files this small are one read partition only when Spark is not asked to spread them over the
+  // cores; aggregates over one partition plan no Exchange (AggregateSmallIndexScanInOnePartition).
+  private val OneReadPartition = "spark.sql.files.minPartitionNum" -> "1"
+
+  private def salesDf = spark.read.parquet(sales)
+
+  for (aqe <- Seq(true, false)) {
+    val mode = if (aqe) "AQE on" else "AQE off"
+
+    test(s"a global aggregate over a small index read is computed in the driver: no job, Spark's values ($mode)") {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneReadPartition) {
+        val aggregates = Seq("count(*) AS n", "count(price)", "sum(price)", "avg(price)", "min(g)", "max(d)",
+          "sum(qty * price)", "count(DISTINCT g)")
+        for (where <- Seq(
+            "id IN (7, 12, 1234, 2999)", // some rows, a NULL group (7) and a decimal of each sign of rounding
+            "id IN (0, 11, 22, 33)", // every price NULL: sum and avg NULL, count(price) 0
+            "id = -1", // no row: count 0, the rest NULL
+            "id IN (5, 6) AND qty > 100")) { // rows read, none passing the filter
+          def q = salesDf.where(where).selectExpr(aggregates: _*)
+          val plan = sameResult(q)
+          val Seq(read) = driverReads(plan)
+          assert(read.metrics("numOutputRows").value == 1 && indexesUsed(plan) == Seq("salesById"), plan.treeString)
+          withHyperspace(on = true)(assert(jobsOf(q)(_.collect()) == 0, where))
+        }
+        // HAVING on a global aggregate: a Filter above it, still in the driver (no row, or one).
+        for (bound <- Seq(0, 100)) {
+          val having = sameResult(salesDf.where("id IN (7, 12)").selectExpr("count(*) AS n").where(s"n > $bound"))
+          assert(driverReads(having).size == 1, having.treeString)
+        }
+      }
+    }
+
+    test(s"a grouped aggregate over a small index read is computed in the driver with Spark's groups ($mode)") {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneReadPartition) {
+        val keys = (0 until 60).map(i => i * 37 + 1).mkString(", ")
+        def q = salesDf.where(s"id IN ($keys)").groupBy("g") // NULL among the groups
+          .agg(Map("price" -> "sum", "qty" -> "max", "d" -> "min", "id" -> "count"))
+        val plan = sameResult(q)
+        assert(driverReads(plan).size == 1 && shuffles(plan) == 0, plan.treeString)
+        withHyperspace(on = true)(assert(jobsOf(q)(_.collect()) == 0))
+        // Grouped on an expression, with DISTINCT and a HAVING; no group at all.
+        salesDf.where(s"id IN ($keys)").createOrReplaceTempView("sales_v")
+        sameResult(spark.sql("SELECT qty % 3 AS k, count(DISTINCT g), sum(price) FROM sales_v GROUP BY qty % 3 " +
+            "HAVING sum(price) IS NULL OR sum(price) > 10"))
+        val none = sameResult(salesDf.where("id = -1").groupBy("g").count())
+        assert(driverReads(none).size == 1, none.treeString)
+      }
+    }
+  }
+
+  test("a grouped aggregate whose input is more than driverRead.maxRows runs as a job, with Spark's groups") {
+    withConf("spark.hyperspace.index.driverRead.maxRows" -> "5", OneReadPartition) {
+      def grouped = salesDf.where("id IN (1, 2, 3, 4, 5, 6, 8, 9)").groupBy("qty").agg(Map("price" -> "sum"))
+      val plan = sameResult(grouped)
+      assert(indexesUsed(plan) == Seq("salesById"), plan.treeString)
+      withHyperspace(on = true)(assert(jobsOf(grouped)(_.collect()) > 0))
+      // A global aggregate holds one row whatever it reads: still in the driver.
+      def global = salesDf.where("id IN (1, 2, 3, 4, 5, 6, 8, 9)").selectExpr("sum(price)", "count(*)")
+      sameResult(global)
+      withHyperspace(on = true)(assert(jobsOf(global)(_.collect()) == 0))
+    }
+  }
+
+  test("an aggregate over more index bytes than driverRead.maxBytes, or with it 0, runs as a job") {
+    def q = salesDf.where("id IN (7, 12)").selectExpr("sum(price)", "count(*)")
+    for (limit <- Seq("0", "1")) {
+      withConf("spark.hyperspace.index.driverRead.maxBytes" -> limit, OneReadPartition) {
+        val plan = sameResult(q)
+        assert(driverReads(plan).isEmpty && indexesUsed(plan) == Seq("salesById"), plan.treeString)
+        withHyperspace(on = true)(assert(jobsOf(q)(_.collect()) > 0))
+      }
+    }
+  }
+
+  test("explain shows the aggregate read in the driver") {
+    withConf(OneReadPartition) {
+      val df = withHyperspace(on = true) {
+        val q = salesDf.where("id IN (7, 12)").selectExpr("sum(price)", "count(*)")
+        q.collect()
+        q
+      }
+      val plan = executed(df).treeString
+      assert(plan.linesIterator.next().contains("DriverIndexRead"), plan)
+      assert(plan.contains("HashAggregate"), plan)
+    }
   }
 }

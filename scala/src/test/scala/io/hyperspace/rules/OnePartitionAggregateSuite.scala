@@ -16,6 +16,9 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
 
   private val MaxBytesKey = "spark.hyperspace.index.onePartition.maxBytes"
   private val OneReadPartition = "spark.sql.files.minPartitionNum" -> "1"
+  // The index's files total some 100 KB: below the default open cost (4 MB) they are read in one
+  // partition whatever Spark's packing; an open cost this low leaves them to Spark's packing.
+  private val OneOpenCostIsSmall = "spark.sql.files.openCostInBytes" -> "1024"
   private val Rows = 8000
 
   /** `id`; `k` 0..99; `g` a group of 7 values with NULLs; `x` a double; `s` a string; `d` a date. */
@@ -116,10 +119,17 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     withConf(MaxBytesKey -> "1") {
       assert(shuffles(sameResult(q)) == 1)
     }
-    // Several files Spark spreads over its cores keep their tasks (and the shuffle), under any limit.
-    val several = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
-    assert(indexScans(several).map(_.metrics("numFiles").value).sum > 1, several.treeString)
-    assert(coalesced(several) == 0 && shuffles(several) == 1, several.treeString)
+    // Several files Spark spreads over its cores, more bytes than opening one costs, keep their
+    // tasks (and the shuffle), under any limit.
+    withConf(OneOpenCostIsSmall) {
+      val several = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
+      assert(indexScans(several).map(_.metrics("numFiles").value).sum > 1, several.treeString)
+      assert(coalesced(several) == 0 && shuffles(several) == 1, several.treeString)
+    }
+    // Fewer bytes than one file's open cost: one partition even where Spark would spread them.
+    val tiny = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
+    assert(entries("opById").last.content.files.size > 1 && coalesced(tiny) == 1 && shuffles(tiny) == 0,
+      tiny.treeString)
     withConf(OneReadPartition) {
       val one = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
       assert(coalesced(one) == 1 && shuffles(one) == 0, one.treeString)
