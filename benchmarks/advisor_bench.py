@@ -155,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     out = Path(args.results_dir)
+    out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     label = {queries[q].strip(): q for q in QUERIES}
     lines = [
@@ -239,6 +240,7 @@ def _write_advisor_only(
         "recommended": recommended,
     }
     out = Path(args.results_dir)
+    out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = [
         f"# The index advisor's run time on the TPC-H suite, SF {args.sf:g}",
