@@ -24,6 +24,23 @@ lazy val sparkLine: String = {
   line
 }
 
+/**
+ * The `scala-spark-<first>-<last>` directories under `main` whose range of `spark.lines` includes
+ * the line being built; a range naming a line that is not supported fails the build.
+ */
+def sharedShimRanges(main: File): Seq[File] = {
+  val Range = """scala-spark-(\d+\.\d+)-(\d+\.\d+)""".r
+  Option(main.listFiles()).toSeq.flatten.sortBy(_.getName).flatMap { dir =>
+    dir.getName match {
+      case Range(first, last) =>
+        val (from, to) = (sparkLines.indexOf(first), sparkLines.indexOf(last))
+        if (from < 0 || to < from) sys.error(s"$dir names no range of spark.lines (${sparkLines.mkString(", ")})")
+        if (sparkLines.slice(from, to + 1).contains(sparkLine)) Some(dir) else None
+      case _ => None
+    }
+  }
+}
+
 def raw(key: String): String =
   Option(versions.getProperty(key)).map(_.trim).getOrElse(sys.error(s"versions.properties has no '$key'"))
 
@@ -97,12 +114,14 @@ lazy val root = (project in file("."))
     Compile / scalaSource := baseDirectory.value / "scala" / "src" / "main" / "scala",
     // Spark internals whose shape differs between Spark lines live in the shim directories
     // (docs/architecture.md, "Spark lines"): scala-spark-4.x for what every Spark 4 line shares,
-    // scala-spark-<line> for what only the line being built has.
+    // scala-spark-<line> for what only the line being built has, and scala-spark-<first>-<last>
+    // for what the consecutive lines first..last share (one copy, not one per line).
     Compile / unmanagedSourceDirectories ++= Seq("4.x", sparkLine).map { dir =>
       val shims = baseDirectory.value / "scala" / "src" / "main" / s"scala-spark-$dir"
       if (!shims.isDirectory) sys.error(s"No Spark shims for Spark $sparkLine: $shims does not exist")
       shims
-    } ++ icebergVersion.map(_ => baseDirectory.value / "scala" / "src" / "main" / "scala-iceberg").toSeq,
+    } ++ sharedShimRanges(baseDirectory.value / "scala" / "src" / "main")
+      ++ icebergVersion.map(_ => baseDirectory.value / "scala" / "src" / "main" / "scala-iceberg").toSeq,
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",

@@ -98,7 +98,7 @@ SCALA_SRC = PACKAGE.parent.parent / "scala" / "src"
 
 # Spark classes whose constructor shape (arity, field order, curried arguments) is Spark's own
 # and has changed between Spark lines, or that Spark builds internally: constructing them or
-# matching on their constructor happens in scala/src/main/scala-spark-<line>/ only
+# matching on their constructor happens in scala/src/main/scala-spark-<line>/ (or a range of lines) only
 # (docs/architecture.md, "Spark lines"). Type tests (`case r: LogicalRelation`) and field reads
 # are fine anywhere.
 SHAPE_SENSITIVE = (
@@ -176,7 +176,10 @@ def test_spark_internals_of_changing_shape_are_only_built_in_the_shims() -> None
 def test_code_with_spark_private_access_lives_in_the_shims() -> None:
     """Code in Spark's packages (for `private[sql]` access) is version-specific by nature."""
     assert sorted((SCALA_SRC / "main" / "scala" / "org" / "apache" / "spark").rglob("*.scala")) == []
-    lines = sorted(d.name for d in (SCALA_SRC / "main").glob("scala-spark-*"))
+    # Per-line directories (scala-spark-4.x, scala-spark-4.1), not ranges of lines (scala-spark-4.1-4.2).
+    lines = sorted(
+        d.name for d in (SCALA_SRC / "main").glob("scala-spark-*") if re.fullmatch(r"scala-spark-\d+\.(\d+|x)", d.name)
+    )
     assert lines, "no per-Spark-line source directory"
     for line in lines:
         assert (SCALA_SRC / "main" / line / "io" / "hyperspace" / "shims").is_dir(), line

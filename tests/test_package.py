@@ -3,6 +3,7 @@ in step."""
 
 from __future__ import annotations
 
+import re
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -45,10 +46,16 @@ def test_the_package_knows_the_pinned_spark_lines() -> None:
 
 
 def test_every_line_has_its_shims_and_every_shim_directory_a_line() -> None:
-    """build.sbt compiles scala-spark-4.x (shared) plus the line's own directory."""
+    """build.sbt compiles scala-spark-4.x (shared), the line's own directory, and each
+    scala-spark-<first>-<last> whose range of supported lines includes it."""
     main = Path(__file__).resolve().parent.parent / "scala" / "src" / "main"
+    lines = versions()["spark.lines"].split()
     dirs = {d.name for d in main.glob("scala-spark-*")}
-    assert dirs == {"scala-spark-4.x"} | {f"scala-spark-{line}" for line in versions()["spark.lines"].split()}
+    ranges = {d for d in dirs if re.fullmatch(r"scala-spark-\d+\.\d+-\d+\.\d+", d)}
+    assert dirs - ranges == {"scala-spark-4.x"} | {f"scala-spark-{line}" for line in lines}
+    for d in ranges:
+        first, last = d.removeprefix("scala-spark-").split("-")
+        assert first in lines and last in lines and lines.index(first) < lines.index(last), d
 
 
 def test_the_jar_is_picked_by_the_installed_pyspark_line() -> None:

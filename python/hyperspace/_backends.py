@@ -431,38 +431,21 @@ class SqlBackend:
                     f"{quote_string(t)} WEIGHT {q.weight!r}" for t, q in zip(texts, workload, strict=True)
                 )
                 rows = self._rows(f"SHOW HYPERSPACE RECOMMENDATIONS{clauses} FOR {queries}")
+
+        def candidate(r: Any) -> dict[str, Any]:
+            # What a recommended index's row and a rejected candidate's row share.
+            shared = {k: r[k] for k in ("name", "kind", "config", "source", "estimatedSizeBytes")}
+            return shared | {k: list(r[k]) for k in ("indexedColumns", "includedColumns")}
+
         indexes = [
-            {
-                "rank": r["rank"],
-                "name": r["name"],
-                "kind": r["kind"],
-                "config": r["config"],
-                "indexedColumns": list(r["indexedColumns"]),
-                "includedColumns": list(r["includedColumns"]),
-                "source": r["source"],
-                "sourceSql": r["sourceSql"],
-                "estimatedSizeBytes": r["estimatedSizeBytes"],
-                "estimatedBuildBytes": r["estimatedBuildBytes"],
-                "benefit": r["benefit"],
-                "queries": json.loads(r["evidence"]),
-            }
+            candidate(r)
+            | {k: r[k] for k in ("rank", "sourceSql", "estimatedBuildBytes", "benefit")}
+            | {"queries": json.loads(r["evidence"])}
             for r in rows
             if r["reason"] is None
         ]
         rejected = [
-            {
-                "name": r["name"],
-                "kind": r["kind"],
-                "config": r["config"],
-                "indexedColumns": list(r["indexedColumns"]),
-                "includedColumns": list(r["includedColumns"]),
-                "source": r["source"],
-                "estimatedSizeBytes": r["estimatedSizeBytes"],
-                "reason": r["reason"],
-                "detail": r["detail"],
-            }
-            for r in rows
-            if r["reason"] is not None
+            candidate(r) | {"reason": r["reason"], "detail": r["detail"]} for r in rows if r["reason"] is not None
         ]
         payload = json.dumps(
             {"indexes": indexes, "rejected": rejected, "budgetBytes": budget_bytes, "maxIndexes": max_indexes}

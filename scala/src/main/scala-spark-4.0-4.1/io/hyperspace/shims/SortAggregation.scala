@@ -8,7 +8,8 @@ import org.apache.spark.sql.execution.metric.SQLMetric
 /**
  * Spark's sort-based aggregation of `agg` over `input` (one partition's rows, sorted by its
  * grouping keys), as `SortAggregateExec` builds it in a task. The iterator's constructor differs
- * between lines: Spark 4.1's takes the output-row count as its only metric (4.2 adds an aggregation-time metric).
+ * between lines: Spark 4.0's and 4.1's take the output-row count as their only metric (4.2 adds
+ * an aggregation-time metric).
  */
 object SortAggregation {
   def iterator(agg: BaseAggregateExec, input: Iterator[InternalRow]): SortBasedAggregationIterator =
