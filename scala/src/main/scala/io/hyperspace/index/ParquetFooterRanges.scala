@@ -48,15 +48,10 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
   /**
    * The row count and ranges of `columns` (top-level names of `schema`) of one Parquet file, from
    * its footer: of the columns whose footer statistics tell their range exactly, the others left
-   * out; None when the footer cannot be read. Used by the index advisor on source files.
-   */
-  def fileStats(conf: Configuration, path: Path, schema: StructType, columns: Seq[String]): Option[FileStats] =
-    fileStatsAndGroups(conf, path, schema, columns).map(_._1)
-
-  /**
-   * [[fileStats]], and per row group (of rows) its row count, compressed bytes and the range of
-   * each of `columns` its statistics tell (Catalyst's internal values): what the advisor needs
-   * to estimate how many row groups a key's rows lie in, from the same single footer read.
+   * out; and per row group (of rows) its row count, compressed bytes and the range of each of
+   * those columns its statistics tell (Catalyst's internal values), what the advisor needs to
+   * estimate how many row groups a key's rows lie in. None when the footer cannot be read. Used by
+   * the index advisor on source files.
    */
   def fileStatsAndGroups(conf: Configuration, path: Path, schema: StructType, columns: Seq[String])
       : Option[(FileStats, Seq[RowGroupStats])] =
@@ -65,15 +60,11 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
       val blocks = footer.getBlocks.asScala.toSeq.filter(_.getRowCount > 0)
       val rebased = footer.getFileMetaData.getKeyValueMetaData.containsKey(LegacyDateTimeKey)
       val ranged = columns.filter(c => fromFooter(schema(c).dataType) && !(rebased && isDateTime(schema(c).dataType)))
-      val described = ranged.flatMap(c => columnRange(blocks, c, schema(c).dataType).flatten.map(c -> _))
-      val groups = blocks.map { b =>
-        val ranges = ranged.flatMap { c =>
-          b.getColumns.asScala.find(_.getPath.toArray.toSeq == Seq(c))
-            .flatMap(chunk =>
-              blockRange(chunk.getStatistics, chunk.getPrimitiveType, b.getRowCount, schema(c).dataType))
-            .flatMap(_._1).map(c -> _)
-        }
-        RowGroupStats(b.getRowCount, b.getCompressedSize, ranges.toMap)
+      val perBlock = ranged.map(c => c -> blocks.map(chunkRange(_, c, schema(c).dataType))).toMap
+      val described = ranged.flatMap(c => fileRange(perBlock(c), schema(c).dataType).flatten.map(c -> _))
+      val groups = blocks.indices.map { i =>
+        val ranges = ranged.flatMap(c => perBlock(c)(i).flatMap(_._1).map(c -> _))
+        RowGroupStats(blocks(i).getRowCount, blocks(i).getCompressedSize, ranges.toMap)
       }
       Some((FileStats(blocks.map(_.getRowCount).sum, described.toMap), groups))
     } catch {
@@ -116,11 +107,11 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
    * Column `c`'s range over `blocks` (None when a row group's statistics do not tell it; Some(None)
    * when its values cannot be written exactly, see [[FileRanges.columnStats]]).
    */
-  private def columnRange(blocks: Seq[BlockMetaData], c: String, t: DataType): Option[Option[ColumnStats]] = {
-    val perBlock = blocks.map { b =>
-      b.getColumns.asScala.find(_.getPath.toArray.toSeq == Seq(c))
-        .flatMap(chunk => blockRange(chunk.getStatistics, chunk.getPrimitiveType, b.getRowCount, t))
-    }
+  private def columnRange(blocks: Seq[BlockMetaData], c: String, t: DataType): Option[Option[ColumnStats]] =
+    fileRange(blocks.map(chunkRange(_, c, t)), t)
+
+  /** A column's range over a file from its row groups' [[chunkRange]]s (as [[columnRange]]). */
+  private def fileRange(perBlock: Seq[Option[(Option[(Any, Any)], Long)]], t: DataType): Option[Option[ColumnStats]] =
     if (perBlock.exists(_.isEmpty)) None
     else {
       val ranges = perBlock.flatten
@@ -130,7 +121,11 @@ private[hyperspace] object ParquetFooterRanges extends Logging {
         if (values.isEmpty) (null, null) else (values.map(_._1).min(ordering), values.map(_._2).max(ordering))
       Some(FileRanges.columnStats(lo, hi, ranges.map(_._2).sum, t))
     }
-  }
+
+  /** [[blockRange]] of top-level column `c` in row group `b`; None when it has no such chunk. */
+  private def chunkRange(b: BlockMetaData, c: String, t: DataType): Option[(Option[(Any, Any)], Long)] =
+    b.getColumns.asScala.find(_.getPath.toArray.toSeq == Seq(c))
+      .flatMap(chunk => blockRange(chunk.getStatistics, chunk.getPrimitiveType, b.getRowCount, t))
 
   /**
    * A row group's (min, max) of a column of Spark type `t` (None when every value is NULL) and
