@@ -229,6 +229,13 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => entry.content.files
     }
+    // Version 3 rows name (file id, row group ordinal, row position); versions 1 and 2 rows the
+    // row group's first byte and size instead of the last two.
+    val perPosition = SplitIndex.rowsPerPosition(entry.index)
+    val locationColumns = perPosition match {
+      case Some(_) => Seq(SplitIndex.RowGroupColumn, SplitIndex.RowPositionColumn)
+      case None => Seq(SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
+    }
     val located: Seq[(Long, Long, Long)] =
       if (indexFiles.isEmpty) Nil
       else {
@@ -246,13 +253,13 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
         // would add a shuffle (measured: it made lookups slower than the plain scan they replace).
         // Rows bound locations from above, so the limit on rows also bounds the driver's memory.
         val query = Limit(Literal(maxLocations + 1),
-          Project(Seq(CoveringIndex.LineageColumn, SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
-              .map(attr), Filter(onIndex, scan)))
+          Project((CoveringIndex.LineageColumn +: locationColumns).map(attr), Filter(onIndex, scan)))
         // The physical plan's rows, not a Dataset action: an action also writes the plan's
         // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
         // read nobody sees as a query of its own.
         SparkInternals.ofRows(spark, query).queryExecution.executedPlan.executeCollect()
-          .map(r => (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
+          .map(r => if (perPosition.isDefined) (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)
+            else (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
       }
     if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
     val distinctLocated = located.distinct
@@ -260,9 +267,20 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val indexed = CandidateIndexes.indexedFiles(entry)
     val byId = entry.source.files.map(f => f.id -> f.key).toMap
     val listedKeys = listed.toSet
+    lazy val table = RowGroupTable.ofEntry(spark, entry)
     val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
-      byId.get(id).filter(listedKeys.contains).map(k =>
-        k.path -> groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }.sortBy(_.start))
+      byId.get(id).filter(listedKeys.contains).map(k => k.path -> (perPosition match {
+        case None => groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }
+        case Some(per) =>
+          groups.groupBy(_._2).toSeq.map { case (ordinal, hits) =>
+            val g = table.getOrElse((id, ordinal.toInt), throw new HyperspaceException(
+              s"Split index '${entry.name}' names row group $ordinal of source file ${k.path}, which its row " +
+                "group table does not list; refresh the index in full mode."))
+            // Adjacent positions make one range: parquet-mr merges them anyway.
+            val ranges = hits.map(_._3).distinct.sorted.map(p => (p * per, math.min(g.rows, (p + 1) * per) - 1))
+            RowGroupRange(g.start, g.bytes, ordinal.toInt, ranges)
+          }
+      }).sortBy(_.start))
     }.toMap
     val whole = listed.filterNot(indexed.contains)
     val bytesToRead = rowGroups.valuesIterator.flatten.map(_.bytes).sum + whole.map(_.size).sum
