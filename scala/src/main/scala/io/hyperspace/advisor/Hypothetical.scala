@@ -284,8 +284,8 @@ private[advisor] object Hypothetical {
     val groupCount = math.max(1, allGroups.size)
     val size =
       (rows * splitBytesPerRow(sample.widths.getOrElse(column.toLowerCase(Locale.ROOT), t.defaultSize.toDouble),
-          keys.toDouble / rows, math.max(1, groups.size), groupCount.toDouble / math.max(1, groups.size),
-          rows.toDouble / groupCount)).toLong.max(buckets.toLong)
+        keys.toDouble / rows, math.max(1, groups.size), groupCount.toDouble / math.max(1, groups.size),
+        rows.toDouble / groupCount)).toLong.max(buckets.toLong)
     // Totals split over the buckets exactly (the estimate sums them): a few keys must not round up to one a bucket.
     def share(total: Long, b: Int): Long = total / buckets + (if (b < total % buckets) 1 else 0)
     val groupBytesTotal = rowGroupBytes.setScale(0, BigDecimal.RoundingMode.CEILING)

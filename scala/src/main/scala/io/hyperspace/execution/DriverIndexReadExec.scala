@@ -94,11 +94,12 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
       case seek: SplitSeekParquetFormat if seek.positioned > 0 =>
         val pages = SplitPageRead.reader(conf, relation.options, scan.requiredSchema, hadoopConf, pageCounts) _
-        file => seek.rowGroups.get(file.toPath.toString) match {
-          case None => readFile(file)
-          case Some(groups) =>
-            pages(file.toPath, groups, g => readFile(file.copy(start = g.start, length = g.bytes)))
-        }
+        file =>
+          seek.rowGroups.get(file.toPath.toString) match {
+            case None => readFile(file)
+            case Some(groups) =>
+              pages(file.toPath, groups, g => readFile(file.copy(start = g.start, length = g.bytes)))
+          }
       case seek: SplitSeekParquetFormat =>
         file => {
           pageCounts.whole += seek.rowGroups.get(file.toPath.toString).map(_.size).getOrElse(0)

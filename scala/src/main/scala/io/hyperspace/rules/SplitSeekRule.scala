@@ -258,7 +258,8 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
         // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
         // read nobody sees as a query of its own.
         SparkInternals.ofRows(spark, query).queryExecution.executedPlan.executeCollect()
-          .map(r => if (perPosition.isDefined) (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)
+          .map(r =>
+            if (perPosition.isDefined) (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)
             else (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
       }
     if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
@@ -269,18 +270,21 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val listedKeys = listed.toSet
     lazy val table = RowGroupTable.ofEntry(spark, entry)
     val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
-      byId.get(id).filter(listedKeys.contains).map(k => k.path -> (perPosition match {
-        case None => groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }
-        case Some(per) =>
-          groups.groupBy(_._2).toSeq.map { case (ordinal, hits) =>
-            val g = table.getOrElse((id, ordinal.toInt), throw new HyperspaceException(
-              s"Split index '${entry.name}' names row group $ordinal of source file ${k.path}, which its row " +
-                "group table does not list; refresh the index in full mode."))
-            // Adjacent positions make one range: parquet-mr merges them anyway.
-            val ranges = hits.map(_._3).distinct.sorted.map(p => (p * per, math.min(g.rows, (p + 1) * per) - 1))
-            RowGroupRange(g.start, g.bytes, ordinal.toInt, ranges)
-          }
-      }).sortBy(_.start))
+      byId.get(id).filter(listedKeys.contains).map(k =>
+        k.path ->
+          (perPosition match {
+            case None => groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }
+            case Some(per) =>
+              groups.groupBy(_._2).toSeq.map { case (ordinal, hits) =>
+                val g = table.getOrElse((id, ordinal.toInt),
+                  throw new HyperspaceException(
+                    s"Split index '${entry.name}' names row group $ordinal of source file ${k.path}, which its row " +
+                      "group table does not list; refresh the index in full mode."))
+                // Adjacent positions make one range: parquet-mr merges them anyway.
+                val ranges = hits.map(_._3).distinct.sorted.map(p => (p * per, math.min(g.rows, (p + 1) * per) - 1))
+                RowGroupRange(g.start, g.bytes, ordinal.toInt, ranges)
+              }
+          }).sortBy(_.start))
     }.toMap
     val whole = listed.filterNot(indexed.contains)
     val bytesToRead = rowGroups.valuesIterator.flatten.map(_.bytes).sum + whole.map(_.size).sum

@@ -74,8 +74,9 @@ object RowGroupTable {
   /** The row groups of `entry`'s data versions, cached by the entry's identity (a log entry never changes). */
   def ofEntry(spark: SparkSession, entry: LogEntry): Map[(Long, Int), RowGroupInfo] =
     cache.getOrElseUpdate(entry.identity,
-      read(spark, entry.content.versionsUsed.toSeq.sorted.map(v =>
-        new Path(entry.content.root, Content.versionDirName(v)))))
+      read(spark,
+        entry.content.versionsUsed.toSeq.sorted.map(v =>
+          new Path(entry.content.root, Content.versionDirName(v)))))
 
   private val cache =
     new BoundedCache[(String, String, Long), Map[(Long, Int), RowGroupInfo]](16, 4000000L, _.size.toLong + 1)

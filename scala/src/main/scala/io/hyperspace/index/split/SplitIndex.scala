@@ -150,9 +150,10 @@ object SplitIndex extends IndexKind {
     val bucketed = data.repartition(definition.numBuckets, keys.map(k => col(IndexColumn.quote(k))): _*)
     SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keys, keys, mode, WriteOptions)
     if (rowsPerPosition(definition).isDefined) {
-      RowGroupTable.add(spark, dataPath, footerGroups.map {
-        case (id, ordinal, first, rows, start, bytes) => RowGroupInfo(id, ordinal, first, rows, start, bytes)
-      })
+      RowGroupTable.add(spark, dataPath,
+        footerGroups.map {
+          case (id, ordinal, first, rows, start, bytes) => RowGroupInfo(id, ordinal, first, rows, start, bytes)
+        })
     }
   }
 
@@ -205,8 +206,9 @@ object SplitIndex extends IndexKind {
       import spark.implicits._
       val table = RowGroupTable.read(spark, Seq(dataPath)).values.toSeq
         .map(g => (g.fileId, g.ordinal, g.bytes)).toDF("__hs_rg_id", "__hs_rg_ordinal", RowGroupBytesColumn)
-      read.join(broadcast(table), col(CoveringIndex.LineageColumn) === col("__hs_rg_id") &&
-        col(RowGroupColumn) === col("__hs_rg_ordinal"), "left")
+      read.join(broadcast(table),
+        col(CoveringIndex.LineageColumn) === col("__hs_rg_id") &&
+          col(RowGroupColumn) === col("__hs_rg_ordinal"), "left")
     }
     val perFile = data.groupBy(col("__hs_file_name")).agg(
       approx_count_distinct(key),
@@ -255,11 +257,11 @@ object SplitIndex extends IndexKind {
         "numBuckets" -> definition.numBuckets.toString,
         "locations" ->
           (if (rowsPerPosition(definition).isDefined) {
-            s"source file id, row group ordinal, row position (${rowsPerPosition(definition).get} rows)"
-          } else {
-            "source file id, row group (ordinal, first byte, bytes)" +
-              (if (storedColumns(definition).contains(RowIndexColumn)) ", row index" else "")
-          }),
+             s"source file id, row group ordinal, row position (${rowsPerPosition(definition).get} rows)"
+           } else {
+             "source file id, row group (ordinal, first byte, bytes)" +
+               (if (storedColumns(definition).contains(RowIndexColumn)) ", row index" else "")
+           }),
         "schema" -> definition.schema))
 
   override def rewrites: RewriteFamily = RewriteFamily.RowGroupSeek

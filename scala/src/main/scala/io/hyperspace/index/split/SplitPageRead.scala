@@ -96,14 +96,15 @@ object SplitPageRead {
       val keyValues = meta.getKeyValueMetaData
       val parquetOptions = new ParquetOptions(options, sqlConf)
       val convertTz =
-        if (sqlConf.isParquetINT96TimestampConversion && !Option(meta.getCreatedBy).exists(_.startsWith("parquet-mr"))) {
+        if (sqlConf.isParquetINT96TimestampConversion &&
+          !Option(meta.getCreatedBy).exists(_.startsWith("parquet-mr"))) {
           Some(ZoneId.of(sqlConf.sessionLocalTimeZone))
         } else None
       val readSupport = new ParquetReadSupport(convertTz, enableVectorizedReader = false,
         DataSourceUtils.datetimeRebaseSpec(keyValues.get, parquetOptions.datetimeRebaseModeInRead),
         DataSourceUtils.int96RebaseSpec(keyValues.get, parquetOptions.int96RebaseModeInRead))
       val context = readSupport.init(new InitContext(hadoopConf,
-        keyValues.asScala.map { case (k, v) => k -> java.util.Collections.singleton(v) }.asJava, fileSchema))
+          keyValues.asScala.map { case (k, v) => k -> java.util.Collections.singleton(v) }.asJava, fileSchema))
       val requested = context.getRequestedSchema
       file.setRequestedSchema(requested)
       val materializer = readSupport.prepareForRead(hadoopConf, keyValues, fileSchema, context)
@@ -125,7 +126,7 @@ object SplitPageRead {
             else Some((pagesBytes(index, r, block.get.getRowCount), c.getTotalSize))
           }
           share.nonEmpty && share.forall(_.isDefined) &&
-            share.flatten.map(_._1).sum <= MaxPageShare * share.flatten.map(_._2).sum
+          share.flatten.map(_._1).sum <= MaxPageShare * share.flatten.map(_._2).sum
         }
         if (!pays) readWhole += group
         else {

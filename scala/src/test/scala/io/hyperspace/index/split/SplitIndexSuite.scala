@@ -456,7 +456,8 @@ class SplitIndexSuite extends RuleTestSupport {
       val Seq(scan) = seekScans(sameResult(source().where(s"k = $present")))
       assert(scan.relation.fileFormat.toString.contains("only their pages"), scan.relation.fileFormat.toString)
       // With the driver-side read off, a job reads the whole row groups: same rows.
-      withConf(DriverReadKey -> "0")(filters(4).foreach(f => assert(driverReads(sameResult(source().where(f))).isEmpty)))
+      withConf(DriverReadKey -> "0")(
+        filters(4).foreach(f => assert(driverReads(sameResult(source().where(f))).isEmpty)))
 
       // Appends and a delete: hybrid scan reads appended files whole, the rest by pages.
       pagedFrame(60000, 61000).write.mode("append").options(smallPages).parquet(path)
