@@ -455,6 +455,26 @@ class SplitIndexSuite extends RuleTestSupport {
       val present = withHyperspace(on = false)(source().where("k IS NOT NULL").first().getAs[Int]("k"))
       val Seq(scan) = seekScans(sameResult(source().where(s"k = $present")))
       assert(scan.relation.fileFormat.toString.contains("only their pages"), scan.relation.fileFormat.toString)
+      // The audit reads the located pages too: a position pointing at the wrong rows is caught.
+      val optimized = withHyperspace(on = true)(source().where(s"k = $present").queryExecution.optimizedPlan)
+      val (condition, sought) = optimized.collectFirst {
+        case Filter(c, r: LogicalRelation) if seekLocation(r).isDefined => (c, r)
+      }.getOrElse(fail(optimized.treeString))
+      val location = seekLocation(sought).get
+      val seekFs = sought.relation.asInstanceOf[HadoopFsRelation]
+      val plainFs = seekFs.copy(location = location.delegate, fileFormat = new ParquetFileFormat)(spark)
+      val plain = sought.copy(relation = plainFs)
+      SplitSeekAudit.check(spark, plain, plainFs, sought, condition, location.plan, location.entry)
+      val moved = location.plan.rowGroups.map { case (f, gs) =>
+        f -> gs.map(g => g.copy(rows = g.rows.map { case (a, _) => if (a >= 2048) (0L, 1023L) else (2048L, 3071L) }))
+      }
+      val broken = location.plan.copy(rowGroups = moved)
+      val brokenScan = sought.copy(relation = seekFs.copy(
+        location = new SplitSeekFileIndex(location.delegate, broken, location.entry),
+        fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
+      val e = intercept[SplitSeekAudit.AuditFailure](
+        SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
+      assert(e.getMessage.contains("sPages") && e.getMessage.contains("by pages"), e.getMessage)
       // With the driver-side read off, a job reads the whole row groups: same rows.
       withConf(DriverReadKey -> "0")(
         filters(4).foreach(f => assert(driverReads(sameResult(source().where(f))).isEmpty)))
