@@ -407,6 +407,8 @@ class SplitIndexSuite extends RuleTestSupport {
       "CONCAT('s', pmod(hash(id, 7), 300)) AS s",
       "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(pmod(hash(id, 3), 100000) AS DOUBLE) / 100 END AS x",
       "DATE_ADD(DATE'2020-01-01', CAST(pmod(id, 1000) AS INT)) AS d",
+      "CASE WHEN id % 5 = 0 THEN NULL ELSE CAST(pmod(hash(id, 5), 1000000) AS DECIMAL(15, 2)) / 100 END AS dec",
+      "TIMESTAMP_SECONDS(1600000000 + id * 37) AS ts",
       "REPEAT(CAST(id AS STRING), 3) AS pad")
 
   test("kind version 3: a driver-side seek reads only the pages of its located rows; differential") {
