@@ -94,6 +94,13 @@ def main() -> None:
         print(f"{name:24s} {statistics.median(ts) * 1000:7.1f} ms (min {min(ts) * 1000:.1f})")
     enable_hyperspace(spark)
     spark.sql("SELECT * FROM lineitem WHERE l_orderkey = 7").explain()
+    # How the driver-side read read its row groups (by their located pages, or whole).
+    df = spark.sql("SELECT * FROM lineitem WHERE l_orderkey = 7")
+    df.collect()
+    root = df._jdf.queryExecution().executedPlan()
+    if root.nodeName() == "DriverIndexRead":
+        for m in ("numFiles", "rowsRead", "rowGroupsByPages", "rowGroupsWhole", "numOutputRows"):
+            print(f"  {m}: {root.metrics().apply(m).value()}")
     spark.stop()
 
 

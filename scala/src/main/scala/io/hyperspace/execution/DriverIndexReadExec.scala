@@ -11,13 +11,13 @@ import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, Predicat
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import org.apache.spark.sql.execution.datasources.FileFormat
+import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.covering.IndexHadoopFsRelation
-import io.hyperspace.index.split.SplitSeekFileIndex
+import io.hyperspace.index.split.{PageReadCounts, SplitPageRead, SplitSeekFileIndex, SplitSeekParquetFormat}
 import io.hyperspace.shims.{FileListing, SortAggregation}
 
 /**
@@ -55,6 +55,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     "numFiles" -> SQLMetrics.createMetric(sparkContext, "files read in the driver"),
     "filesSize" -> SQLMetrics.createSizeMetric(sparkContext, "size of what was read in the driver"),
     "rowsRead" -> SQLMetrics.createMetric(sparkContext, "rows read from the files, before filters"),
+    "rowGroupsByPages" -> SQLMetrics.createMetric(sparkContext, "split seek row groups read by their located pages"),
+    "rowGroupsWhole" -> SQLMetrics.createMetric(sparkContext, "split seek row groups read whole"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
 
   override protected def doExecute(): RDD[InternalRow] = child.execute()
@@ -77,14 +79,34 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val relation = scan.relation
     val files = relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
     val pushed = scan.dataFilters.flatMap(SparkInternals.sourceFilter)
-    val read = relation.fileFormat.buildReaderWithPartitionValues(
+    // Configured by the format's reader below for the scan's schema, which a page read reuses.
+    val hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
+    val readFile = relation.fileFormat.buildReaderWithPartitionValues(
       sparkSession = relation.sparkSession,
       dataSchema = relation.dataSchema,
       partitionSchema = relation.partitionSchema,
       requiredSchema = scan.requiredSchema,
       filters = pushed,
       options = relation.options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
-      hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options))
+      hadoopConf = hadoopConf)
+    val pageCounts = new PageReadCounts
+    // A seek that located its rows within their row groups reads only the pages holding them.
+    val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
+      case seek: SplitSeekParquetFormat if seek.positioned > 0 =>
+        val pages = SplitPageRead.reader(conf, relation.options, scan.requiredSchema, hadoopConf, pageCounts) _
+        file =>
+          seek.rowGroups.get(file.toPath.toString) match {
+            case None => readFile(file)
+            case Some(groups) =>
+              pages(file.toPath, groups, g => readFile(file.copy(start = g.start, length = g.bytes)))
+          }
+      case seek: SplitSeekParquetFormat =>
+        file => {
+          pageCounts.whole += seek.rowGroups.get(file.toPath.toString).map(_.size).getOrElse(0)
+          readFile(file)
+        }
+      case _ => readFile
+    }
     val held = new RowBudget(maxRows)
     // Each step, from the scan up, as a function of the rows below it.
     val pipeline: Iterator[InternalRow] => Iterator[InternalRow] =
@@ -137,6 +159,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
         case _ => files.map(_.getLen).sum
       })
       metrics("rowsRead").add(rowsRead)
+      metrics("rowGroupsByPages").add(pageCounts.byPages)
+      metrics("rowGroupsWhole").add(pageCounts.whole)
       metrics("numOutputRows").add(rows.length)
       SQLMetrics.postDriverMetricUpdates(sparkContext,
         sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)

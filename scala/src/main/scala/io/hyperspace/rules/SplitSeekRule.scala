@@ -5,10 +5,10 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, Expression, IsNotNull, Literal, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, AttributeSet, Expression, IsNotNull, Literal, Predicate, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Limit, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.{DataType, StructType}
@@ -20,7 +20,7 @@ import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex, IndexHadoopF
 import io.hyperspace.index.dataskipping.{DataSkippingStats, RelationSkippingStats}
 import io.hyperspace.index.split._
 import io.hyperspace.log.LogEntry
-import io.hyperspace.shims.FileRelation
+import io.hyperspace.shims.{FileListing, FileRelation}
 import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex}
 
 /**
@@ -229,6 +229,13 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => entry.content.files
     }
+    // Version 3 rows name (file id, row group ordinal, row position); versions 1 and 2 rows the
+    // row group's first byte and size instead of the last two.
+    val perPosition = SplitIndex.rowsPerPosition(entry.index)
+    val locationColumns = perPosition match {
+      case Some(_) => Seq(SplitIndex.RowGroupColumn, SplitIndex.RowPositionColumn)
+      case None => Seq(SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
+    }
     val located: Seq[(Long, Long, Long)] =
       if (indexFiles.isEmpty) Nil
       else {
@@ -246,13 +253,14 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
         // would add a shuffle (measured: it made lookups slower than the plain scan they replace).
         // Rows bound locations from above, so the limit on rows also bounds the driver's memory.
         val query = Limit(Literal(maxLocations + 1),
-          Project(Seq(CoveringIndex.LineageColumn, SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
-              .map(attr), Filter(onIndex, scan)))
+          Project((CoveringIndex.LineageColumn +: locationColumns).map(attr), Filter(onIndex, scan)))
         // The physical plan's rows, not a Dataset action: an action also writes the plan's
         // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
         // read nobody sees as a query of its own.
         SparkInternals.ofRows(spark, query).queryExecution.executedPlan.executeCollect()
-          .map(r => (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
+          .map(r =>
+            if (perPosition.isDefined) (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)
+            else (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
       }
     if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
     val distinctLocated = located.distinct
@@ -260,9 +268,23 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val indexed = CandidateIndexes.indexedFiles(entry)
     val byId = entry.source.files.map(f => f.id -> f.key).toMap
     val listedKeys = listed.toSet
+    lazy val table = RowGroupTable.ofEntry(spark, entry)
     val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
       byId.get(id).filter(listedKeys.contains).map(k =>
-        k.path -> groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }.sortBy(_.start))
+        k.path ->
+          (perPosition match {
+            case None => groups.map { case (_, start, bytes) => RowGroupRange(start, bytes) }
+            case Some(per) =>
+              groups.groupBy(_._2).toSeq.map { case (ordinal, hits) =>
+                val g = table.getOrElse((id, ordinal.toInt),
+                  throw new HyperspaceException(
+                    s"Split index '${entry.name}' names row group $ordinal of source file ${k.path}, which its row " +
+                      "group table does not list; refresh the index in full mode."))
+                // Adjacent positions make one range: parquet-mr merges them anyway.
+                val ranges = hits.map(_._3).distinct.sorted.map(p => (p * per, math.min(g.rows, (p + 1) * per) - 1))
+                RowGroupRange(g.start, g.bytes, ordinal.toInt, ranges)
+              }
+          }).sortBy(_.start))
     }.toMap
     val whole = listed.filterNot(indexed.contains)
     val bytesToRead = rowGroups.valuesIterator.flatten.map(_.bytes).sum + whole.map(_.size).sum
@@ -317,12 +339,47 @@ object SplitSeekAudit {
     def count(scan: LogicalPlan): Long = SparkInternals.ofRows(spark, Filter(condition, scan)).count()
     val inFull = count(full)
     val bySeek = count(seekOfSample)
-    if (inFull != bySeek) {
+    def fail(files: Set[String], expected: Long, got: Long, how: String): Nothing =
       throw new AuditFailure(
-        s"Split index '${entry.name}' (log version ${entry.id}) skipped rows: in ${sample.size} sampled source " +
-          s"file(s) (${sample.toSeq.sorted.take(3).mkString(", ")}${if (sample.size > 3) ", ..." else ""}) the filter " +
-          s"${condition.sql} keeps $inFull row(s) but the seek reads $bySeek of them. Refresh the index in full mode " +
-          "or delete it; the query was not run.")
+        s"Split index '${entry.name}' (log version ${entry.id}) skipped rows: in ${files.size} sampled source " +
+          s"file(s) (${files.toSeq.sorted.take(3).mkString(", ")}${if (files.size > 3) ", ..." else ""}) the filter " +
+          s"${condition.sql} keeps $expected row(s) but the seek $how reads $got of them. Refresh the index in full " +
+          "mode or delete it; the query was not run.")
+    if (inFull != bySeek) fail(sample, inFull, bySeek, "")
+    // A seek read in the driver reads only the pages of the located row ranges: the sampled files
+    // it would read so are read so here too, and their matching rows counted.
+    val paged = plan.rowGroups.filter { case (path, groups) => sample.contains(path) && groups.exists(_.rows.nonEmpty) }
+    val readable = condition.deterministic && condition.references.subsetOf(AttributeSet(relation.output))
+    if (paged.nonEmpty && fs.partitionSchema.isEmpty && readable) {
+      val inFullPaged =
+        count(FileRelation.withLocation(relation, fs, new SelectedFilesIndex(fs.location, paged.keySet)))
+      val byPages = pageRowsMatching(spark, relation, fs, condition, paged)
+      if (inFullPaged != byPages) fail(paged.keySet, inFullPaged, byPages, "by pages")
     }
+  }
+
+  /** Rows of `relation` satisfying `condition` that the driver-side page read of `groups` returns. */
+  private def pageRowsMatching(
+      spark: SparkSession,
+      relation: LogicalRelation,
+      fs: HadoopFsRelation,
+      condition: Expression,
+      groups: Map[String, Seq[RowGroupRange]]): Long = {
+    val hadoopConf = spark.sessionState.newHadoopConfWithOptions(fs.options)
+    val options = fs.options + (FileFormat.OPTION_RETURNING_BATCH -> "false")
+    // Configures `hadoopConf` for the data schema, as the driver-side read has it.
+    val whole = new SplitSeekParquetFormat(groups).buildReaderWithPartitionValues(
+      spark, fs.dataSchema, fs.partitionSchema, fs.dataSchema, Nil, options, hadoopConf)
+    val read = SplitPageRead.reader(spark.sessionState.conf, options, fs.dataSchema, hadoopConf, new PageReadCounts) _
+    val predicate = Predicate.create(condition, relation.output)
+    predicate.initialize(0)
+    val files = fs.location.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
+      .filter(f => groups.contains(f.getPath.toString))
+    files.map { status =>
+      val file = FileListing.partitionedFile(status)
+      read(status.getPath, groups(status.getPath.toString), g => whole(file.copy(start = g.start, length = g.bytes)))
+        .count(predicate.eval)
+        .toLong
+    }.sum
   }
 }

@@ -20,31 +20,54 @@ import io.hyperspace.sources.{FileSource, SourcePaths}
 
 /**
  * The split index: per source row its key columns and its location — the source file's id (the
- * lineage id the log keeps) and the ordinal, first byte and compressed size of the Parquet row
- * group holding it — hash-bucketed on the keys and sorted within each bucket, as a covering index
- * without the included columns, in zstd-compressed Parquet.
+ * lineage id the log keeps), the ordinal of the Parquet row group holding it and a coarse position
+ * in that row group (`_row_position`: the row's index within the row group divided by
+ * [[rowsPerPosition]]) — hash-bucketed on the keys and sorted within each bucket, as a covering
+ * index without the included columns, in zstd-compressed Parquet. Each data version directory also
+ * holds a small table of the row groups its rows point into ([[RowGroupTable]]: first byte,
+ * compressed size, rows), so what is the same for every row of a row group is stored once.
  *
- * Kind version 1 also stored each row's index within its file (`_row_index`), for reads of single
- * pages or rows that were never built: half the index's bytes, read by nothing. Version 2 (from
- * then on) does not write it; indexes of version 1 keep it, and their refreshes and optimizes
- * keep writing it (the schema in the log says which), and seek as before. The seek rewrite
+ * Kind version 3 (this layout) lets a seek read only the Parquet pages holding the located rows
+ * ([[SplitPageRead]]). Version 2 stored per row the row group's first byte and size instead of a
+ * position (a fifth of the index's bytes, and only whole row groups could be read); version 1 also
+ * stored the row's index within its file (`_row_index`, half the index's bytes). Indexes of
+ * versions 1 and 2 keep their layout — their refreshes and optimizes keep writing it (the schema
+ * in the log says which) — and seek whole row groups as before. The seek rewrite
  * ([[io.hyperspace.rules.SplitSeekRule]]) reads the locations matching a filter and then only
- * those row groups of the source.
+ * those row groups (or pages) of the source.
  *
  * Parquet sources only: CSV and JSON have no row groups, and a file-level index of them would be
  * a data skipping index with a value list sketch, which exists already; they are refused.
  */
 object SplitIndex extends IndexKind {
   val Kind = "SplitIndex"
-  val KindVersion = 2
+  val KindVersion = 3
 
   /** Location columns, after the keys and the lineage column. */
   val RowGroupColumn = "_row_group"
+  /** Kind version 3: the row's index within its row group, divided by [[rowsPerPosition]]. */
+  val RowPositionColumn = "_row_position"
+  /** Kind versions 1 and 2 (see above). */
   val RowGroupStartColumn = "_row_group_start"
   val RowGroupBytesColumn = "_row_group_bytes"
   /** Written by kind version 1 only (see above). */
   val RowIndexColumn = "_row_index"
-  private val LocationColumns = Seq(RowGroupColumn, RowGroupStartColumn, RowGroupBytesColumn, RowIndexColumn)
+  private val LocationColumns =
+    Seq(RowGroupColumn, RowPositionColumn, RowGroupStartColumn, RowGroupBytesColumn, RowIndexColumn)
+
+  /**
+   * Rows per `_row_position` unit, recorded in the definition's properties under this key. 1,024
+   * rows: a position then takes about 7 bits per row for row groups of 100,000 rows (the exact row
+   * index took 17, half of a version 1 index's bytes), and 1,024 rows lie within one or two pages
+   * of parquet-mr's default 20,000-row pages, so a located row costs the pages holding it.
+   */
+  val RowsPerPositionKey = "rowsPerPosition"
+  val DefaultRowsPerPosition = 1024
+
+  /** Rows per position unit of a version 3 index, None for versions 1 and 2 (no positions). */
+  def rowsPerPosition(definition: IndexDefinition): Option[Int] =
+    if (!storedColumns(definition).contains(RowPositionColumn)) None
+    else Some(definition.properties.get(RowsPerPositionKey).map(_.toInt).getOrElse(DefaultRowsPerPosition))
 
   /**
    * The Parquet writer's options for index files: zstd, which packs the sorted keys and the
@@ -81,9 +104,9 @@ object SplitIndex extends IndexKind {
     val stored = DataType.fromJson(covering.schema).asInstanceOf[StructType]
     val schema = StructType(stored.fields ++ Seq(
       StructField(RowGroupColumn, IntegerType, nullable = false),
-      StructField(RowGroupStartColumn, LongType, nullable = false),
-      StructField(RowGroupBytesColumn, LongType, nullable = false)))
-    covering.copy(kind = Kind, kindVersion = KindVersion, schema = schema.json)
+      StructField(RowPositionColumn, IntegerType, nullable = false)))
+    covering.copy(kind = Kind, kindVersion = KindVersion, schema = schema.json,
+      properties = covering.properties + (RowsPerPositionKey -> DefaultRowsPerPosition.toString))
   }
 
   private def storedColumns(definition: IndexDefinition): Seq[String] =
@@ -104,7 +127,8 @@ object SplitIndex extends IndexKind {
         Seq(col("_metadata.file_path").as("__hs_file_path"), col("_metadata.row_index").as(rowIndex)): _*)
     // Rows name their file as `_metadata.file_path` does: percent-encoded, unlike the listing.
     val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
-    val groups = rowGroups(spark, files).toDF(
+    val footerGroups = rowGroups(spark, files)
+    val groups = footerGroups.toDF(
       "__hs_rg_file", RowGroupColumn, "__hs_rg_first", "__hs_rg_rows", RowGroupStartColumn, RowGroupBytesColumn)
     val changed = raise_error(lit(s"A source file of split index '$indexName' changed while the index was being " +
         "built; retry."))
@@ -114,11 +138,23 @@ object SplitIndex extends IndexKind {
           col(rowIndex) < col("__hs_rg_first") + col("__hs_rg_rows"), "left")
       // A row whose file or row group is not the one listed means the file changed under the build.
       .where(col("__hs_rg_file").isNotNull || changed.isNull)
-    val data = located.select(keys.map(k => col(IndexColumn.quote(k))) ++ Seq(
-        col("__hs_file_id").as(CoveringIndex.LineageColumn), col(RowGroupColumn), col(RowGroupStartColumn),
-        col(RowGroupBytesColumn)) ++ (if (storesRowIndex) Seq(col(rowIndex).as(RowIndexColumn)) else Nil): _*)
+    val locations = rowsPerPosition(definition) match {
+      case Some(per) =>
+        Seq(col(RowGroupColumn), ((col(rowIndex) - col("__hs_rg_first")) / per).cast(IntegerType).as(RowPositionColumn))
+      case None =>
+        Seq(col(RowGroupColumn), col(RowGroupStartColumn), col(RowGroupBytesColumn)) ++
+          (if (storesRowIndex) Seq(col(rowIndex).as(RowIndexColumn)) else Nil)
+    }
+    val data = located.select(keys.map(k => col(IndexColumn.quote(k))) ++
+        Seq(col("__hs_file_id").as(CoveringIndex.LineageColumn)) ++ locations: _*)
     val bucketed = data.repartition(definition.numBuckets, keys.map(k => col(IndexColumn.quote(k))): _*)
     SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keys, keys, mode, WriteOptions)
+    if (rowsPerPosition(definition).isDefined) {
+      RowGroupTable.add(spark, dataPath,
+        footerGroups.map {
+          case (id, ordinal, first, rows, start, bytes) => RowGroupInfo(id, ordinal, first, rows, start, bytes)
+        })
+    }
   }
 
   /**
@@ -162,8 +198,19 @@ object SplitIndex extends IndexKind {
     val ranged = FileRanges.describe(spark, schema, keyColumns(definition), dataPath, files)
     // A struct of several keys is never NULL; a single NULL key is not counted, as no equality finds it.
     val key = if (keys.size == 1) keys.head else struct(keys: _*)
-    val data = spark.read.schema(schema).parquet(files.map(f => new Path(dataPath, f.name).toString): _*)
-    val perFile = data.groupBy(col("_metadata.file_name")).agg(
+    val read = spark.read.schema(schema).parquet(files.map(f => new Path(dataPath, f.name).toString): _*)
+      .select(col("*"), col("_metadata.file_name").as("__hs_file_name"))
+    // Version 3 rows name their row group; its bytes are in the directory's row group table.
+    val data = if (schema.fieldNames.contains(RowGroupBytesColumn)) read
+    else {
+      import spark.implicits._
+      val table = RowGroupTable.read(spark, Seq(dataPath)).values.toSeq
+        .map(g => (g.fileId, g.ordinal, g.bytes)).toDF("__hs_rg_id", "__hs_rg_ordinal", RowGroupBytesColumn)
+      read.join(broadcast(table),
+        col(CoveringIndex.LineageColumn) === col("__hs_rg_id") &&
+          col(RowGroupColumn) === col("__hs_rg_ordinal"), "left")
+    }
+    val perFile = data.groupBy(col("__hs_file_name")).agg(
       approx_count_distinct(key),
       approx_count_distinct(struct(key, col(CoveringIndex.LineageColumn), col(RowGroupColumn))),
       sum(col(RowGroupBytesColumn)))
@@ -177,15 +224,30 @@ object SplitIndex extends IndexKind {
   override def canDropDeletedFiles(definition: IndexDefinition): Boolean = true
 
   override def dropRows(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path,
-      dropIds: Set[Long]): Unit =
+      dropIds: Set[Long]): Unit = {
     CoveringIndex.rewrite(spark, entry, files, dataPath, dropIds, oneFilePerBucket = false, options = WriteOptions)
+    carryRowGroups(spark, entry, dataPath, dropIds)
+  }
+
+  /**
+   * A rewrite's directory gets the row groups of the entry's (version 3): its rows point into row
+   * groups that earlier directories listed, and those directories may be vacuumed once no file of
+   * the log lies in them.
+   */
+  private def carryRowGroups(spark: SparkSession, entry: LogEntry, dataPath: Path, dropIds: Set[Long]): Unit =
+    if (rowsPerPosition(entry.index).isDefined) {
+      RowGroupTable.add(spark, dataPath,
+        RowGroupTable.ofEntry(spark, entry).values.filterNot(g => dropIds.contains(g.fileId)).toSeq)
+    }
 
   override def mergeGroups(entry: LogEntry): Seq[Seq[ContentFile]] =
     entry.content.files.groupBy(CoveringIndex.bucketOf).toSeq.collect { case (Some(_), fs) => fs }
 
-  override def merge(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path): Unit =
+  override def merge(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path): Unit = {
     CoveringIndex.rewrite(spark, entry, files, dataPath, dropIds = Set.empty, oneFilePerBucket = true,
       options = WriteOptions)
+    carryRowGroups(spark, entry, dataPath, Set.empty)
+  }
 
   override def coveredColumns(definition: IndexDefinition): Seq[String] = definition.indexedColumns
 
@@ -194,8 +256,12 @@ object SplitIndex extends IndexKind {
       Map(
         "numBuckets" -> definition.numBuckets.toString,
         "locations" ->
-          ("source file id, row group (ordinal, first byte, bytes)" +
-            (if (storedColumns(definition).contains(RowIndexColumn)) ", row index" else "")),
+          (if (rowsPerPosition(definition).isDefined) {
+             s"source file id, row group ordinal, row position (${rowsPerPosition(definition).get} rows)"
+           } else {
+             "source file id, row group (ordinal, first byte, bytes)" +
+               (if (storedColumns(definition).contains(RowIndexColumn)) ", row index" else "")
+           }),
         "schema" -> definition.schema))
 
   override def rewrites: RewriteFamily = RewriteFamily.RowGroupSeek

@@ -12,8 +12,13 @@ import io.hyperspace.index.dataskipping.{IndexSkips, RelationSkippingStats, Skip
 import io.hyperspace.log.LogEntry
 import io.hyperspace.sources.FilteredFileIndex
 
-/** A Parquet row group by its first byte and compressed size, as the footer gives them. */
-case class RowGroupRange(start: Long, bytes: Long) {
+/**
+ * A Parquet row group by its first byte and compressed size, as the footer gives them, and, for
+ * an index that records row positions (kind version 3), its ordinal and the ranges of its rows
+ * (first and last row within the row group, inclusive) that hold the located rows: a read in the
+ * driver reads only the pages holding those ([[SplitPageRead]]). Empty `rows`: the whole group.
+ */
+case class RowGroupRange(start: Long, bytes: Long, ordinal: Int = -1, rows: Seq[(Long, Long)] = Nil) {
   // Parquet gives a row group to the split holding its midpoint (parquet-mr's range filter);
   // a split of exactly this range therefore reads this row group and no other.
   private[split] def midpoint: Long = start + bytes / 2
@@ -52,7 +57,15 @@ class SplitSeekParquetFormat(val rowGroups: Map[String, Seq[RowGroupRange]]) ext
       }
   }
 
-  override def toString: String = s"SplitSeekParquet(${rowGroups.values.map(_.size).sum} row groups)"
+  /** Row groups whose located rows are known to ranges of rows (kind version 3). */
+  def positioned: Int = rowGroups.valuesIterator.flatten.count(_.rows.nonEmpty)
+
+  override def toString: String = {
+    val groups = rowGroups.values.map(_.size).sum
+    val p = positioned
+    if (p == 0) s"SplitSeekParquet($groups row groups)"
+    else s"SplitSeekParquet($groups row groups; $p with located row ranges: read in the driver, only their pages)"
+  }
 
   override def equals(other: Any): Boolean = other match {
     case o: SplitSeekParquetFormat => o.rowGroups == rowGroups

@@ -103,22 +103,25 @@ class SplitIndexSuite extends RuleTestSupport {
       assert(entry.index.kind == "SplitIndex")
       assert(indexRow("sBuild").getAs[String]("kindAbbr") == "SI")
       assert(sourceRowGroups(points) > 30, "the source needs many row groups for these tests")
-      assert(entry.index.kindVersion == 2)
+      assert(entry.index.kindVersion == 3)
       val data = readIndexData("sBuild")
-      // Kind version 2: no row index (kind version 1's `_row_index`, which nothing read).
-      assert(data.columns.toSeq == Seq("k", "_data_file_id", "_row_group", "_row_group_start", "_row_group_bytes"))
+      // Kind version 3: a coarse row position; the row group's bytes in the row group table.
+      assert(data.columns.toSeq == Seq("k", "_data_file_id", "_row_group", "_row_position"))
       assert(data.count() == Rows)
-      // Every stored row group is its row's: the row's key is in it (read from the source by Spark
-      // with its own row indexes), and its first byte and size agree with the footer.
+      val table = RowGroupTable.ofEntry(spark, entry)
+      val per = SplitIndex.rowsPerPosition(entry.index).get
+      // Every stored location is its row's: the row's key is at that position of that row group
+      // (read from the source by Spark with its own row indexes), and the table agrees with the footer.
       val byId = entry.source.files.map(f => f.id -> f.path).toMap
       val sample = data.where("k IS NOT NULL").orderBy("k").limit(100).collect()
       sample.foreach { r =>
         val rgs = rowGroupsOf(byId(r.getLong(1)))
         val g = rgs(r.getInt(2))
-        assert(r.getLong(3) == g._4 && r.getLong(4) == g._5)
+        val info = table((r.getLong(1), r.getInt(2)))
+        assert(info == RowGroupInfo(r.getLong(1), g._1, g._2, g._3, g._4, g._5), (info, g))
         val rows = withHyperspace(on = false)(spark.read.parquet(byId(r.getLong(1)))
             .where(s"k = ${r.getInt(0)}").selectExpr("_metadata.row_index").collect().map(_.getLong(0)))
-        assert(rows.exists(i => i >= g._2 && i < g._2 + g._3), (r, g, rows.toSeq))
+        assert(rows.exists(i => i >= g._2 && i < g._2 + g._3 && (i - g._2) / per == r.getInt(3)), (r, g, rows.toSeq))
       }
       // zstd-compressed index files.
       val file = entry.content.pathOf(entry.content.files.head).toString
@@ -360,6 +363,167 @@ class SplitIndexSuite extends RuleTestSupport {
       assert(seekScans(sameResult(query())).size == 1)
       assert(indexRow("sV1").getAs[String]("kindAbbr") == "SI")
     } finally drop("sV1")
+  }
+
+  test("an index of kind version 2 (row group bytes per row) still seeks, refreshes and optimizes") {
+    val path = newDir("v2").getAbsolutePath + "/data"
+    write(frame(0, 3000), path)
+    val source = () => spark.read.parquet(path)
+    hs.createIndex(source(), SplitIndexV2Config("sV2", Seq("k")))
+    try {
+      val entry = latest("sV2")
+      assert(entry.index.kind == "SplitIndex" && entry.index.kindVersion == 2)
+      assert(SplitIndex.rowsPerPosition(entry.index).isEmpty)
+      def data = readIndexData("sV2")
+      assert(data.columns.toSeq == Seq("k", "_data_file_id", "_row_group", "_row_group_start", "_row_group_bytes"))
+      val query = () => source().where("k IN (5, 600, 1200) OR k = 77")
+      def check(): Unit = {
+        val plan = sameResult(query())
+        val Seq(scan) = seekScans(plan)
+        val format = scan.relation.fileFormat.asInstanceOf[SplitSeekParquetFormat]
+        assert(format.positioned == 0, "version 2 has no positions: whole row groups")
+        driverReads(plan).foreach(r => assert(r.metrics("rowGroupsByPages").value == 0))
+      }
+      check()
+      write(frame(3000, 3600), path, "append")
+      hs.refreshIndex("sV2", "incremental")
+      assert(data.count() == source().count() && data.where("_row_group_bytes IS NULL").count() == 0)
+      check()
+      hs.optimizeIndex("sV2", "full")
+      assert(data.columns.contains("_row_group_bytes") && data.count() == source().count())
+      check()
+    } finally drop("sV2")
+  }
+
+  // Row groups of thousands of rows in pages of at most 200 rows: a located row's 1,024-row range
+  // lies in a few of a row group's pages.
+  private val smallPages = Map("parquet.block.size" -> "262144", "parquet.page.row.count.limit" -> "200",
+    "parquet.page.size" -> "8192")
+
+  private def pagedFrame(from: Long, until: Long): DataFrame =
+    spark.range(from, until, 1, 2).selectExpr(
+      "id",
+      "CASE WHEN id % 10 = 0 THEN NULL ELSE CAST(pmod(hash(id), 50000) AS INT) END AS k",
+      "CONCAT('s', pmod(hash(id, 7), 300)) AS s",
+      "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(pmod(hash(id, 3), 100000) AS DOUBLE) / 100 END AS x",
+      "DATE_ADD(DATE'2020-01-01', CAST(pmod(id, 1000) AS INT)) AS d",
+      "CASE WHEN id % 5 = 0 THEN NULL ELSE CAST(pmod(hash(id, 5), 1000000) AS DECIMAL(15, 2)) / 100 END AS dec",
+      "TIMESTAMP_SECONDS(1600000000 + id * 37) AS ts",
+      "REPEAT(CAST(id AS STRING), 3) AS pad")
+
+  test("kind version 3: a driver-side seek reads only the pages of its located rows; differential") {
+    val path = newDir("pages").getAbsolutePath + "/data"
+    pagedFrame(0, 60000).write.options(smallPages).parquet(path)
+    val source = () => spark.read.parquet(path)
+    val files = new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).sortBy(_.getName)
+    val groups = files.toSeq.map(f => rowGroupsOf(f.getPath))
+    assert(groups.forall(_.size >= 2) && groups.flatten.forall(_._3 >= 4096), s"the test needs big row groups: $groups")
+    hs.createIndex(source(), SplitIndexConfig("sPages", Seq("k")))
+    // About ten row groups: a seek of a key (one or two rows) reads a tenth or a fifth of them.
+    spark.conf.set("spark.hyperspace.index.split.maxReadFraction", "0.5")
+    try {
+      val random = new Random(23)
+      def filters(n: Int): Seq[String] = Seq.fill(n) {
+        val v = random.nextInt(50100) - 50
+        random.nextInt(6) match {
+          case 0 => s"k = $v"
+          case 1 => s"k IN (${Seq.fill(1 + random.nextInt(2))(random.nextInt(50000)).mkString(", ")}, NULL)"
+          case 2 => s"k = $v AND x IS NULL"
+          case 3 => s"k <=> $v"
+          case 4 => s"k BETWEEN $v AND ${v + 1}"
+          case _ => s"k = $v AND d > DATE'2020-06-01'"
+        }
+      }
+      /** (row groups read by pages, row groups read whole) over `fs`, each compared with Spark's result. */
+      def run(fs: Seq[String]): (Long, Long) = fs.map { filter =>
+        val plan = sameResult(source().where(filter))
+        driverReads(plan) match {
+          case Seq(read) =>
+            val (byPages, whole) = (read.metrics("rowGroupsByPages").value, read.metrics("rowGroupsWhole").value)
+            val seek = seekScans(plan).head.relation.location.asInstanceOf[SplitSeekFileIndex].plan
+            if (whole == 0 && seek.wholeFiles.isEmpty) {
+              // Exactly the rows of the located ranges were decoded, not their row groups.
+              val ranges = seek.rowGroups.values.flatten.flatMap(_.rows).map { case (a, b) => b - a + 1 }.sum
+              assert(read.metrics("rowsRead").value == ranges, filter)
+              assert(ranges == 0 || ranges < seek.rowGroups.values.flatten.size * 4096L, filter)
+            }
+            (byPages, whole)
+          case _ => (0L, 0L)
+        }
+      }.foldLeft((0L, 0L)) { case ((a, b), (c, d)) => (a + c, b + d) }
+      val (byPages, whole) = run(filters(24))
+      assert(byPages > 10, s"$byPages row groups read by pages, $whole whole")
+      // The format's description says the rows were located within their row groups.
+      val present = withHyperspace(on = false)(source().where("k IS NOT NULL").first().getAs[Int]("k"))
+      val Seq(scan) = seekScans(sameResult(source().where(s"k = $present")))
+      assert(scan.relation.fileFormat.toString.contains("only their pages"), scan.relation.fileFormat.toString)
+      // The audit reads the located pages too: a position pointing at the wrong rows is caught.
+      val optimized = withHyperspace(on = true)(source().where(s"k = $present").queryExecution.optimizedPlan)
+      val (condition, sought) = optimized.collectFirst {
+        case Filter(c, r: LogicalRelation) if seekLocation(r).isDefined => (c, r)
+      }.getOrElse(fail(optimized.treeString))
+      val location = seekLocation(sought).get
+      val seekFs = sought.relation.asInstanceOf[HadoopFsRelation]
+      val plainFs = seekFs.copy(location = location.delegate, fileFormat = new ParquetFileFormat)(spark)
+      val plain = sought.copy(relation = plainFs)
+      SplitSeekAudit.check(spark, plain, plainFs, sought, condition, location.plan, location.entry)
+      val moved = location.plan.rowGroups.map { case (f, gs) =>
+        f -> gs.map(g => g.copy(rows = g.rows.map { case (a, _) => if (a >= 2048) (0L, 1023L) else (2048L, 3071L) }))
+      }
+      val broken = location.plan.copy(rowGroups = moved)
+      val brokenScan = sought.copy(relation = seekFs.copy(
+        location = new SplitSeekFileIndex(location.delegate, broken, location.entry),
+        fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
+      val e = intercept[SplitSeekAudit.AuditFailure](
+        SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
+      assert(e.getMessage.contains("sPages") && e.getMessage.contains("by pages"), e.getMessage)
+      // With the driver-side read off, a job reads the whole row groups: same rows.
+      withConf(DriverReadKey -> "0")(
+        filters(4).foreach(f => assert(driverReads(sameResult(source().where(f))).isEmpty)))
+
+      // Appends and a delete: hybrid scan reads appended files whole, the rest by pages.
+      pagedFrame(60000, 61000).write.mode("append").options(smallPages).parquet(path)
+      assert(files.last.delete())
+      withHybridScan(run(filters(8)))
+      hs.refreshIndex("sPages", "incremental")
+      assert(readIndexData("sPages").count() == source().count())
+      assert(run(filters(10))._1 > 0)
+      hs.optimizeIndex("sPages", "full")
+      assert(run(filters(10))._1 > 0)
+      hs.refreshIndex("sPages", "full")
+      assert(run(filters(10))._1 > 0)
+    } finally {
+      spark.conf.unset("spark.hyperspace.index.split.maxReadFraction")
+      drop("sPages")
+    }
+  }
+
+  test("a page read falls back to the whole row group when pages do not pay or the row group is not the one located") {
+    val path = newDir("pagesFallback").getAbsolutePath + "/data"
+    pagedFrame(0, 20000).coalesce(1).write.options(smallPages).parquet(path)
+    val file = new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).head.getPath
+    val Seq((ordinal, _, rows, start, bytes), _*) = rowGroupsOf(file)
+    val schema = spark.read.parquet(path).schema
+    val format = new SplitSeekParquetFormat(Map.empty)
+    val conf = spark.sessionState.newHadoopConf()
+    // Configures `conf` for the schema, as the driver-side read has it configured.
+    format.buildReaderWithPartitionValues(spark, schema, new org.apache.spark.sql.types.StructType(), schema, Nil,
+      Map(org.apache.spark.sql.execution.datasources.FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
+    def read(group: RowGroupRange): (PageReadCounts, Int) = {
+      val counts = new PageReadCounts
+      val out = SplitPageRead.reader(spark.sessionState.conf, Map.empty, schema, conf, counts)(
+        new Path(file), Seq(group), _ => Iterator.empty).size
+      (counts, out)
+    }
+    // Some rows of one page: by pages, those rows (and no more than the range).
+    val (few, fewRows) = read(RowGroupRange(start, bytes, ordinal, Seq((10L, 20L))))
+    assert(few.byPages == 1 && few.whole == 0 && fewRows == 11 && few.rowsDecoded == 11)
+    // Most of the row group: not worth it, read whole.
+    val (most, _) = read(RowGroupRange(start, bytes, ordinal, Seq((0L, rows - 2))))
+    assert(most.byPages == 0 && most.whole == 1)
+    // A footer that no longer has that row group at that ordinal: whole (Spark's reader by bytes).
+    val (moved, _) = read(RowGroupRange(start + 1, bytes, ordinal, Seq((10L, 20L))))
+    assert(moved.byPages == 0 && moved.whole == 1)
   }
 
   test("lifecycle: refresh after append and delete (and hybrid scan before it), optimize, vacuum") {
