@@ -10,6 +10,8 @@ import org.apache.spark.sql.catalyst.util.truncatedString
 import org.apache.spark.sql.execution.{BinaryExecNode, LeafExecNode, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
+import org.apache.spark.sql.execution.hyperspace.PartitionedBroadcast
+
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 
@@ -112,9 +114,12 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
  * partition count; the probe rows' partitions are checked against the index's anyway.
  *
  * With `broadcastProbe` (a probe side small enough to broadcast, paper §III-C) the probe rows
- * are broadcast instead of shuffled, and each index partition takes the probe rows whose key
- * hashes to it: no shuffle stage at all, and every probe row is still owned by one partition
- * (which outer, semi and anti joins need).
+ * are broadcast instead of shuffled, grouped by the index partition their key hashes to (hashed
+ * once, where the broadcast is built), and each index partition takes its group: no shuffle
+ * stage at all, and every probe row is still owned by one partition (which outer, semi and anti
+ * joins need). The index partitions are then joined in `broadcastTasks` tasks (one per task
+ * slot, each task's partitions where one executor caches them): joining a small probe side is
+ * a few milliseconds per partition, less than a task's own fixed cost.
  *
  * `reason` is why the planner chose this over Spark's own join ([[IndexedJoinSelection]]).
  */
@@ -128,6 +133,7 @@ case class IndexedJoinExec(
     indexOnLeft: Boolean,
     extraCondition: Option[Expression],
     broadcastProbe: Boolean,
+    broadcastTasks: Int,
     reason: String = "") extends BinaryExecNode {
 
   override def left: SparkPlan = probe
@@ -154,12 +160,14 @@ case class IndexedJoinExec(
 
   override def requiredChildDistribution: Seq[Distribution] = {
     val probeSide =
-      if (broadcastProbe) BroadcastDistribution(IdentityBroadcastMode)
+      if (broadcastProbe) BroadcastDistribution(PartitionedBroadcast.mode(BindReferences.bindReference(
+        HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression, probe.output)))
       else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
     probeSide :: UnspecifiedDistribution :: Nil
   }
 
-  override def outputPartitioning: Partitioning = UnknownPartitioning(data.numPartitions)
+  override def outputPartitioning: Partitioning = UnknownPartitioning(
+    if (broadcastProbe) data.tasksFor(broadcastTasks) else data.numPartitions)
 
   private def probePreserved: Boolean = joinType match {
     case LeftOuter => !indexOnLeft
@@ -204,13 +212,13 @@ case class IndexedJoinExec(
 
   /** Each index partition joins the broadcast probe rows whose key hashes to it. */
   private def joinBroadcastProbe(spec: IndexedJoinSpec): RDD[InternalRow] = {
-    val broadcastRows = probe.executeBroadcast[Array[InternalRow]]()
-    val partitionOf = HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression
-    val probeOutput = spec.probeOutput
-    data.rdd.mapPartitionsWithIndex { (partition, parts) =>
-      val pid = UnsafeProjection.create(Seq(partitionOf), probeOutput)
-      val mine = broadcastRows.value.iterator.filter(r => pid(r).getInt(0) == partition)
-      new PartitionJoin(spec, parts.next(), partition, check = false).rows(mine)
+    val broadcastRows = probe.executeBroadcast[Any]()
+    data.inTasks(broadcastTasks).mapPartitions { parts =>
+      val rowsOf = PartitionedBroadcast.reader(broadcastRows.value)
+      val code = new JoinCode(spec)
+      parts.flatMap { case (partition, part) =>
+        new PartitionJoin(code, part, partition, check = false).rows(rowsOf(partition))
+      }
     }
   }
 
@@ -222,7 +230,7 @@ case class IndexedJoinExec(
         s"${probeRdd.getNumPartitions} partitions but the index has ${data.numPartitions}.")
     }
     probeRdd.zipPartitions(data.rdd) { (probeRows, parts) =>
-      new PartitionJoin(spec, parts.next(), TaskContext.getPartitionId(), check = true).rows(probeRows)
+      new PartitionJoin(new JoinCode(spec), parts.next(), TaskContext.getPartitionId(), check = true).rows(probeRows)
     }
   }
 
@@ -233,7 +241,7 @@ case class IndexedJoinExec(
   override def simpleString(maxFields: Int): String =
     s"IndexedJoin $joinType, key=${data.keyColumn}, probe key=${probeKey.sql}, " +
       s"index on ${if (indexOnLeft) "left" else "right"}" +
-      (if (broadcastProbe) ", probe broadcast" else "") +
+      (if (broadcastProbe) s", probe broadcast, ${data.tasksFor(broadcastTasks)} tasks" else "") +
       extraCondition.map(c => s", condition=${c.sql}").getOrElse("") +
       (if (reason.isEmpty) "" else s" ($reason)")
 }
