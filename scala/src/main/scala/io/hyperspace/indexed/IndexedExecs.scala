@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.catalyst.util.truncatedString
-import org.apache.spark.sql.execution.{BinaryExecNode, LeafExecNode, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.{BinaryExecNode, FilterExec, LeafExecNode, ProjectExec, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import org.apache.spark.sql.execution.hyperspace.PartitionedBroadcast
@@ -19,8 +19,13 @@ import io.hyperspace.config.HyperspaceConf
  * Reads every row of an Indexed DataFrame version. It reports the key's hash partitioning
  * (except for floating point keys, whose partitioning is on the normalised key), so Spark does
  * not shuffle it again for aggregates or joins clustered on the key.
+ *
+ * With `tasks`, it reads the partitions in that many tasks instead (partitions cached on one
+ * executor together), and reports no partitioning: [[ScanBroadcastIndexInFewTasks]] sets it for
+ * a scan whose rows are only collected for a broadcast, where nothing needs the partitioning and
+ * a task per partition cost more than reading a small index.
  */
-case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
+case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation, tasks: Option[Int] = None)
   extends LeafExecNode {
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
@@ -28,7 +33,9 @@ case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
 
   override def outputPartitioning: Partitioning = {
     val data = relation.data
-    if (data.codec.partitionKey(output(data.keyOrdinal)) eq output(data.keyOrdinal)) {
+    if (tasks.isDefined) {
+      UnknownPartitioning(data.tasksFor(tasks.get))
+    } else if (data.codec.partitionKey(output(data.keyOrdinal)) eq output(data.keyOrdinal)) {
       HashPartitioning(Seq(output(data.keyOrdinal)), data.numPartitions)
     } else {
       UnknownPartitioning(data.numPartitions)
@@ -37,14 +44,40 @@ case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
 
   override protected def doExecute(): RDD[InternalRow] = {
     val numOutputRows = longMetric("numOutputRows")
-    relation.data.rdd.mapPartitions { parts =>
+    val partitions = tasks match {
+      case Some(n) => relation.data.inTasks(n).map(_._2)
+      case None => relation.data.rdd
+    }
+    partitions.mapPartitions { parts =>
       parts.flatMap(_.iterator).map { row => numOutputRows += 1; row }
     }
   }
 
   override def simpleString(maxFields: Int): String =
     s"IndexedScan ${truncatedString(output, "[", ", ", "]", maxFields)}, " +
-      s"key=${output(relation.data.keyOrdinal).name}, version=${relation.data.version}"
+      s"key=${output(relation.data.keyOrdinal).name}, version=${relation.data.version}" +
+      tasks.map(n => s", ${relation.data.tasksFor(n)} tasks").getOrElse("")
+}
+
+/**
+ * Reads an Indexed DataFrame in one task per task slot where its rows are only collected for a
+ * broadcast (Spark's broadcast hash join of a small index side): a task per index partition
+ * cost more than the rows, e.g. 16 tasks for a 25,000-row index against 2 for the same rows
+ * cached by `df.cache()`. Only through projections and filters, which need no distribution of
+ * their input; a run after Spark placed its exchanges (a pre-transition columnar rule).
+ */
+object ScanBroadcastIndexInFewTasks extends org.apache.spark.sql.catalyst.rules.Rule[SparkPlan] {
+  override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
+    case b: org.apache.spark.sql.execution.exchange.BroadcastExchangeExec => b.withNewChildren(Seq(inFewTasks(b.child)))
+  }
+
+  private def inFewTasks(plan: SparkPlan): SparkPlan = plan match {
+    case s: IndexedScanExec if s.tasks.isEmpty =>
+      s.copy(tasks = Some(org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism))
+    case p: ProjectExec => p.withNewChildren(Seq(inFewTasks(p.child)))
+    case f: FilterExec => f.withNewChildren(Seq(inFewTasks(f.child)))
+    case other => other
+  }
 }
 
 /**

@@ -87,6 +87,10 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
             s"$joinType")
           assert(indexedJoins(joined).isEmpty, s"$joinType:\n${joined.queryExecution.executedPlan}")
           assert(broadcastOf(joined)(isIndexScan), s"$joinType:\n${joined.queryExecution.executedPlan}")
+          // The broadcast reads the index's 4 partitions in one task per slot (local[2]).
+          val scans = executedNodes(joined).collect { case s: IndexedScanExec => s }
+          assert(scans.nonEmpty && scans.forall(s => s.tasks.isDefined && s.execute().getNumPartitions == 2),
+            s"$joinType:\n${joined.queryExecution.executedPlan}")
           val why = IndexedDataFrame.joinDecisions(joined)
           assert(why.size == 1 && why.head.startsWith("spark: ") &&
               why.head.contains("Spark broadcasts it"), why)
