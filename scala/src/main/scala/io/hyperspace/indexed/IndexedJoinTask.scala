@@ -61,6 +61,8 @@ private[indexed] final class JoinCode(val spec: IndexedJoinSpec) {
   lazy val semiResult: UnsafeProjection = UnsafeProjection.create(resultOutput, resultOutput)
   val nullIndex = new GenericInternalRow(indexSideWidth)
   val nullProbe = new GenericInternalRow(probeOutput.length)
+  /** Pages of decoded blocks a partition's reader gave back, for the next one's (no new arrays). */
+  val decodedPages = new mutable.ArrayBuffer[Array[Byte]]()
 }
 
 /**
@@ -78,7 +80,7 @@ private[indexed] final class PartitionJoin(
 
   private val view = part.newRowView()
   private val memory = if (part.packedBatches == 0) None else TaskMemoryReservation.forCurrentTask()
-  private val reader = PartitionJoin.reader(part, memory)
+  private val reader = PartitionJoin.reader(part, memory, decodedPages)
   private val trackMatches = keepIndex || ((joinType == LeftSemi || joinType == LeftAnti) && indexOnLeft)
   private val matched = if (trackMatches) new mutable.LongMap[Unit]() else null
   private var checked = 0
@@ -88,7 +90,11 @@ private[indexed] final class PartitionJoin(
   def rows(probeRows: Iterator[InternalRow]): Iterator[InternalRow] =
     // `++` takes its right side lazily: unmatched rows are known once every probe row was seen,
     // and the decoded blocks are given back once this partition is joined (a task may join more).
-    (probed(probeRows) ++ unmatchedIndexRows ++ { memory.foreach(_.releaseAll()); Iterator.empty[InternalRow] })
+    (probed(probeRows) ++ unmatchedIndexRows ++ {
+      reader.release()
+      memory.foreach(_.releaseAll())
+      Iterator.empty[InternalRow]
+    })
       .map { row => numOutputRows += 1; row }
 
   private def pair(indexRow: InternalRow, probeRow: InternalRow): InternalRow =
@@ -177,7 +183,8 @@ private[indexed] object PartitionJoin {
    * `memory`, the task's execution memory (fewer when the task cannot get that much), until the
    * caller releases them or the task ends.
    */
-  def reader(part: IndexedPartition, memory: Option[TaskMemoryReservation]): part.Reader = {
+  def reader(part: IndexedPartition, memory: Option[TaskMemoryReservation],
+      pool: mutable.ArrayBuffer[Array[Byte]]): part.Reader = {
     if (part.packedBatches == 0) return part.newReader()
     var bytes = math.min(MaxDecodedBytes, part.decodedBlocksBytes)
     memory.foreach { memory =>
@@ -185,6 +192,6 @@ private[indexed] object PartitionJoin {
       if (bytes < 1024 * 1024) bytes = 0
       TaskContext.get().addTaskCompletionListener[Unit](_ => memory.releaseAll())
     }
-    part.newReader(bytes)
+    part.newReader(bytes, pool)
   }
 }
