@@ -194,7 +194,7 @@ case class IndexedJoinExec(
   override def requiredChildDistribution: Seq[Distribution] = {
     val probeSide =
       if (broadcastProbe) BroadcastDistribution(PartitionedBroadcast.mode(BindReferences.bindReference(
-        HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression, probe.output)))
+            HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression, probe.output)))
       else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
     probeSide :: UnspecifiedDistribution :: Nil
   }

@@ -137,7 +137,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
       withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
         val i = indexed.toDF
         for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
-            onLeft <- Seq(true, false); condition <- Seq(false, true)) {
+          onLeft <- Seq(true, false); condition <- Seq(false, true)) {
           def on(a: DataFrame, b: DataFrame): org.apache.spark.sql.Column = {
             val key = a("fk") === b("pk")
             if (condition) key && (a("fid") % 3 =!= b("pv") % 3) else key
