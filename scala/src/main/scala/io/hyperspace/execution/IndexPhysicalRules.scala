@@ -3,6 +3,8 @@ package io.hyperspace.execution
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 
+import io.hyperspace.indexed.ScanBroadcastIndexInFewTasks
+
 /**
  * Hyperspace's changes to a final physical plan, which need what only the final plan says:
  * where Spark placed Exchanges and Sorts, and which scans read by bucket. They run as the
@@ -12,11 +14,12 @@ import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
  *
  * First the Sorts that index scans reading sorted buckets make redundant go
  * ([[RemoveSortsOfSortedIndexBuckets]]); then a plan that reads only a few small index files is
- * marked to be read in the driver when its rows are collected ([[ReadSmallIndexLookupsInDriver]]).
+ * marked to be read in the driver when its rows are collected ([[ReadSmallIndexLookupsInDriver]]);
+ * an Indexed DataFrame collected for a broadcast is read in few tasks ([[ScanBroadcastIndexInFewTasks]]).
  */
 object IndexPhysicalRules extends ColumnarRule {
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan =
-      ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan))
+      ScanBroadcastIndexInFewTasks(ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan)))
   }
 }

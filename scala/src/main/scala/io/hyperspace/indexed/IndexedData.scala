@@ -172,6 +172,25 @@ final class IndexedData private[indexed] (
       .map(IndexedStats.of)
       .fold(IndexedStats.zero)(_ + _)
   }
+
+  /** How many tasks [[inTasks]] reads the partitions in, for at most `tasks`. */
+  private[indexed] def tasksFor(tasks: Int): Int = math.max(1, math.min(tasks, numPartitions))
+
+  /**
+   * The partitions, each with its number, read in [[tasksFor]]`(tasks)` tasks: partitions cached
+   * (else preferring to run) on the same executor together, as [[materialize]] groups them. The
+   * number of tasks depends on `tasks` only, so a plan can state it before it runs.
+   */
+  private[indexed] def inTasks(tasks: Int): RDD[(Int, IndexedPartition)] = {
+    val numbered = rdd.mapPartitionsWithIndex((p, parts) => parts.map(p -> _), preservesPartitioning = true)
+    val n = tasksFor(tasks)
+    if (n == numPartitions) return numbered
+    val cached = SparkInternals.cachedLocations(rdd)
+    val locations = (0 until numPartitions).map { p =>
+      cached(p).headOption.orElse(SparkInternals.preferredLocations(rdd, p).headOption)
+    }
+    numbered.coalesce(n, shuffle = false, Some(new FixedGroups(IndexedData.fixedTaskGroups(locations, n))))
+  }
 }
 
 /** Coalesces an RDD into the given groups of its partitions, each preferring its location. */
@@ -199,6 +218,23 @@ private[indexed] object IndexedData {
       val k = math.min(members.length, math.max(1, math.ceil(slots.toDouble * members.length / n).toInt))
       (0 until k).map(g => location -> members.indices.filter(_ % k == g).map(members(_)).toArray)
     }.toArray
+  }
+
+  /**
+   * Partitions `0 until locations.length` in exactly `tasks` (≤ the partitions) groups of equal
+   * size but one: in order of their preferred location, each group preferring its members' most
+   * common one.
+   */
+  private[indexed] def fixedTaskGroups(
+      locations: Seq[Option[String]], tasks: Int): Array[(Option[String], Array[Int])] = {
+    val n = locations.length
+    val order = locations.indices.sortBy(p => (locations(p).isEmpty, locations(p).getOrElse(""), p))
+    Array.tabulate(tasks) { g =>
+      val members = order.slice(g * n / tasks, (g + 1) * n / tasks)
+      val location = members.groupBy(locations(_)).toSeq
+        .minBy { case (l, ps) => (-ps.length, l.isEmpty, l.getOrElse("")) }._1
+      location -> members.sorted.toArray
+    }
   }
 
   /** Copies of the rows of `part` with any of `keys` (index keys of the partition's codec). */

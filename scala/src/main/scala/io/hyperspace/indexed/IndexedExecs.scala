@@ -7,8 +7,10 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.catalyst.util.truncatedString
-import org.apache.spark.sql.execution.{BinaryExecNode, LeafExecNode, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.{BinaryExecNode, FilterExec, LeafExecNode, ProjectExec, SparkPlan, SQLExecution}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+
+import org.apache.spark.sql.execution.hyperspace.PartitionedBroadcast
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
@@ -17,8 +19,13 @@ import io.hyperspace.config.HyperspaceConf
  * Reads every row of an Indexed DataFrame version. It reports the key's hash partitioning
  * (except for floating point keys, whose partitioning is on the normalised key), so Spark does
  * not shuffle it again for aggregates or joins clustered on the key.
+ *
+ * With `tasks`, it reads the partitions in that many tasks instead (partitions cached on one
+ * executor together), and reports no partitioning: [[ScanBroadcastIndexInFewTasks]] sets it for
+ * a scan whose rows are only collected for a broadcast, where nothing needs the partitioning and
+ * a task per partition cost more than reading a small index.
  */
-case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
+case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation, tasks: Option[Int] = None)
   extends LeafExecNode {
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
@@ -26,7 +33,9 @@ case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
 
   override def outputPartitioning: Partitioning = {
     val data = relation.data
-    if (data.codec.partitionKey(output(data.keyOrdinal)) eq output(data.keyOrdinal)) {
+    if (tasks.isDefined) {
+      UnknownPartitioning(data.tasksFor(tasks.get))
+    } else if (data.codec.partitionKey(output(data.keyOrdinal)) eq output(data.keyOrdinal)) {
       HashPartitioning(Seq(output(data.keyOrdinal)), data.numPartitions)
     } else {
       UnknownPartitioning(data.numPartitions)
@@ -35,14 +44,40 @@ case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation)
 
   override protected def doExecute(): RDD[InternalRow] = {
     val numOutputRows = longMetric("numOutputRows")
-    relation.data.rdd.mapPartitions { parts =>
+    val partitions = tasks match {
+      case Some(n) => relation.data.inTasks(n).map(_._2)
+      case None => relation.data.rdd
+    }
+    partitions.mapPartitions { parts =>
       parts.flatMap(_.iterator).map { row => numOutputRows += 1; row }
     }
   }
 
   override def simpleString(maxFields: Int): String =
     s"IndexedScan ${truncatedString(output, "[", ", ", "]", maxFields)}, " +
-      s"key=${output(relation.data.keyOrdinal).name}, version=${relation.data.version}"
+      s"key=${output(relation.data.keyOrdinal).name}, version=${relation.data.version}" +
+      tasks.map(n => s", ${relation.data.tasksFor(n)} tasks").getOrElse("")
+}
+
+/**
+ * Reads an Indexed DataFrame in one task per task slot where its rows are only collected for a
+ * broadcast (Spark's broadcast hash join of a small index side): a task per index partition
+ * cost more than the rows, e.g. 16 tasks for a 25,000-row index against 2 for the same rows
+ * cached by `df.cache()`. Only through projections and filters, which need no distribution of
+ * their input; a run after Spark placed its exchanges (a pre-transition columnar rule).
+ */
+object ScanBroadcastIndexInFewTasks extends org.apache.spark.sql.catalyst.rules.Rule[SparkPlan] {
+  override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
+    case b: org.apache.spark.sql.execution.exchange.BroadcastExchangeExec => b.withNewChildren(Seq(inFewTasks(b.child)))
+  }
+
+  private def inFewTasks(plan: SparkPlan): SparkPlan = plan match {
+    case s: IndexedScanExec if s.tasks.isEmpty =>
+      s.copy(tasks = Some(org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism))
+    case p: ProjectExec => p.withNewChildren(Seq(inFewTasks(p.child)))
+    case f: FilterExec => f.withNewChildren(Seq(inFewTasks(f.child)))
+    case other => other
+  }
 }
 
 /**
@@ -112,9 +147,12 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
  * partition count; the probe rows' partitions are checked against the index's anyway.
  *
  * With `broadcastProbe` (a probe side small enough to broadcast, paper §III-C) the probe rows
- * are broadcast instead of shuffled, and each index partition takes the probe rows whose key
- * hashes to it: no shuffle stage at all, and every probe row is still owned by one partition
- * (which outer, semi and anti joins need).
+ * are broadcast instead of shuffled, grouped by the index partition their key hashes to (hashed
+ * once, where the broadcast is built), and each index partition takes its group: no shuffle
+ * stage at all, and every probe row is still owned by one partition (which outer, semi and anti
+ * joins need). The index partitions are then joined in `broadcastTasks` tasks (one per task
+ * slot, each task's partitions where one executor caches them): joining a small probe side is
+ * a few milliseconds per partition, less than a task's own fixed cost.
  *
  * `reason` is why the planner chose this over Spark's own join ([[IndexedJoinSelection]]).
  */
@@ -128,6 +166,7 @@ case class IndexedJoinExec(
     indexOnLeft: Boolean,
     extraCondition: Option[Expression],
     broadcastProbe: Boolean,
+    broadcastTasks: Int,
     reason: String = "") extends BinaryExecNode {
 
   override def left: SparkPlan = probe
@@ -154,12 +193,14 @@ case class IndexedJoinExec(
 
   override def requiredChildDistribution: Seq[Distribution] = {
     val probeSide =
-      if (broadcastProbe) BroadcastDistribution(IdentityBroadcastMode)
+      if (broadcastProbe) BroadcastDistribution(PartitionedBroadcast.mode(BindReferences.bindReference(
+            HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression, probe.output)))
       else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
     probeSide :: UnspecifiedDistribution :: Nil
   }
 
-  override def outputPartitioning: Partitioning = UnknownPartitioning(data.numPartitions)
+  override def outputPartitioning: Partitioning = UnknownPartitioning(
+    if (broadcastProbe) data.tasksFor(broadcastTasks) else data.numPartitions)
 
   private def probePreserved: Boolean = joinType match {
     case LeftOuter => !indexOnLeft
@@ -204,13 +245,13 @@ case class IndexedJoinExec(
 
   /** Each index partition joins the broadcast probe rows whose key hashes to it. */
   private def joinBroadcastProbe(spec: IndexedJoinSpec): RDD[InternalRow] = {
-    val broadcastRows = probe.executeBroadcast[Array[InternalRow]]()
-    val partitionOf = HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression
-    val probeOutput = spec.probeOutput
-    data.rdd.mapPartitionsWithIndex { (partition, parts) =>
-      val pid = UnsafeProjection.create(Seq(partitionOf), probeOutput)
-      val mine = broadcastRows.value.iterator.filter(r => pid(r).getInt(0) == partition)
-      new PartitionJoin(spec, parts.next(), partition, check = false).rows(mine)
+    val broadcastRows = probe.executeBroadcast[Any]()
+    data.inTasks(broadcastTasks).mapPartitions { parts =>
+      val rowsOf = PartitionedBroadcast.reader(broadcastRows.value)
+      val code = new JoinCode(spec)
+      parts.flatMap { case (partition, part) =>
+        new PartitionJoin(code, part, partition, check = false).rows(rowsOf(partition))
+      }
     }
   }
 
@@ -222,7 +263,7 @@ case class IndexedJoinExec(
         s"${probeRdd.getNumPartitions} partitions but the index has ${data.numPartitions}.")
     }
     probeRdd.zipPartitions(data.rdd) { (probeRows, parts) =>
-      new PartitionJoin(spec, parts.next(), TaskContext.getPartitionId(), check = true).rows(probeRows)
+      new PartitionJoin(new JoinCode(spec), parts.next(), TaskContext.getPartitionId(), check = true).rows(probeRows)
     }
   }
 
@@ -233,7 +274,7 @@ case class IndexedJoinExec(
   override def simpleString(maxFields: Int): String =
     s"IndexedJoin $joinType, key=${data.keyColumn}, probe key=${probeKey.sql}, " +
       s"index on ${if (indexOnLeft) "left" else "right"}" +
-      (if (broadcastProbe) ", probe broadcast" else "") +
+      (if (broadcastProbe) s", probe broadcast, ${data.tasksFor(broadcastTasks)} tasks" else "") +
       extraCondition.map(c => s", condition=${c.sql}").getOrElse("") +
       (if (reason.isEmpty) "" else s" ($reason)")
 }

@@ -110,7 +110,7 @@ object IndexedJoinSelection {
   /** Whether adaptive execution already broadcast the probe side, and in which form. */
   sealed trait ProbeBroadcast
   case object NotBroadcastYet extends ProbeBroadcast
-  /** Broadcast as rows, for the indexed join (its IdentityBroadcastMode). */
+  /** Broadcast for the indexed join (rows grouped by index partition). */
   case object BroadcastForIndex extends ProbeBroadcast
   /** Broadcast in another form (Spark's hashed relation). */
   case object BroadcastForSpark extends ProbeBroadcast

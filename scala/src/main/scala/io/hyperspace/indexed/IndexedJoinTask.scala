@@ -40,30 +40,47 @@ private[indexed] final case class IndexedJoinSpec(
 }
 
 /**
- * One task of an [[IndexedJoinExec]]: joins the probe rows of index partition `partition` with
- * it. With `check`, the first probe rows are verified to hash to this partition (a probe side
+ * The generated code an [[IndexedJoinExec]] task joins with (predicates and projections), made
+ * once per task and shared by the partitions it joins: generating a projection's code costs
+ * about a millisecond even when the compiled class is cached, as much as joining a small probe
+ * side with a partition. Used by one thread at a time (the projections reuse their result row).
+ */
+private[indexed] final class JoinCode(val spec: IndexedJoinSpec) {
+  import spec._
+
+  lazy val indexFilterPredicate: Option[BasePredicate] =
+    indexFilter.map(f => Predicate.create(f, relationOutput))
+  lazy val project: InternalRow => InternalRow =
+    if (indexProjects == relationOutput) identity else UnsafeProjection.create(indexProjects, relationOutput)
+  lazy val condition: Option[BasePredicate] =
+    extraCondition.map(c => Predicate.create(c, leftOutput ++ rightOutput))
+  val joined = new JoinedRow
+  // Nullable inputs: outer joins feed null rows for sides whose columns are not nullable.
+  lazy val result: UnsafeProjection =
+    UnsafeProjection.create(resultOutput, (leftOutput ++ rightOutput).map(_.withNullability(true)))
+  lazy val semiResult: UnsafeProjection = UnsafeProjection.create(resultOutput, resultOutput)
+  val nullIndex = new GenericInternalRow(indexSideWidth)
+  val nullProbe = new GenericInternalRow(probeOutput.length)
+  /** Pages of decoded blocks a partition's reader gave back, for the next one's (no new arrays). */
+  val decodedPages = new mutable.ArrayBuffer[Array[Byte]]()
+}
+
+/**
+ * An [[IndexedJoinExec]] task's join of the probe rows of index partition `partition` with it.
+ * With `check`, the first probe rows are verified to hash to this partition (a probe side
  * partitioned otherwise than the index would silently miss matches).
  */
 private[indexed] final class PartitionJoin(
-    spec: IndexedJoinSpec,
+    code: JoinCode,
     part: IndexedPartition,
     partition: Int,
     check: Boolean) {
-  import spec._
+  import code._
+  import code.spec._
 
   private val view = part.newRowView()
-  private val reader = PartitionJoin.reader(part)
-  private val indexFilterPredicate = indexFilter.map(f => Predicate.create(f, relationOutput))
-  private val project: InternalRow => InternalRow =
-    if (indexProjects == relationOutput) identity else UnsafeProjection.create(indexProjects, relationOutput)
-  private val condition = extraCondition.map(c => Predicate.create(c, leftOutput ++ rightOutput))
-  private val joined = new JoinedRow
-  // Nullable inputs: outer joins feed null rows for sides whose columns are not nullable.
-  private val result =
-    UnsafeProjection.create(resultOutput, (leftOutput ++ rightOutput).map(_.withNullability(true)))
-  private val semiResult = UnsafeProjection.create(resultOutput, resultOutput)
-  private val nullIndex = new GenericInternalRow(indexSideWidth)
-  private val nullProbe = new GenericInternalRow(probeOutput.length)
+  private val memory = if (part.packedBatches == 0) None else TaskMemoryReservation.forCurrentTask()
+  private val reader = PartitionJoin.reader(part, memory, decodedPages)
   private val trackMatches = keepIndex || ((joinType == LeftSemi || joinType == LeftAnti) && indexOnLeft)
   private val matched = if (trackMatches) new mutable.LongMap[Unit]() else null
   private var checked = 0
@@ -71,8 +88,14 @@ private[indexed] final class PartitionJoin(
 
   /** The joined rows: the probe rows' results, then the index rows that must appear unmatched. */
   def rows(probeRows: Iterator[InternalRow]): Iterator[InternalRow] =
-    // `++` takes its right side lazily: unmatched rows are known once every probe row was seen.
-    (probed(probeRows) ++ unmatchedIndexRows).map { row => numOutputRows += 1; row }
+    // `++` takes its right side lazily: unmatched rows are known once every probe row was seen,
+    // and the decoded blocks are given back once this partition is joined (a task may join more).
+    (probed(probeRows) ++ unmatchedIndexRows ++ {
+      reader.release()
+      memory.foreach(_.releaseAll())
+      Iterator.empty[InternalRow]
+    })
+      .map { row => numOutputRows += 1; row }
 
   private def pair(indexRow: InternalRow, probeRow: InternalRow): InternalRow =
     if (indexOnLeft) joined(indexRow, probeRow) else joined(probeRow, indexRow)
@@ -155,18 +178,20 @@ private[indexed] object PartitionJoin {
 
   /**
    * A reader keeping the decoded blocks of packed batches for the task: probe keys land on random
-   * blocks, and decoding each block once per task, not once per row read, is what keeps a join
-   * over packed batches as fast as over plain ones. The blocks kept are reserved as the task's
-   * execution memory (fewer when the task cannot get that much) until it ends.
+   * blocks, and decoding each block once per partition join, not once per row read, is what
+   * keeps a join over packed batches as fast as over plain ones. The blocks kept are reserved in
+   * `memory`, the task's execution memory (fewer when the task cannot get that much), until the
+   * caller releases them or the task ends.
    */
-  def reader(part: IndexedPartition): part.Reader = {
+  def reader(part: IndexedPartition, memory: Option[TaskMemoryReservation],
+      pool: mutable.ArrayBuffer[Array[Byte]]): part.Reader = {
     if (part.packedBatches == 0) return part.newReader()
     var bytes = math.min(MaxDecodedBytes, part.decodedBlocksBytes)
-    TaskMemoryReservation.forCurrentTask().foreach { memory =>
+    memory.foreach { memory =>
       while (bytes >= 1024 * 1024 && !memory.reserve(bytes)) bytes /= 2
       if (bytes < 1024 * 1024) bytes = 0
       TaskContext.get().addTaskCompletionListener[Unit](_ => memory.releaseAll())
     }
-    part.newReader(bytes)
+    part.newReader(bytes, pool)
   }
 }

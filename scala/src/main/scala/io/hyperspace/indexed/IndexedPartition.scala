@@ -120,11 +120,19 @@ final class IndexedPartition private (
    * (direct-mapped by batch and block), so a reader that comes back to a block does not decode
    * it again. Not thread-safe: one per task or iterator.
    */
-  final class Reader private[IndexedPartition] (slots: Int) {
-    private val slotKeys = Array.fill(slots)(-1L)
+  final class Reader private[IndexedPartition] (slots: Int, pool: ArrayBuffer[Array[Byte]] = null) {
+    // With a slot for every block (a join task's reader), slots are taken in the order blocks are
+    // first read, so the pages hold only the blocks read: a small probe side reads a few blocks
+    // spread over the whole partition, and a slot per block number would allocate nearly every
+    // page for them. With fewer slots than blocks, a block's slot is its number modulo the slots.
+    private val dense = slots.toLong >= blockBase.last
+    private val slotOfBlock = if (dense) new Array[Int](blockBase.last.toInt) else null // slot + 1
+    private var nextSlot = 0
+    private val slotKeys = if (dense) null else Array.fill(slots)(-1L)
     // Decoded blocks live in pages of equal slots, each allocated when a slot of it is first
-    // used: a join task's blocks as thousands of small arrays would be copied over and over by
-    // young collections, and as one array of them all it would be zeroed in full and be a G1
+    // used (or taken from `pool`, pages an earlier partition's reader of the task gave back): a
+    // join task's blocks as thousands of small arrays would be copied over and over by young
+    // collections, and as one array of them all it would be zeroed in full and be a G1
     // humongous object however few blocks the task reads. A page stays under 512 KB. A block
     // longer than a slot (a row much bigger than the block size) gets an array of its own.
     private val slotBytes = packing.blockBytes + 1024
@@ -136,27 +144,49 @@ final class IndexedPartition private (
     // Offset in the array `locate` returned of the record it was asked for.
     private var at = 0
 
+    private def page(n: Int): Array[Byte] = {
+      if (pages(n) == null) {
+        val bytes = pageSlots * slotBytes
+        val i = if (pool == null) -1 else pool.lastIndexWhere(_.length == bytes)
+        pages(n) = if (i >= 0) pool.remove(i) else new Array[Byte](bytes)
+      }
+      pages(n)
+    }
+
+    /** Gives this reader's pages to its pool; the reader must not be used afterwards. */
+    def release(): Unit = if (pool != null) {
+      pages.indices.foreach { n => if (pages(n) != null) { pool += pages(n); pages(n) = null } }
+    }
+
     private def locate(batch: Int, offset: Int): Array[Byte] = {
       val packed = packs(batch)
       if (packed == null) { at = offset; batches(batch) }
       else {
         val block = packed.blockOf(offset)
         val key = blockBase(batch) + block
-        // Consecutive blocks never share a slot; with a slot per block, none do.
-        val slot = if (key < slots) key.toInt else (key % slots).toInt
+        var slot = 0
+        var decoded = false
+        if (dense) {
+          val s = slotOfBlock(key.toInt)
+          if (s > 0) { slot = s - 1; decoded = true }
+          else slot = nextSlot
+        } else {
+          // Consecutive blocks never share a slot; with a slot per block, none do.
+          slot = if (key < slots) key.toInt else (key % slots).toInt
+          decoded = slotKeys(slot) == key
+        }
         val length = packed.blockLength(block)
         val big = length > slotBytes
-        if (slotKeys(slot) != key) {
-          slotKeys(slot) = -1L
+        if (!decoded) {
+          if (!dense) slotKeys(slot) = -1L
           if (big) {
             if (oversized(slot) == null || oversized(slot).length < length) oversized(slot) = new Array[Byte](length)
             packed.decode(block, oversized(slot), 0)
           } else {
-            val page = slot >>> pageShift
-            if (pages(page) == null) pages(page) = new Array[Byte](pageSlots * slotBytes)
-            packed.decode(block, pages(page), (slot & (pageSlots - 1)) * slotBytes)
+            packed.decode(block, page(slot >>> pageShift), (slot & (pageSlots - 1)) * slotBytes)
           }
-          slotKeys(slot) = key
+          if (dense) { slotOfBlock(key.toInt) = slot + 1; nextSlot += 1 }
+          else slotKeys(slot) = key
         }
         if (big) { at = offset - packed.starts(block); oversized(slot) }
         else { at = (slot & (pageSlots - 1)) * slotBytes + offset - packed.starts(block); pages(slot >>> pageShift) }
@@ -200,12 +230,12 @@ final class IndexedPartition private (
 
   /**
    * A reader for many random reads (a join task): it keeps up to `maxBytes` of decoded blocks,
-   * as many as the partition has when they fit.
+   * as many as the partition has when they fit, in pages taken from `pool` when it has some.
    */
-  def newReader(maxBytes: Long): Reader = {
+  def newReader(maxBytes: Long, pool: ArrayBuffer[Array[Byte]] = null): Reader = {
     val blocks = packs.iterator.filter(_ != null).map(_.blocks.toLong).sum
     val fit = maxBytes / (packing.blockBytes + 1024)
-    new Reader(math.max(8L, math.min(blocks, fit)).toInt)
+    new Reader(math.max(8L, math.min(blocks, fit)).toInt, pool)
   }
 
   /** Points `view` at the row stored at `pointer` (a single read; use a [[Reader]] for many). */

@@ -4,9 +4,10 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.logical.{JoinHint, LogicalPlan}
-import org.apache.spark.sql.catalyst.plans.physical.{BroadcastPartitioning, IdentityBroadcastMode}
+import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
+import org.apache.spark.sql.execution.hyperspace.PartitionedBroadcast
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
@@ -63,6 +64,7 @@ object IndexedStrategy extends SparkStrategy {
             c.indexOnLeft,
             extra,
             c.decision.broadcastProbe,
+            SparkSession.active.sparkContext.defaultParallelism,
             c.decision.reason)
         }.toList
 
@@ -108,7 +110,8 @@ object IndexedStrategy extends SparkStrategy {
   private def probeBroadcast(probePlan: LogicalPlan): IndexedJoinSelection.ProbeBroadcast =
     probePlan match {
       case stage: LogicalQueryStage => stage.physicalPlan.outputPartitioning match {
-          case BroadcastPartitioning(IdentityBroadcastMode) => IndexedJoinSelection.BroadcastForIndex
+          case BroadcastPartitioning(mode) if PartitionedBroadcast.isPartitioned(mode) =>
+            IndexedJoinSelection.BroadcastForIndex
           case BroadcastPartitioning(_) => IndexedJoinSelection.BroadcastForSpark
           case _ => IndexedJoinSelection.NotBroadcastYet
         }

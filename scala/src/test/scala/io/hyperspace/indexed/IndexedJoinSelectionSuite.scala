@@ -87,6 +87,10 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
             s"$joinType")
           assert(indexedJoins(joined).isEmpty, s"$joinType:\n${joined.queryExecution.executedPlan}")
           assert(broadcastOf(joined)(isIndexScan), s"$joinType:\n${joined.queryExecution.executedPlan}")
+          // The broadcast reads the index's 4 partitions in one task per slot (local[2]).
+          val scans = executedNodes(joined).collect { case s: IndexedScanExec => s }
+          assert(scans.nonEmpty && scans.forall(s => s.tasks.isDefined && s.execute().getNumPartitions == 2),
+            s"$joinType:\n${joined.queryExecution.executedPlan}")
           val why = IndexedDataFrame.joinDecisions(joined)
           assert(why.size == 1 && why.head.startsWith("spark: ") &&
               why.head.contains("Spark broadcasts it"), why)
@@ -121,6 +125,36 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
         }
       }
     }
+  }
+
+  test("a broadcast probe side: partitions joined in one task per slot, rows grouped by partition once") {
+    // 8 index partitions on local[2]: two tasks of four partitions each. The probe has NULL and
+    // duplicate keys and keys of every partition; an extra condition filters some pairs.
+    val indexed = factSource.createIndex("fk", 8).cache()
+    val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
+      "id AS pv")
+    for (aqe <- Seq(true, false)) {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+        val i = indexed.toDF
+        for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
+          onLeft <- Seq(true, false); condition <- Seq(false, true)) {
+          def on(a: DataFrame, b: DataFrame): org.apache.spark.sql.Column = {
+            val key = a("fk") === b("pk")
+            if (condition) key && (a("fid") % 3 =!= b("pv") % 3) else key
+          }
+          val (got, want) =
+            if (onLeft) (i.join(broadcast(p), on(i, p), joinType), factPlain.join(p, on(factPlain, p), joinType))
+            else (p.hint("broadcast").join(i, on(i, p), joinType), p.join(factPlain, on(factPlain, p), joinType))
+          val clue = s"AQE $aqe, $joinType, index on ${if (onLeft) "left" else "right"}, condition $condition"
+          assertSameRows(got, want, clue)
+          val join = indexedJoins(got)
+          assert(join.size == 1 && join.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
+          assert(join.head.execute().getNumPartitions == 2, clue)
+          assert(join.head.simpleString(100).contains("probe broadcast, 2 tasks"), join.head.simpleString(100))
+        }
+      }
+    }
+    indexed.unpersist(blocking = true)
   }
 
   test("a broadcast probe side every partition would filter is left to Spark's broadcast join") {
