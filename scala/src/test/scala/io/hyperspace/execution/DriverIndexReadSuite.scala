@@ -1,7 +1,7 @@
 package io.hyperspace.execution
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
@@ -56,6 +56,26 @@ class DriverIndexReadSuite extends RuleTestSupport {
       assert(jobsOf(lookup.orderBy("id"))(_.collect()) > 0) // a Sort above: runs as planned
     }
     withHyperspace(on = false)(assert(jobsOf(lookup)(_.collect()) > 0))
+  }
+
+  test("a lookup on the sorted indexed column reads without Parquet's dictionary filter, with Spark's rows") {
+    def scanOf(plan: SparkPlan) = plan.collectFirst { case s: FileSourceScanExec => s }.get
+    val dictionaryFilter = "parquet.filter.dictionary.enabled"
+    for (where <- Seq("id = 7", "id IN (7, 1234)", "id BETWEEN 10 AND 12 AND amount > 0", "id = -1")) {
+      val plan = sameResult(spark.read.parquet(source).where(where).select("id", "name", "amount"))
+      val Seq(read) = driverReads(plan)
+      assert(DriverIndexRead.readOptions(scanOf(read.child)).get(dictionaryFilter).contains("false"), where)
+    }
+    // The index of `sales` read by a filter on another column than its indexed one (through the
+    // same relation's options): the dictionary filter stays.
+    val sorted = withHyperspace(on = true) {
+      val df = salesDf.where("id = 7").select("id", "g")
+      df.collect()
+      executed(df)
+    }
+    val scan = scanOf(sorted)
+    val onOther = scan.copy(dataFilters = scan.dataFilters.filterNot(_.references.exists(_.name == "id")))
+    assert(DriverIndexRead.readOptions(onOther).get(dictionaryFilter).isEmpty)
   }
 
   test("show, first and limit take their rows from the driver-side read") {
