@@ -36,9 +36,13 @@ from hyperspace import (
 )
 
 INDEXES = [
-    IndexConfig("li_orderkey", ["l_orderkey"], ["l_linenumber", "l_quantity", "l_extendedprice", "l_discount", "l_shipdate"]),
+    IndexConfig(
+        "li_orderkey", ["l_orderkey"], ["l_linenumber", "l_quantity", "l_extendedprice", "l_discount", "l_shipdate"]
+    ),
     IndexConfig("li_all_orderkey", ["l_orderkey"], LINEITEM_COLUMNS[1:]),
-    ZOrderCoveringIndexConfig("li_zorder_shipdate_discount", ["l_shipdate", "l_discount"], ["l_extendedprice", "l_quantity"]),
+    ZOrderCoveringIndexConfig(
+        "li_zorder_shipdate_discount", ["l_shipdate", "l_discount"], ["l_extendedprice", "l_quantity"]
+    ),
 ]
 
 
