@@ -16,7 +16,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.covering.{CoveringIndex, CoveringIndexKind, IndexHadoopFsRelation}
+import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.split.SplitSeekFileIndex
 import io.hyperspace.shims.{FileListing, SortAggregation}
 
@@ -77,15 +77,14 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val relation = scan.relation
     val files = relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
     val pushed = scan.dataFilters.flatMap(SparkInternals.sourceFilter)
-    val options = DriverIndexRead.readOptions(scan)
     val read = relation.fileFormat.buildReaderWithPartitionValues(
       sparkSession = relation.sparkSession,
       dataSchema = relation.dataSchema,
       partitionSchema = relation.partitionSchema,
       requiredSchema = scan.requiredSchema,
       filters = pushed,
-      options = options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
-      hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(options))
+      options = relation.options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
+      hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options))
     val held = new RowBudget(maxRows)
     // Each step, from the scan up, as a function of the rows below it.
     val pipeline: Iterator[InternalRow] => Iterator[InternalRow] =
@@ -149,25 +148,6 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
 }
 
 object DriverIndexRead {
-
-  /**
-   * The reader options of `scan`'s driver-side read: the relation's, and no Parquet dictionary
-   * filter when a filter constrains the column a covering index sorts every file on. The row
-   * group statistics and page indexes of that sorted column already narrow the read to the pages
-   * holding the matching keys; the dictionary filter would first expand the row group's whole
-   * key dictionary into a set (some 90,000 keys in a bucket of TPC-H SF1's lineitem) to tell the
-   * same, which was a third of a `SELECT *` lookup's driver read
-   * (benchmarks/results/h-18-tiny-seek-profile.notes.md). A Z-order index's files are sorted on
-   * no column, so its reads keep the filter.
-   */
-  def readOptions(scan: FileSourceScanExec): Map[String, String] = scan.relation match {
-    case index: IndexHadoopFsRelation
-        if index.entry.index.kind == CoveringIndexKind.name &&
-          scan.dataFilters.exists(_.references.exists(a =>
-            CoveringIndex.storedIndexedColumns(index.entry.index).headOption.exists(_.equalsIgnoreCase(a.name)))) =>
-      index.options ++ IndexHadoopFsRelation.lookupOptions
-    case relation => relation.options
-  }
 
   /**
    * A plan of only Filters, Projects, aggregates and coalesces over an index scan or a split index

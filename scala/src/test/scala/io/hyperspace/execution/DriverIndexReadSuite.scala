@@ -58,24 +58,26 @@ class DriverIndexReadSuite extends RuleTestSupport {
     withHyperspace(on = false)(assert(jobsOf(lookup)(_.collect()) > 0))
   }
 
-  test("a lookup on the sorted indexed column reads without Parquet's dictionary filter, with Spark's rows") {
+  test("a filter on the sorted indexed column reads without Parquet's dictionary filter, with Spark's rows") {
     def scanOf(plan: SparkPlan) = plan.collectFirst { case s: FileSourceScanExec => s }.get
     val dictionaryFilter = "parquet.filter.dictionary.enabled"
-    for (where <- Seq("id = 7", "id IN (7, 1234)", "id BETWEEN 10 AND 12 AND amount > 0", "id = -1")) {
+    for {
+      maxBytes <- Seq("32m", "0") // read in the driver, and by a job
+      where <- Seq("id = 7", "id IN (7, 1234)", "id BETWEEN 10 AND 12 AND amount > 0", "id = -1", "id > 3000")
+    } withConf("spark.hyperspace.index.driverRead.maxBytes" -> maxBytes) {
       val plan = sameResult(spark.read.parquet(source).where(where).select("id", "name", "amount"))
-      val Seq(read) = driverReads(plan)
-      assert(DriverIndexRead.readOptions(scanOf(read.child)).get(dictionaryFilter).contains("false"), where)
+      assert(indexesUsed(plan) == Seq("lookupsById") && driverReads(plan).nonEmpty == (maxBytes != "0"), plan.treeString)
+      assert(scanOf(plan).relation.options.get(dictionaryFilter).contains("false"), where)
     }
-    // The index of `sales` read by a filter on another column than its indexed one (through the
-    // same relation's options): the dictionary filter stays.
-    val sorted = withHyperspace(on = true) {
-      val df = salesDf.where("id = 7").select("id", "g")
-      df.collect()
-      executed(df)
-    }
-    val scan = scanOf(sorted)
-    val onOther = scan.copy(dataFilters = scan.dataFilters.filterNot(_.references.exists(_.name == "id")))
-    assert(DriverIndexRead.readOptions(onOther).get(dictionaryFilter).isEmpty)
+    // The same index read for anything but a filter on its sorted column keeps the filter.
+    val entry = logOf("lookupsById").latestStable.get
+    val sourceRelation = spark.read.parquet(source).queryExecution.analyzed
+      .collectFirst { case r: org.apache.spark.sql.execution.datasources.LogicalRelation => r }.get
+    val amount = sourceRelation.output.find(_.name == "amount").get
+    val plain = io.hyperspace.index.covering.IndexScan.scanFor(spark, entry, sourceRelation,
+      Seq(org.apache.spark.sql.catalyst.expressions.IsNotNull(amount)))
+    assert(plain.relation.asInstanceOf[io.hyperspace.index.covering.IndexHadoopFsRelation].options
+      .get(dictionaryFilter).isEmpty)
   }
 
   test("show, first and limit take their rows from the driver-side read") {
