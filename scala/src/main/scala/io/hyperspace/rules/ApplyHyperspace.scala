@@ -238,10 +238,11 @@ object ApplyHyperspace extends Logging {
    */
   private def indexReadsIn(plan: LogicalPlan): Seq[(LogEntry, Option[Seq[ContentFile]])] = plan.collect {
     case FileRelation(_, r: IndexHadoopFsRelation) =>
-      Seq(r.entry -> (r.location match {
-        case z: ZOrderFileIndex => Some(z.kept)
-        case _ => None
-      }))
+      Seq(r.entry ->
+        (r.location match {
+          case z: ZOrderFileIndex => Some(z.kept)
+          case _ => None
+        }))
     case FileRelation(_, r) if r.location.isInstanceOf[SkippedFilesIndex] =>
       r.location.asInstanceOf[SkippedFilesIndex].entries.map(_ -> None)
   }.flatten

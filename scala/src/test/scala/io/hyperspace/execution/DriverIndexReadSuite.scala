@@ -66,7 +66,8 @@ class DriverIndexReadSuite extends RuleTestSupport {
       where <- Seq("id = 7", "id IN (7, 1234)", "id BETWEEN 10 AND 12 AND amount > 0", "id = -1", "id > 3000")
     } withConf("spark.hyperspace.index.driverRead.maxBytes" -> maxBytes) {
       val plan = sameResult(spark.read.parquet(source).where(where).select("id", "name", "amount"))
-      assert(indexesUsed(plan) == Seq("lookupsById") && driverReads(plan).nonEmpty == (maxBytes != "0"), plan.treeString)
+      assert(indexesUsed(plan) == Seq("lookupsById") && driverReads(plan).nonEmpty == (maxBytes != "0"),
+        plan.treeString)
       assert(scanOf(plan).relation.options.get(dictionaryFilter).contains("false"), where)
     }
     // The same index read for anything but a filter on its sorted column keeps the filter.
@@ -77,7 +78,7 @@ class DriverIndexReadSuite extends RuleTestSupport {
     val plain = io.hyperspace.index.covering.IndexScan.scanFor(spark, entry, sourceRelation,
       Seq(org.apache.spark.sql.catalyst.expressions.IsNotNull(amount)))
     assert(plain.relation.asInstanceOf[io.hyperspace.index.covering.IndexHadoopFsRelation].options
-      .get(dictionaryFilter).isEmpty)
+        .get(dictionaryFilter).isEmpty)
   }
 
   test("show, first and limit take their rows from the driver-side read") {

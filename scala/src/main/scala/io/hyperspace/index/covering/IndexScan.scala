@@ -207,7 +207,8 @@ object IndexScan {
     val relation =
       if (ZOrderCoveringIndex.isZOrder(entry)) ZOrderFileIndex.relation(spark, entry, filters)
       else if (filtersSortedColumn(entry, filters))
-        new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry), Some(IndexHadoopFsRelation.bucketSpec(entry)),
+        new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry),
+          Some(IndexHadoopFsRelation.bucketSpec(entry)),
           IndexHadoopFsRelation.lookupOptions)
       else new IndexHadoopFsRelation(entry, spark)
     val byName = source.output.map(a => a.name.toLowerCase -> a).toMap

@@ -112,7 +112,7 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
       val (narrowFiles, wideFiles) = (entry.content.files.filter(overlaps(_, 100, 101)),
         entry.content.files.filter(overlaps(_, 500, Double.MaxValue)))
       assert(narrowFiles.size <= IndexDataFiles.MaxFilesCheckedOneByOne &&
-        wideFiles.size > IndexDataFiles.MaxFilesCheckedOneByOne, entry.content.files.map(_.stats))
+          wideFiles.size > IndexDataFiles.MaxFilesCheckedOneByOne, entry.content.files.map(_.stats))
       assert(indexesUsed(sameResult(narrow)) == Seq("zHoles") && indexesUsed(sameResult(wide)) == Seq("zHoles"))
       def remove(f: io.hyperspace.log.ContentFile): Unit = {
         val file = new java.io.File(new java.net.URI(entry.content.pathOf(f)))
