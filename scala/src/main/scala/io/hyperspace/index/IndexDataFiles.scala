@@ -25,4 +25,23 @@ object IndexDataFiles {
       files.filterNot(f => present.get(f.name).contains(f.size))
     }
   }
+
+  /**
+   * Up to this many files a scan reads are checked one by one ([[missingAmong]]) rather than by
+   * listing their directories: a Z-order range reading 2 of 114 files paid more for the listing
+   * (a status per file of the directory) than for the rest of Hyperspace's planning
+   * (benchmarks/results/h-18-tiny-seek-profile.notes.md). Kept small, so an object store makes
+   * no more requests than a few.
+   */
+  val MaxFilesCheckedOneByOne = 4
+
+  /** Those of `files` (data files of `entry`) that are missing or have another size than recorded. */
+  def missingAmong(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile],
+      conf: Option[Configuration] = None): Seq[ContentFile] = {
+    val fs = new Path(entry.content.root).getFileSystem(conf.getOrElse(spark.sessionState.newHadoopConf()))
+    files.filterNot { f =>
+      try fs.getFileStatus(new Path(entry.content.pathOf(f))).getLen == f.size
+      catch { case _: java.io.FileNotFoundException => false }
+    }
+  }
 }

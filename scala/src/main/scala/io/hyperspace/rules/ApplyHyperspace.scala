@@ -12,7 +12,8 @@ import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.{IndexCatalog, IndexKinds}
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
-import io.hyperspace.log.LogEntry
+import io.hyperspace.index.zorder.ZOrderFileIndex
+import io.hyperspace.log.{ContentFile, LogEntry}
 import io.hyperspace.shims.FileRelation
 import io.hyperspace.sources.TableScans
 
@@ -144,9 +145,10 @@ object ApplyHyperspace extends Logging {
       indexes: Seq[LogEntry],
       log: DecisionLog): LogicalPlan = {
     val inPlanAlready = indexesIn(plan).map(_.identity).toSet
-    val readable = scala.collection.mutable.Map[(String, String, Long), Boolean]()
-    def isReadable(e: LogEntry): Boolean = readable.getOrElseUpdate(e.identity,
-      CandidateIndexes.missingData(spark, e, Some(catalog.hadoopConf)) match {
+    val readable = scala.collection.mutable.Map[((String, String, Long), Option[Seq[String]]), Boolean]()
+    def isReadable(e: LogEntry, reads: Option[Seq[ContentFile]]): Boolean = readable.getOrElseUpdate(
+      (e.identity, reads.map(_.map(_.path))),
+      CandidateIndexes.missingData(spark, e, Some(catalog.hadoopConf), reads) match {
         case None => true
         case Some(reason) =>
           logWarning(s"Hyperspace does not use index '${e.name}': $reason")
@@ -159,8 +161,9 @@ object ApplyHyperspace extends Logging {
       // Reasons of an attempt that is redone are those of a plan that does not run.
       val attemptLog = if (log.recording) new RecordingLog else DecisionLog.Discard
       val rewritten = rewriteWith(spark, plan, usable, attemptLog)
-      val broken = indexesIn(rewritten)
-        .filterNot(e => inPlanAlready.contains(e.identity) || isReadable(e)).map(_.identity).toSet
+      val broken = indexReadsIn(rewritten)
+        .filterNot { case (e, reads) => inPlanAlready.contains(e.identity) || isReadable(e, reads) }
+        .map(_._1.identity).toSet
       val remaining = usable.filterNot(e => broken.contains(e.identity))
       if (broken.isEmpty) {
         attemptLog match {
@@ -228,6 +231,21 @@ object ApplyHyperspace extends Logging {
     case DataSkippingRule => scope.skippingAllowed
     case _ => scope.coveringAllowed
   }
+
+  /**
+   * The indexes `plan` reads, each with the data files its scan reads when the scan chose them at
+   * planning (a Z-order index's range), else None (all the files its listing finds).
+   */
+  private def indexReadsIn(plan: LogicalPlan): Seq[(LogEntry, Option[Seq[ContentFile]])] = plan.collect {
+    case FileRelation(_, r: IndexHadoopFsRelation) =>
+      Seq(r.entry ->
+        (r.location match {
+          case z: ZOrderFileIndex => Some(z.kept)
+          case _ => None
+        }))
+    case FileRelation(_, r) if r.location.isInstanceOf[SkippedFilesIndex] =>
+      r.location.asInstanceOf[SkippedFilesIndex].entries.map(_ -> None)
+  }.flatten
 
   /** The index entries a logical plan reads (covering indexes) or prunes files with (data skipping). */
   def indexesIn(plan: LogicalPlan): Seq[LogEntry] = plan.collect {

@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.index.{BoundedCache, CatalogVersion, IndexCatalog, IndexDataFiles, IndexKinds, RewriteFamily}
 import io.hyperspace.index.covering.IndexScan
-import io.hyperspace.log.{IndexLogManager, LogEntry, States}
+import io.hyperspace.log.{ContentFile, IndexLogManager, LogEntry, States}
 import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex, SourceChanges, SourceSubset, TableFormats}
 
 /**
@@ -211,16 +211,30 @@ object CandidateIndexes extends Logging {
    * Why `entry`'s data cannot be read, if it cannot: a data file it lists is missing or has
    * another size (removed or overwritten by hand, by a storage lifecycle rule, or vacuumed by
    * another process). One listing per data version directory the entry uses, so callers check
-   * an index once per query that would read it, not per optimizer pass or per file.
+   * an index once per query that would read it, not per optimizer pass or per file. `reads`:
+   * the data files the query reads, when its scan chose them at planning (a Z-order range); only
+   * those are checked, each by itself when they are a few
+   * ([[IndexDataFiles.MaxFilesCheckedOneByOne]]).
    */
   def missingData(spark: SparkSession, entry: LogEntry,
-      conf: Option[org.apache.hadoop.conf.Configuration] = None): Option[String] =
+      conf: Option[org.apache.hadoop.conf.Configuration] = None,
+      reads: Option[Seq[ContentFile]] = None): Option[String] =
     if (entry.isHypothetical) None
-    else IndexDataFiles.missing(spark, entry, conf) match {
-      case Seq() => None
-      case missing =>
-        Some(s"${missing.size} of its ${entry.content.files.size} data file(s) are missing or were " +
-          s"changed (e.g. ${entry.content.pathOf(missing.head)}); refresh it in full mode or recreate it")
+    else {
+      val missing = reads match {
+        case Some(files) if files.size <= IndexDataFiles.MaxFilesCheckedOneByOne =>
+          IndexDataFiles.missingAmong(spark, entry, files, conf)
+        case Some(files) =>
+          val read = files.map(_.path).toSet
+          IndexDataFiles.missing(spark, entry, conf).filter(f => read.contains(f.path))
+        case None => IndexDataFiles.missing(spark, entry, conf)
+      }
+      missing match {
+        case Seq() => None
+        case _ =>
+          Some(s"${missing.size} of its ${entry.content.files.size} data file(s) are missing or were " +
+            s"changed (e.g. ${entry.content.pathOf(missing.head)}); refresh it in full mode or recreate it")
+      }
     }
 
   /** The index columns (indexed, then included) with their types. */

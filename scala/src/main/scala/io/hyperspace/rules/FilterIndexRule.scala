@@ -75,9 +75,10 @@ object FilterIndexRule extends IndexRewrite with PredicateHelper {
       Set(RewriteFamily.CoveringScan, RewriteFamily.FilterScan))
     val conjuncts = splitConjunctivePredicates(condition)
     val usable = candidates.flatMap { found =>
-      // A Z-order index reads the files its ranges cannot rule out for this filter.
+      // A Z-order index reads the files its ranges cannot rule out for this filter; a covering
+      // index reads its sorted files as a lookup (IndexScan.scanFor).
       val zorder = ZOrderCoveringIndex.isZOrder(found.entry)
-      val c = if (zorder) found.copy(filters = conjuncts) else found
+      val c = found.copy(filters = conjuncts)
       val indexed = CoveringIndex.columnsOf(c.entry.index)._1
       val coverage = StructFields.coverage(c.entry, reads.fields, resolver)
       if (coverage.isEmpty)

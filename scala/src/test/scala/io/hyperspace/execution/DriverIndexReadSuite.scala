@@ -1,7 +1,7 @@
 package io.hyperspace.execution
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
@@ -56,6 +56,29 @@ class DriverIndexReadSuite extends RuleTestSupport {
       assert(jobsOf(lookup.orderBy("id"))(_.collect()) > 0) // a Sort above: runs as planned
     }
     withHyperspace(on = false)(assert(jobsOf(lookup)(_.collect()) > 0))
+  }
+
+  test("a filter on the sorted indexed column reads without Parquet's dictionary filter, with Spark's rows") {
+    def scanOf(plan: SparkPlan) = plan.collectFirst { case s: FileSourceScanExec => s }.get
+    val dictionaryFilter = "parquet.filter.dictionary.enabled"
+    for {
+      maxBytes <- Seq("32m", "0") // read in the driver, and by a job
+      where <- Seq("id = 7", "id IN (7, 1234)", "id BETWEEN 10 AND 12 AND amount > 0", "id = -1", "id > 3000")
+    } withConf("spark.hyperspace.index.driverRead.maxBytes" -> maxBytes) {
+      val plan = sameResult(spark.read.parquet(source).where(where).select("id", "name", "amount"))
+      assert(indexesUsed(plan) == Seq("lookupsById") && driverReads(plan).nonEmpty == (maxBytes != "0"),
+        plan.treeString)
+      assert(scanOf(plan).relation.options.get(dictionaryFilter).contains("false"), where)
+    }
+    // The same index read for anything but a filter on its sorted column keeps the filter.
+    val entry = logOf("lookupsById").latestStable.get
+    val sourceRelation = spark.read.parquet(source).queryExecution.analyzed
+      .collectFirst { case r: org.apache.spark.sql.execution.datasources.LogicalRelation => r }.get
+    val amount = sourceRelation.output.find(_.name == "amount").get
+    val plain = io.hyperspace.index.covering.IndexScan.scanFor(spark, entry, sourceRelation,
+      Seq(org.apache.spark.sql.catalyst.expressions.IsNotNull(amount)))
+    assert(plain.relation.asInstanceOf[io.hyperspace.index.covering.IndexHadoopFsRelation].options
+        .get(dictionaryFilter).isEmpty)
   }
 
   test("show, first and limit take their rows from the driver-side read") {

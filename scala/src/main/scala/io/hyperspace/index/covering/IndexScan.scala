@@ -153,12 +153,16 @@ object IndexHadoopFsRelation {
     FileSourceOptions.IGNORE_CORRUPT_FILES -> "false")
 
   /**
-   * [[options]] for a lookup of a few keys in files sorted by them (a split index's seek): the
+   * [[options]] for a lookup of a few keys in files sorted by them (a split index's seek, a
+   * filter on a covering index's sorted column): the
    * row group and page statistics already narrow the read to the pages that can hold the keys,
    * and Parquet's dictionary filter would first expand each row group's key dictionary (some
    * 90,000 values a bucket at TPC-H SF1, a set built per lookup) to tell the same. Measured: a
    * point lookup's planning 140 ms without it against 177 ms with it (medians of 77 alternating
-   * runs, load 14; benchmarks/results/split-point-profile.md).
+   * runs, load 14; benchmarks/results/split-point-profile.md). For a `SELECT *` lookup on a
+   * covering index read in the driver it was a third of the read: 43 → 22 ms a read (load 8;
+   * benchmarks/results/h-18-tiny-seek-profile.notes.md). A Z-order index's files are sorted on no
+   * column, so its reads keep the filter.
    */
   val lookupOptions: Map[String, String] = options + ("parquet.filter.dictionary.enabled" -> "false")
 }
@@ -195,12 +199,17 @@ object IndexScan {
    * The index relation of `entry` standing in for `source`: its columns that the source has
    * carry the source's attributes; the others (the lineage column) get new ones. A Z-order
    * index lists only its files whose ranges can satisfy `filters` (the conjuncts of the filter
-   * over the scan, on the source's attributes).
+   * over the scan, on the source's attributes); a covering index whose sorted column `filters`
+   * constrain is read with [[IndexHadoopFsRelation.lookupOptions]].
    */
   def scanFor(spark: SparkSession, entry: LogEntry, source: LogicalRelation, filters: Seq[Expression] = Nil)
       : LogicalRelation = {
     val relation =
       if (ZOrderCoveringIndex.isZOrder(entry)) ZOrderFileIndex.relation(spark, entry, filters)
+      else if (filtersSortedColumn(entry, filters))
+        new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry),
+          Some(IndexHadoopFsRelation.bucketSpec(entry)),
+          IndexHadoopFsRelation.lookupOptions)
       else new IndexHadoopFsRelation(entry, spark)
     val byName = source.output.map(a => a.name.toLowerCase -> a).toMap
     val output = relation.schema.fields.toSeq.map { f =>
@@ -211,6 +220,12 @@ object IndexScan {
     }
     FileRelation(relation, output)
   }
+
+  /** Whether one of `filters` references the column every file of covering index `entry` is sorted on. */
+  private def filtersSortedColumn(entry: LogEntry, filters: Seq[Expression]): Boolean =
+    entry.index.kind == CoveringIndexKind.name &&
+      CoveringIndex.storedIndexedColumns(entry.index).headOption.exists(sorted =>
+        filters.exists(_.references.exists(_.name.equalsIgnoreCase(sorted))))
 
   /** The source's attributes that `scan` (from [[scanFor]]) outputs, in the source's order. */
   def sourceColumns(scan: LogicalRelation, source: LogicalRelation): Seq[Attribute] =

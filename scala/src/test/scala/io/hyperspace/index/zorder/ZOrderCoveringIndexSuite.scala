@@ -7,7 +7,7 @@ import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.expr
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.{CatalogVersion, IndexConfig}
+import io.hyperspace.index.{CatalogVersion, IndexConfig, IndexDataFiles}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.RuleTestSupport
 
@@ -97,6 +97,39 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
       assert(indexFilesRead(plan) == overlapping, plan.treeString)
       assert(overlapping < entry.content.files.size / 2, entry.content.files.map(_.stats))
     } finally drop("zOne")
+  }
+
+  test("a range checks the files it reads: one gone keeps the index out of the queries reading it only") {
+    create(df, ZOrderCoveringIndexConfig("zHoles", Seq("b"), Seq("id")))
+    try {
+      val entry = latest("zHoles")
+      def overlaps(f: io.hyperspace.log.ContentFile, lo: Double, hi: Double): Boolean = {
+        val b = f.stats.get.columns("b")
+        b.min.exists(_.toDouble <= hi) && b.max.exists(_.toDouble >= lo)
+      }
+      def narrow = df.where("b BETWEEN 100 AND 101").select("id", "b") // a file or two: each checked by itself
+      def wide = df.where("b >= 500").select("id", "b") // more files than are checked one by one: a listing
+      val (narrowFiles, wideFiles) = (entry.content.files.filter(overlaps(_, 100, 101)),
+        entry.content.files.filter(overlaps(_, 500, Double.MaxValue)))
+      assert(narrowFiles.size <= IndexDataFiles.MaxFilesCheckedOneByOne &&
+          wideFiles.size > IndexDataFiles.MaxFilesCheckedOneByOne, entry.content.files.map(_.stats))
+      assert(indexesUsed(sameResult(narrow)) == Seq("zHoles") && indexesUsed(sameResult(wide)) == Seq("zHoles"))
+      def remove(f: io.hyperspace.log.ContentFile): Unit = {
+        val file = new java.io.File(new java.net.URI(entry.content.pathOf(f)))
+        assert(file.delete())
+        new java.io.File(file.getParentFile, s".${file.getName}.crc").delete()
+      }
+      // A file only the wide range reads: the narrow one still uses the index, the wide one not.
+      remove(wideFiles.filterNot(narrowFiles.contains).head)
+      assert(indexesUsed(sameResult(narrow)) == Seq("zHoles"))
+      assert(indexesUsed(sameResult(wide)).isEmpty)
+      // A file the narrow range reads, overwritten with other bytes (another size): not used either.
+      val victim = new java.io.File(new java.net.URI(entry.content.pathOf(narrowFiles.head)))
+      java.nio.file.Files.write(victim.toPath, Array[Byte](1, 2, 3))
+      new java.io.File(victim.getParentFile, s".${victim.getName}.crc").delete()
+      assert(indexesUsed(sameResult(narrow)).isEmpty)
+      assert(hs.whyNot(narrow, "zHoles").contains(victim.getName))
+    } finally drop("zHoles")
   }
 
   test("a two-column box reads fewer files than either of its ranges alone") {
