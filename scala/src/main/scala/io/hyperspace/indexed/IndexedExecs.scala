@@ -6,8 +6,10 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
+import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.util.truncatedString
 import org.apache.spark.sql.execution.{BinaryExecNode, FilterExec, LeafExecNode, ProjectExec, SparkPlan, SQLExecution}
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
 import org.apache.spark.sql.execution.hyperspace.PartitionedBroadcast
@@ -66,14 +68,14 @@ case class IndexedScanExec(output: Seq[Attribute], relation: IndexedRelation, ta
  * cached by `df.cache()`. Only through projections and filters, which need no distribution of
  * their input; a run after Spark placed its exchanges (a pre-transition columnar rule).
  */
-object ScanBroadcastIndexInFewTasks extends org.apache.spark.sql.catalyst.rules.Rule[SparkPlan] {
+object ScanBroadcastIndexInFewTasks extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
-    case b: org.apache.spark.sql.execution.exchange.BroadcastExchangeExec => b.withNewChildren(Seq(inFewTasks(b.child)))
+    case b: BroadcastExchangeExec => b.withNewChildren(Seq(inFewTasks(b.child)))
   }
 
   private def inFewTasks(plan: SparkPlan): SparkPlan = plan match {
     case s: IndexedScanExec if s.tasks.isEmpty =>
-      s.copy(tasks = Some(org.apache.spark.sql.SparkSession.active.sparkContext.defaultParallelism))
+      s.copy(tasks = Some(s.relation.data.rdd.sparkContext.defaultParallelism))
     case p: ProjectExec => p.withNewChildren(Seq(inFewTasks(p.child)))
     case f: FilterExec => f.withNewChildren(Seq(inFewTasks(f.child)))
     case other => other
