@@ -27,9 +27,9 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
   }
 
   test("the built-in kinds and the classpath's kinds are registered") {
-    // DistinctValues and SplitIndexV1Test are the test classpath's (META-INF/services).
+    // DistinctValues, SplitIndexV1Test and SplitIndexV2Test are the test classpath's (META-INF/services).
     assert(IndexKinds.names == Seq("CoveringIndex", "DataSkippingIndex", "DistinctValues", "SplitIndex",
-      "SplitIndexV1Test", "ZOrderCoveringIndex"))
+      "SplitIndexV1Test", "SplitIndexV2Test", "ZOrderCoveringIndex"))
     assert(IndexKinds.find("CoveringIndex").contains(CoveringIndexKind))
     assert(IndexKinds.find("DataSkippingIndex").contains(DataSkippingIndexKind))
     assert(IndexKinds.find("ZOrderCoveringIndex").contains(io.hyperspace.index.zorder.ZOrderCoveringIndex))
@@ -127,7 +127,7 @@ class IndexKindSpiSuite extends MaintenanceTestSupport {
     assert(
       reason.contains("Index 'alien'") && reason.contains("'ZOrderIndex'") &&
         reason.contains("CoveringIndex, DataSkippingIndex, DistinctValues, SplitIndex, SplitIndexV1Test, " +
-          "ZOrderCoveringIndex"), reason)
+          "SplitIndexV2Test, ZOrderCoveringIndex"), reason)
     assert(indexRow("alien").getAs[String]("kindAbbr") == "ZOrderIndex")
 
     val e = intercept[HyperspaceException](hs.refreshIndex("alien", "full"))
