@@ -93,13 +93,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     // A seek that located its rows within their row groups reads only the pages holding them.
     val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
       case seek: SplitSeekParquetFormat if seek.positioned > 0 =>
-        val pages = SplitPageRead.reader(conf, relation.options, scan.requiredSchema, hadoopConf, pageCounts) _
-        file =>
-          seek.rowGroups.get(file.toPath.toString) match {
-            case None => readFile(file)
-            case Some(groups) =>
-              pages(file.toPath, groups, g => readFile(file.copy(start = g.start, length = g.bytes)))
-          }
+        SplitPageRead.seekReader(conf, relation.options, scan.requiredSchema, hadoopConf, pageCounts, seek.rowGroups,
+          readFile)
       case seek: SplitSeekParquetFormat =>
         file => {
           pageCounts.whole += seek.rowGroups.get(file.toPath.toString).map(_.size).getOrElse(0)

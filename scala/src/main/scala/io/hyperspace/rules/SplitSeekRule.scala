@@ -370,16 +370,12 @@ object SplitSeekAudit {
     // Configures `hadoopConf` for the data schema, as the driver-side read has it.
     val whole = new SplitSeekParquetFormat(groups).buildReaderWithPartitionValues(
       spark, fs.dataSchema, fs.partitionSchema, fs.dataSchema, Nil, options, hadoopConf)
-    val read = SplitPageRead.reader(spark.sessionState.conf, options, fs.dataSchema, hadoopConf, new PageReadCounts) _
+    val read = SplitPageRead.seekReader(spark.sessionState.conf, options, fs.dataSchema, hadoopConf,
+      new PageReadCounts, groups, whole)
     val predicate = Predicate.create(condition, relation.output)
     predicate.initialize(0)
     val files = fs.location.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
       .filter(f => groups.contains(f.getPath.toString))
-    files.map { status =>
-      val file = FileListing.partitionedFile(status)
-      read(status.getPath, groups(status.getPath.toString), g => whole(file.copy(start = g.start, length = g.bytes)))
-        .count(predicate.eval)
-        .toLong
-    }.sum
+    files.map(status => read(FileListing.partitionedFile(status)).count(predicate.eval).toLong).sum
   }
 }

@@ -20,7 +20,7 @@ import org.apache.parquet.io.ColumnIOFactory
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
-import org.apache.spark.sql.execution.datasources.DataSourceUtils
+import org.apache.spark.sql.execution.datasources.{DataSourceUtils, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.{ParquetOptions, ParquetReadSupport}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
@@ -59,6 +59,28 @@ object SplitPageRead {
    * one page in five or fewer (pages of 20,000 rows, row groups of 100,000 and more).
    */
   val MaxPageShare = 0.5
+
+  /**
+   * `readFile` (Spark's Parquet reader of a file split, its `hadoopConf` configured as [[reader]]
+   * requires) made to read, of each file in `rowGroups` (keyed as `PartitionedFile.toPath.toString`
+   * spells it), only the located row groups: by their pages where they have row ranges, else whole.
+   * Files not in `rowGroups` are read by `readFile` as they are.
+   */
+  def seekReader(
+      sqlConf: SQLConf,
+      options: Map[String, String],
+      requiredSchema: StructType,
+      hadoopConf: Configuration,
+      counts: PageReadCounts,
+      rowGroups: Map[String, Seq[RowGroupRange]],
+      readFile: PartitionedFile => Iterator[InternalRow]): PartitionedFile => Iterator[InternalRow] = {
+    val pages = reader(sqlConf, options, requiredSchema, hadoopConf, counts) _
+    file =>
+      rowGroups.get(file.toPath.toString) match {
+        case None => readFile(file)
+        case Some(groups) => pages(file.toPath, groups, g => readFile(file.copy(start = g.start, length = g.bytes)))
+      }
+  }
 
   /**
    * A reader of files' row groups: `read(path, groups)` returns the rows (of `requiredSchema`) of
