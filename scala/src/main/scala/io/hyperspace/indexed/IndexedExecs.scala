@@ -195,8 +195,8 @@ case class IndexedJoinExec(
 
   override def requiredChildDistribution: Seq[Distribution] = {
     val probeSide =
-      if (broadcastProbe) BroadcastDistribution(PartitionedBroadcast.mode(BindReferences.bindReference(
-            HashPartitioning(Seq(probeKey), data.numPartitions).partitionIdExpression, probe.output)))
+      if (broadcastProbe) BroadcastDistribution(IndexedJoinExec.probeBroadcastMode(probeKey, data.numPartitions,
+          probe.output))
       else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
     probeSide :: UnspecifiedDistribution :: Nil
   }
@@ -279,4 +279,15 @@ case class IndexedJoinExec(
       (if (broadcastProbe) s", probe broadcast, ${data.tasksFor(broadcastTasks)} tasks" else "") +
       extraCondition.map(c => s", condition=${c.sql}").getOrElse("") +
       (if (reason.isEmpty) "" else s" ($reason)")
+}
+
+object IndexedJoinExec {
+
+  /**
+   * The broadcast an indexed join needs of its probe side: the rows keyed by the number of the
+   * index partition `probeKey` hashes to, among `partitions`.
+   */
+  def probeBroadcastMode(probeKey: Expression, partitions: Int, probeOutput: Seq[Attribute]): BroadcastMode =
+    PartitionedBroadcast.mode(BindReferences.bindReference(
+        HashPartitioning(Seq(probeKey), partitions).partitionIdExpression, probeOutput))
 }

@@ -7,7 +7,6 @@ import org.apache.spark.sql.catalyst.plans.logical.{JoinHint, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
-import org.apache.spark.sql.execution.hyperspace.PartitionedBroadcast
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
@@ -97,22 +96,30 @@ object IndexedStrategy extends SparkStrategy {
       val (indexPlan, probePlan) = if (indexOnLeft) (left, right) else (right, left)
       val (indexHint, probeHint) =
         if (indexOnLeft) (hint.leftHint, hint.rightHint) else (hint.rightHint, hint.leftHint)
+      val probeKey = normalized((if (indexOnLeft) rightKeys else leftKeys) (side.keyIndex))
       val decision = IndexedJoinSelection.decide(
         HyperspaceConf.indexedJoinSelection(SparkSession.active),
         joinType, indexOnLeft, indexPlan, IndexedJoinSelection.rows(side.relation),
         side.relation.data.numPartitions, probePlan, indexHint, probeHint,
-        SQLConf.get.autoBroadcastJoinThreshold, probeBroadcast(probePlan))
+        SQLConf.get.autoBroadcastJoinThreshold,
+        probeBroadcast(probePlan, probeKey, side.relation.data.numPartitions))
       Choice(side, indexOnLeft, decision)
     }
   }
 
-  /** Whether the probe side is a broadcast adaptive execution has already run, and its form. */
-  private def probeBroadcast(probePlan: LogicalPlan): IndexedJoinSelection.ProbeBroadcast =
+  /**
+   * Whether the probe side is a broadcast adaptive execution has already run, and its form: the
+   * index's own only when keyed exactly as this join needs (a user's join key can have the same
+   * shape as a partition number, e.g. `CAST(pmod(x, 16) AS BIGINT)`, and then it is Spark's).
+   */
+  private[indexed] def probeBroadcast(probePlan: LogicalPlan, probeKey: Expression, partitions: Int)
+      : IndexedJoinSelection.ProbeBroadcast =
     probePlan match {
       case stage: LogicalQueryStage => stage.physicalPlan.outputPartitioning match {
-          case BroadcastPartitioning(mode) if PartitionedBroadcast.isPartitioned(mode) =>
-            IndexedJoinSelection.BroadcastForIndex
-          case BroadcastPartitioning(_) => IndexedJoinSelection.BroadcastForSpark
+          case BroadcastPartitioning(mode) =>
+            val forIndex = IndexedJoinExec.probeBroadcastMode(probeKey, partitions, stage.physicalPlan.output)
+            if (mode.canonicalized == forIndex.canonicalized) IndexedJoinSelection.BroadcastForIndex
+            else IndexedJoinSelection.BroadcastForSpark
           case _ => IndexedJoinSelection.NotBroadcastYet
         }
       case _ => IndexedJoinSelection.NotBroadcastYet

@@ -1,8 +1,10 @@
 package io.hyperspace.indexed
 
 import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.catalyst.expressions.EqualTo
+import org.apache.spark.sql.catalyst.plans.logical.Join
 import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec}
 import org.apache.spark.sql.functions._
@@ -184,6 +186,42 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     val hinted = broadcast(medium).join(fact, medium("pk") === fact("fk"), "inner")
     assertSameRows(hinted, joined, "hinted probe")
     assert(indexedJoins(hinted).map(_.broadcastProbe) == Seq(true))
+  }
+
+  test("a user's join key shaped like a partition number is not taken for the index's broadcast") {
+    // Spark broadcasts this probe side for its own hash join, keyed by the user's
+    // CAST(pmod(pk, 300) AS BIGINT): the shape of the index's partition-number key. Re-planning
+    // after that broadcast ran must see it as Spark's, keep Spark's join, and return its rows.
+    withConf("spark.sql.adaptive.enabled" -> "true") {
+      val fact = factIndexed.toDF
+      val medium = spark.range(40000).selectExpr("CAST(id AS INT) AS pk", "id AS pv")
+      val joined = medium.join(fact, pmod(medium("pk"), lit(300)) === fact("fk"), "inner")
+      assertSameRows(joined, medium.join(factPlain, pmod(medium("pk"), lit(300)) === factPlain("fk"), "inner"),
+        "pmod-keyed probe")
+      assert(indexedJoins(joined).isEmpty, joined.queryExecution.executedPlan)
+      assert(broadcastOf(joined)(p => !p.exists(isIndexScan)), joined.queryExecution.executedPlan)
+
+      // What re-planning sees of each finished broadcast: Spark's for the user's key, the
+      // index's for the hinted probe the indexed join broadcast by partition.
+      def broadcastStage(df: DataFrame): LogicalQueryStage = {
+        df.collect()
+        val stage = executedNodes(df).collectFirst { case b: BroadcastExchangeExec => b }
+          .getOrElse(fail(s"no broadcast in ${df.queryExecution.executedPlan}"))
+        LogicalQueryStage(medium.queryExecution.analyzed, stage)
+      }
+      val userKey = joined.queryExecution.optimizedPlan.collectFirst {
+        case j: Join => j.condition.get.collectFirst { case EqualTo(l, _) => l }.get
+      }.get
+      assert(IndexedStrategy.probeBroadcast(broadcastStage(joined), userKey, 4) ==
+        IndexedJoinSelection.BroadcastForSpark)
+      val hinted = broadcast(medium).join(fact, medium("pk").cast("long") === fact("fk"), "inner")
+      assert(indexedJoins(hinted).map(_.broadcastProbe) == Seq(true), hinted.queryExecution.executedPlan)
+      val probeKey = indexedJoins(hinted).head.probeKey
+      assert(IndexedStrategy.probeBroadcast(broadcastStage(hinted), probeKey, 4) ==
+        IndexedJoinSelection.BroadcastForIndex)
+      assert(IndexedStrategy.probeBroadcast(broadcastStage(hinted), probeKey, 8) ==
+          IndexedJoinSelection.BroadcastForSpark, "a broadcast for another partition count is not this join's")
+    }
   }
 
   test("neither side broadcastable: the probe side is shuffled into the index") {

@@ -1,7 +1,7 @@
 package org.apache.spark.sql.execution.hyperspace
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow, Pmod}
+import org.apache.spark.sql.catalyst.expressions.{Cast, Expression, GenericInternalRow}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastMode
 import org.apache.spark.sql.execution.joins.{HashedRelation, HashedRelationBroadcastMode}
 import org.apache.spark.sql.types.LongType
@@ -17,12 +17,6 @@ object PartitionedBroadcast {
   /** The broadcast mode keyed by `partitionId` (an `HashPartitioning.partitionIdExpression`, bound). */
   def mode(partitionId: Expression): BroadcastMode =
     HashedRelationBroadcastMode(Seq(Cast(partitionId, LongType)), isNullAware = false)
-
-  /** Whether `mode` is one [[mode]] made (a hash join's own broadcast is keyed by its join keys). */
-  def isPartitioned(mode: BroadcastMode): Boolean = mode match {
-    case HashedRelationBroadcastMode(Seq(c: Cast), false) => c.dataType == LongType && c.child.isInstanceOf[Pmod]
-    case _ => false
-  }
 
   /**
    * The rows of one partition, read from `relation` (the value of a broadcast in [[mode]]); one
