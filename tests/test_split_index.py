@@ -149,3 +149,71 @@ def test_join_prunes_the_big_side(spark: SparkSession, hs: Hyperspace, work_dir:
         assert "SplitSeekFileIndex" not in plan
     hs.delete_index("sjoin")
     hs.vacuum_index("sjoin")
+
+
+def _page_read_counts(df: DataFrame) -> tuple[int, int]:
+    """(row groups read by pages, row groups read whole) by the driver-side read of ``df``, collected."""
+    df.collect()
+    found = []
+    nodes = [df._jdf.queryExecution().executedPlan()]
+    while nodes:
+        node = nodes.pop()
+        if node.nodeName() == "DriverIndexRead":
+            metrics = node.metrics()
+            found.append((metrics.get("rowGroupsByPages").get().value(), metrics.get("rowGroupsWhole").get().value()))
+        children = node.children()
+        nodes.extend(children.apply(i) for i in range(children.size()))
+    assert len(found) == 1, df._jdf.queryExecution().executedPlan().toString()
+    return found[0]
+
+
+@pytest.mark.parametrize("page_index", [False, True])
+def test_files_without_page_indexes_are_read_by_whole_row_groups(
+    spark: SparkSession, hs: Hyperspace, work_dir: Path, page_index: bool
+) -> None:
+    """Files another writer made without page indexes (pyarrow's default) cannot be read by
+    pages: their located row groups are read whole, with the same rows. With page indexes, the
+    same files are read by pages: the control that shows the fallback is what differs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = work_dir / f"split-pyarrow-{page_index}"
+    path.mkdir()
+    for part in range(2):
+        ids = list(range(part * 60000, (part + 1) * 60000))
+        table = pa.table(
+            {
+                "id": pa.array(ids, pa.int64()),
+                "k": pa.array([None if i % 10 == 0 else (i * 7919) % 50000 for i in ids], pa.int32()),
+                "pad": pa.array([str(i) * 3 for i in ids], pa.string()),
+            }
+        )
+        # Row groups of 8,192 rows (a key's few rows are in a few of the 15), pages of a few hundred rows.
+        pq.write_table(
+            table,
+            path / f"part-{part}.parquet",
+            row_group_size=8192,
+            data_page_size=4096,
+            write_page_index=page_index,
+        )
+    name = f"s_pyarrow_{page_index}".lower()
+    source = str(path)
+    hs.create_index(spark.read.parquet(source), SplitIndexConfig(name, ["k"]))
+    by_pages = whole = 0
+    with HyperspaceConfig(spark).override(split_max_read_fraction=0.5):
+        for key in [(i * 7919) % 50000 for i in (1, 31, 59999, 77777)]:
+            rows, plan = _run(spark, lambda k=key: spark.read.parquet(source).where(f"k = {k}"))
+            assert "SplitSeekFileIndex" in plan, hs.why_not(spark.read.parquet(source).where(f"k = {key}"), name)
+            enable_hyperspace(spark)
+            try:
+                pages, wholes = _page_read_counts(spark.read.parquet(source).where(f"k = {key}"))
+            finally:
+                disable_hyperspace(spark)
+            by_pages += pages
+            whole += wholes
+    if page_index:
+        assert by_pages > 0 and whole == 0, (by_pages, whole)
+    else:
+        assert by_pages == 0 and whole > 0, (by_pages, whole)
+    hs.delete_index(name)
+    hs.vacuum_index(name)
