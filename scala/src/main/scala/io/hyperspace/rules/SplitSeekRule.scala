@@ -115,8 +115,9 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       // The optimizer runs the rule to a fixed point, several times per query: the lookup runs
       // once per entry, filter, listing and the settings it depends on.
       val settings = s"${HyperspaceConf.splitMaxLocations(spark)} $max ${HyperspaceConf.driverReadMaxBytes(spark)}"
-      def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, s"${digestOf(listed)} $settings"),
-        lookup(spark, c.entry, onKeys, source, if (described.isEmpty) condition.sql else described))
+      def looked =
+        lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, s"${digestOf(listed)} $settings"),
+          lookup(spark, c.entry, onKeys, source, if (described.isEmpty) condition.sql else described))
       val planned = try looked
       catch {
         case NonFatal(e) =>

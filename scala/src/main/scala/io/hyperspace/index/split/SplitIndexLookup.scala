@@ -57,7 +57,7 @@ object SplitIndexLookup {
     val required = StructType(wanted.flatten)
     val attrs = DataTypeUtils.toAttributes(required)
     val unmapped = onKeys.exists(_.references.exists(a =>
-      !attrs.exists(i => resolver(i.name, a.name) && i.dataType == a.dataType)))
+        !attrs.exists(i => resolver(i.name, a.name) && i.dataType == a.dataType)))
     if (unmapped) return None
     val onIndex = onKeys.map(_.transform {
       case a: AttributeReference => attrs.find(i => resolver(i.name, a.name)).get
@@ -91,7 +91,8 @@ object SplitIndexLookup {
       while (located.size <= limit && rows.hasNext) {
         val row = rows.next()
         if (predicate.eval(row)) {
-          located += out.map(i => if (required(i).dataType == LongType) row.getLong(i) else row.getInt(i).toLong).toArray
+          located +=
+            out.map(i => if (required(i).dataType == LongType) row.getLong(i) else row.getInt(i).toLong).toArray
         }
       }
     } finally opened.foreach {

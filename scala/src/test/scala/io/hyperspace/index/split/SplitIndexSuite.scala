@@ -321,7 +321,8 @@ class SplitIndexSuite extends RuleTestSupport {
       val query = () => source().where("k = 77777")
       assert(sameResult(query()).isInstanceOf[SparkPlan] && rowsOf(query()).isEmpty)
       (1 to 2).foreach { round =>
-        write(frame(3000 * round, 3000 * round + 40).coalesce(1).selectExpr("id", "77777 AS k", "s", "x", "pad"), path, "append")
+        write(frame(3000 * round, 3000 * round + 40).coalesce(1).selectExpr("id", "77777 AS k", "s", "x", "pad"), path,
+          "append")
         hs.refreshIndex("sDirR", "incremental")
         val entry = latest("sDirR")
         val plan = sameResult(query())
