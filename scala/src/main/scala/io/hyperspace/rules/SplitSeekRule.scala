@@ -112,10 +112,12 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
           case Right(seekPlan) => Some(withSeek(relation, fs, seekPlan, c.entry))
         }
       }
-      // The optimizer runs the rule to a fixed point, several times per query: the lookup (a job)
-      // runs once per entry, filter and listing.
-      def looked = lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, digestOf(listed)),
-        lookup(spark, c.entry, onKeys, source, if (described.isEmpty) condition.sql else described))
+      // The optimizer runs the rule to a fixed point, several times per query: the lookup runs
+      // once per entry, filter, listing and the settings it depends on.
+      val settings = s"${HyperspaceConf.splitMaxLocations(spark)} $max ${HyperspaceConf.driverReadMaxBytes(spark)}"
+      def looked =
+        lookups.getOrElseUpdate((c.entry.identity, condition.canonicalized, s"${digestOf(listed)} $settings"),
+          lookup(spark, c.entry, onKeys, source, if (described.isEmpty) condition.sql else described))
       val planned = try looked
       catch {
         case NonFatal(e) =>
@@ -201,7 +203,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
 
   private def storedSchema(entry: LogEntry): StructType = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
 
-  /** Lookups by (index entry, filter, digest of the source files listed), bounded by their row groups. */
+  /** Lookups by (index entry, filter, digest of the source files listed and settings), bounded by their row groups. */
   private val lookups = new BoundedCache[((String, String, Long), Expression, String), Either[Reason, SeekPlan]](
     64, 1000000L, _.fold(_ => 1L, p => 1L + p.rowGroups.valuesIterator.map(_.size.toLong).sum))
 
@@ -215,6 +217,47 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
   }
 
   /**
+   * The locations [[SplitIndexLookup.locate]] reads directly, read by a query over the index
+   * instead, for what the direct read does not take (more index bytes than a driver-side read
+   * takes): its rows, at most `maxLocations` + 1, as (lineage id, location columns).
+   */
+  private def nestedLookup(
+      spark: SparkSession,
+      entry: LogEntry,
+      onKeys: Seq[Expression],
+      locationColumns: Seq[String],
+      maxLocations: Int): Seq[(Long, Long, Long)] = {
+    val indexFiles = IndexFileIndex.bucketsToRead(entry, onKeys) match {
+      case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
+      case None => entry.content.files
+    }
+    if (indexFiles.isEmpty) return Nil
+    // Its files from the log, as every index scan reads them: no listing (a job past 32
+    // paths), and a missing or corrupt index file fails the lookup instead of silently
+    // dropping locations.
+    val relation = new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry), None,
+      IndexHadoopFsRelation.lookupOptions)
+    val scan = FileRelation(relation, DataTypeUtils.toAttributes(storedSchema(entry)))
+    val attrs = scan.output
+    val resolver = spark.sessionState.conf.resolver
+    def attr(name: String) = attrs.find(i => resolver(i.name, name)).get
+    val onIndex = onKeys.reduce(And).transform { case a: AttributeReference => attr(a.name) }
+    // Matching rows, not distinct locations, are collected and deduplicated by the caller: a
+    // distinct would add a shuffle (measured: it made lookups slower than the plain scan they
+    // replace). Rows bound locations from above, so the limit on rows also bounds the driver's memory.
+    val query = Limit(Literal(maxLocations + 1),
+      Project((CoveringIndex.LineageColumn +: locationColumns).map(attr), Filter(onIndex, scan)))
+    // The physical plan's rows, not a Dataset action: an action also writes the plan's
+    // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
+    // read nobody sees as a query of its own.
+    val longs = !SplitIndex.rowsPerPosition(entry.index).isDefined
+    SparkInternals.ofRows(spark, query).queryExecution.executedPlan.executeCollect()
+      .map(r =>
+        if (longs) (r.getLong(0), r.getLong(1), r.getLong(2))
+        else (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)).toSeq
+  }
+
+  /**
    * The row groups `entry` locates for `onKeys` (conjuncts over its key columns) among the files
    * `source` lists, or why the seek does not pay.
    */
@@ -225,10 +268,6 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       source: FileSource,
       described: String): Either[Reason, SeekPlan] = {
     val maxLocations = HyperspaceConf.splitMaxLocations(spark)
-    val indexFiles = IndexFileIndex.bucketsToRead(entry, onKeys) match {
-      case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
-      case None => entry.content.files
-    }
     // Version 3 rows name (file id, row group ordinal, row position); versions 1 and 2 rows the
     // row group's first byte and size instead of the last two.
     val perPosition = SplitIndex.rowsPerPosition(entry.index)
@@ -236,32 +275,11 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       case Some(_) => Seq(SplitIndex.RowGroupColumn, SplitIndex.RowPositionColumn)
       case None => Seq(SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
     }
-    val located: Seq[(Long, Long, Long)] =
-      if (indexFiles.isEmpty) Nil
-      else {
-        // Its files from the log, as every index scan reads them: no listing (a job past 32
-        // paths), and a missing or corrupt index file fails the lookup instead of silently
-        // dropping locations.
-        val relation = new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry), None,
-          IndexHadoopFsRelation.lookupOptions)
-        val scan = FileRelation(relation, DataTypeUtils.toAttributes(storedSchema(entry)))
-        val attrs = scan.output
-        val resolver = spark.sessionState.conf.resolver
-        def attr(name: String) = attrs.find(i => resolver(i.name, name)).get
-        val onIndex = onKeys.reduce(And).transform { case a: AttributeReference => attr(a.name) }
-        // Matching rows, not distinct locations, are collected and deduplicated here: a distinct
-        // would add a shuffle (measured: it made lookups slower than the plain scan they replace).
-        // Rows bound locations from above, so the limit on rows also bounds the driver's memory.
-        val query = Limit(Literal(maxLocations + 1),
-          Project((CoveringIndex.LineageColumn +: locationColumns).map(attr), Filter(onIndex, scan)))
-        // The physical plan's rows, not a Dataset action: an action also writes the plan's
-        // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
-        // read nobody sees as a query of its own.
-        SparkInternals.ofRows(spark, query).queryExecution.executedPlan.executeCollect()
-          .map(r =>
-            if (perPosition.isDefined) (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)
-            else (r.getLong(0), r.getLong(1), r.getLong(2))).toSeq
-      }
+    val direct = SplitIndexLookup.locate(spark, entry, onKeys, locationColumns, maxLocations)
+    val located: Seq[(Long, Long, Long)] = direct match {
+      case Some(rows) => rows.map(r => (r(0), r(1), r(2)))
+      case None => nestedLookup(spark, entry, onKeys, locationColumns, maxLocations)
+    }
     if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
     val distinctLocated = located.distinct
     val listed = source.listedFiles
@@ -300,7 +318,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       filesTotal = listed.size, bytesTotal = bytesTotal,
       filesSkipped = skipped.size, bytesSkipped = bytesTotal - bytesToRead,
       indexes = Seq(SplitSeekStats.skips(entry, skipped.size, bytesTotal - bytesToRead)))
-    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats))
+    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats, directLookup = direct.isDefined))
   }
 }
 

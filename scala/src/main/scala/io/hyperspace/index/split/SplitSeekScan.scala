@@ -77,13 +77,16 @@ class SplitSeekParquetFormat(val rowGroups: Map[String, Seq[RowGroupRange]]) ext
 
 /**
  * What a seek decided for one scan: the indexed files it reads some row groups of, the files it
- * reads whole (appended after the build, or rewritten), and the statistics reported for it.
+ * reads whole (appended after the build, or rewritten), the statistics reported for it, and
+ * whether its locations were read from the index files directly ([[SplitIndexLookup]]) rather
+ * than by a query over the index (explain says which).
  */
 case class SeekPlan(
     rowGroups: Map[String, Seq[RowGroupRange]],
     wholeFiles: Set[String],
     bytesToRead: Long,
-    stats: RelationSkippingStats) {
+    stats: RelationSkippingStats,
+    directLookup: Boolean = false) {
   def filesRead: Set[String] = rowGroups.keySet ++ wholeFiles
 }
 
@@ -121,7 +124,7 @@ class SplitSeekFileIndex(
 
   override def toString: String =
     s"SplitSeekFileIndex(${plan.rowGroups.values.map(_.size).sum} row groups of ${plan.rowGroups.size} files, " +
-      s"${plan.wholeFiles.size} whole files; ${entry.name})"
+      s"${plan.wholeFiles.size} whole files; ${entry.name}${if (plan.directLookup) ", index read directly" else ""})"
 }
 
 object SplitSeekStats {

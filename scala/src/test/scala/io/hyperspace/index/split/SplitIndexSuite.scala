@@ -244,6 +244,98 @@ class SplitIndexSuite extends RuleTestSupport {
     } finally drop("sDiff", "sDiffS")
   }
 
+  private def seekPlanOf(plan: SparkPlan): Option[SeekPlan] =
+    seekScans(plan).headOption.map(_.relation.location.asInstanceOf[SplitSeekFileIndex].plan)
+
+  test("the seek reads its locations from the index files directly; differential over filter shapes and key types") {
+    val path = newDir("direct").getAbsolutePath + "/data"
+    write(frame(0, Rows).selectExpr("*",
+        "DATE_ADD(DATE'2020-01-01', CAST(pmod(hash(id, 11), 1500) AS INT)) AS d",
+        "CAST(pmod(hash(id, 13), 1700) / 4 AS DECIMAL(10, 2)) AS m"), path)
+    val source = spark.read.parquet(path)
+    hs.createIndex(source, SplitIndexConfig("sDirK", Seq("k")))
+    hs.createIndex(source, SplitIndexConfig("sDirS", Seq("s")))
+    hs.createIndex(source, SplitIndexConfig("sDirKS", Seq("k", "s")))
+    hs.createIndex(source, SplitIndexConfig("sDirD", Seq("d")))
+    hs.createIndex(source, SplitIndexConfig("sDirM", Seq("m")))
+    try {
+      val filters = Seq(
+        "k = 17", "k = 1799", "k = 5000", "k = NULL", "k IN (3, 77, 1500)", "k IN (4, NULL, 900)",
+        "k BETWEEN 40 AND 42", "k IS NULL", "k <=> 33", "k <=> NULL", "k = 8 OR k = 1200", "k < 3",
+        "k = 17 AND id > 100", "k = 17 AND s = 's5'", "k IN (17, 18) AND s > 's2'", "k = 17 AND s IS NOT NULL",
+        "s = 's17'", "s IN ('s1', 's299', 'nope')", "s BETWEEN 's100' AND 's1001'", "s LIKE 's12%'", "s = ''",
+        "d = DATE'2020-03-01'", "d BETWEEN DATE'2021-01-01' AND DATE'2021-01-02'", "d IN (DATE'2020-01-01')",
+        "m = 12.25", "m IN (1.50, 2.25, 300.75)", "m BETWEEN 10 AND 10.5", "m > 424.5")
+      val seeks = filters.map { filter =>
+        val plan = sameResult(source.where(filter))
+        seekPlanOf(plan).foreach(seek => assert(seek.directLookup, s"$filter: index not read directly"))
+        filter -> seekPlanOf(plan).isDefined
+      }
+      val sought = seeks.filter(_._2).map(_._1)
+      assert(sought.size >= 20, s"seeks for only: ${sought.mkString("; ")}")
+      Seq("k IN (3, 77, 1500)", "s = 's17'", "k = 17 AND s = 's5'", "d = DATE'2020-03-01'", "m = 12.25")
+        .foreach(f => assert(sought.contains(f), f))
+      // The seek's location names the path taken.
+      val location = seekScans(sameResult(source.where("k = 17"))).head.relation.location.toString
+      assert(location.contains("index read directly"), location)
+      // More index bytes than a driver-side read takes: the lookup runs as a query over the index,
+      // with the same results (and no marker).
+      withConf("spark.hyperspace.index.driverRead.maxBytes" -> "0") {
+        filters.foreach { filter =>
+          val plan = sameResult(source.where(filter))
+          // (A filter the logged key ranges rule out reads no index file at all, in neither path.)
+          seekPlanOf(plan).foreach(seek => assert(!seek.directLookup || seek.rowGroups.isEmpty, filter))
+          assert(seekPlanOf(plan).isDefined == sought.contains(filter), filter)
+        }
+      }
+    } finally drop("sDirK", "sDirS", "sDirKS", "sDirD", "sDirM")
+  }
+
+  test("a direct lookup bounds its rows by maxLocations and fails on a missing index file") {
+    hs.createIndex(df, SplitIndexConfig("sDirB", Seq("k")))
+    try {
+      assert(seekPlanOf(sameResult(df.where("k IN (3, 77)"))).exists(_.directLookup))
+      withConf("spark.hyperspace.index.split.maxLocations" -> "2") {
+        assert(seekPlanOf(sameResult(df.where("k IN (3, 77)"))).isEmpty)
+        assert(hs.whyNot(df.where("k IN (3, 77)"), "sDirB").contains("maxLocations"))
+      }
+      val entry = latest("sDirB")
+      val Some(buckets) = io.hyperspace.index.covering.IndexFileIndex.bucketsToRead(entry,
+        Seq(EqualTo(df.queryExecution.analyzed.output.find(_.name == "k").get, Literal(3))))
+      val files = entry.content.files.filter(f =>
+        io.hyperspace.index.covering.CoveringIndex.bucketOf(f).forall(buckets.contains))
+      assert(files.nonEmpty)
+      files.foreach(f => assert(new java.io.File(new Path(entry.content.pathOf(f)).toUri.getPath).delete()))
+      val plan = sameResult(df.where("k = 3"))
+      assert(seekPlanOf(plan).isEmpty, plan.treeString)
+      assert(hs.whyNot(df.where("k = 3"), "sDirB").contains("failed"))
+    } finally drop("sDirB")
+  }
+
+  test("a refresh between two queries of one session is seen by the next lookup") {
+    val path = newDir("direct-refresh").getAbsolutePath + "/data"
+    write(frame(0, 3000), path)
+    val source = () => spark.read.parquet(path)
+    hs.createIndex(source(), SplitIndexConfig("sDirR", Seq("k")))
+    try {
+      val query = () => source().where("k = 77777")
+      assert(sameResult(query()).isInstanceOf[SparkPlan] && rowsOf(query()).isEmpty)
+      (1 to 2).foreach { round =>
+        write(frame(3000 * round, 3000 * round + 40).coalesce(1).selectExpr("id", "77777 AS k", "s", "x", "pad"), path,
+          "append")
+        hs.refreshIndex("sDirR", "incremental")
+        val entry = latest("sDirR")
+        val plan = sameResult(query())
+        val seek = seekPlanOf(plan)
+        assert(seek.exists(s => s.directLookup && s.wholeFiles.isEmpty), plan.treeString)
+        // Every appended file holding the key is located by the refreshed version, none read whole.
+        assert(seek.get.rowGroups.size == round, seek.get.rowGroups.keys)
+        assert(withHyperspace(on = true)(query().count()) == 40 * round)
+        assert(entry.id == latest("sDirR").id)
+      }
+    } finally drop("sDirR")
+  }
+
   test("planning looks the index up once per filter, also when the seek does not pay") {
     hs.createIndex(df, SplitIndexConfig("sOnce", Seq("k")))
     spark.conf.set(AuditKey, "0")
