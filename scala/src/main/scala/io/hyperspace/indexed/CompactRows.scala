@@ -3,6 +3,7 @@ package io.hyperspace.indexed
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /**
@@ -52,9 +53,12 @@ private[indexed] final class CompactRows private (
   /**
    * Decodes the row whose encoding starts at `bytes(offset)` into `out` (reset first; its row is
    * the result) and returns the offset where the encoding ends. `scratch` (one long, the
-   * caller's: a form is read by many threads at once) holds each varint read.
+   * caller's: a form is read by many threads at once) holds each varint read. With `wanted`
+   * (null: all), a field not wanted is skipped and left null: a join reading two of ten columns
+   * decodes two.
    */
-  def decode(bytes: Array[Byte], offset: Int, out: UnsafeRowWriter, scratch: Array[Long]): Int = {
+  def decode(bytes: Array[Byte], offset: Int, out: UnsafeRowWriter, scratch: Array[Long],
+      wanted: Array[Boolean] = null): Int = {
     out.reset()
     out.zeroOutNullBytes()
     var pos = offset + nullBytes
@@ -63,6 +67,10 @@ private[indexed] final class CompactRows private (
       val isNull = (bytes(offset + (i >>> 3)) & (1 << (i & 7))) != 0
       if (isNull) {
         // A wide decimal keeps its variable-length slot even when null (as UnsafeProjection writes it).
+        if (kinds(i) == WideDecimalKind) out.write(i, null: Decimal, decimals(i).precision, decimals(i).scale)
+        else out.setNullAt(i)
+      } else if (wanted != null && !wanted(i)) {
+        pos = skip(bytes, pos, kinds(i), scratch)
         if (kinds(i) == WideDecimalKind) out.write(i, null: Decimal, decimals(i).precision, decimals(i).scale)
         else out.setNullAt(i)
       } else {
@@ -81,9 +89,9 @@ private[indexed] final class CompactRows private (
           case BooleanKind =>
             out.write(i, bytes(pos) != 0); pos += 1
           case FloatKind =>
-            out.write(i, java.lang.Float.intBitsToFloat(getInt(bytes, pos))); pos += 4
+            out.write(i, java.lang.Float.intBitsToFloat(Platform.getInt(bytes, Platform.BYTE_ARRAY_OFFSET + pos))); pos += 4
           case DoubleKind =>
-            out.write(i, java.lang.Double.longBitsToDouble(getLong(bytes, pos))); pos += 8
+            out.write(i, java.lang.Double.longBitsToDouble(Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + pos))); pos += 8
           case SmallDecimalKind =>
             pos = getVarLong(bytes, pos, scratch)
             val d = decimals(i)
@@ -118,6 +126,20 @@ private[indexed] final class CompactRows private (
     pos
   }
 
+  // The offset after the non-null value of kind `kind` at `bytes(pos)`.
+  private def skip(bytes: Array[Byte], pos: Int, kind: Int, scratch: Array[Long]): Int = kind match {
+    case ByteKind | BooleanKind => pos + 1
+    case FloatKind => pos + 4
+    case DoubleKind => pos + 8
+    case NullKind => pos
+    case WideDecimalKind | BinaryKind =>
+      val at = getVarLong(bytes, pos, scratch)
+      at + scratch(0).toInt
+    case StringKind =>
+      val at = getVarLong(bytes, pos, scratch)
+      if ((scratch(0) & 1L) == 0L) at else at + (scratch(0) >>> 1).toInt
+    case _ => getVarLong(bytes, pos, scratch)
+  }
 }
 
 private[indexed] object CompactRows {
@@ -169,12 +191,6 @@ private[indexed] object CompactRows {
 
   private def zig(v: Long): Long = (v << 1) ^ (v >> 63)
   private def unzig(v: Long): Long = (v >>> 1) ^ -(v & 1)
-
-  private def getInt(b: Array[Byte], p: Int): Int =
-    (b(p) & 0xff) | ((b(p + 1) & 0xff) << 8) | ((b(p + 2) & 0xff) << 16) | ((b(p + 3) & 0xff) << 24)
-
-  private def getLong(b: Array[Byte], p: Int): Long =
-    (getInt(b, p).toLong & 0xffffffffL) | (getInt(b, p + 4).toLong << 32)
 
   /** Bytes of `v` as an unsigned varint. */
   def varLongSize(v: Long): Int = {
@@ -272,8 +288,14 @@ private[indexed] object CompactRows {
           case ShortKind => putVar(zig(row.getShort(i).toLong))
           case ByteKind => putFixed(row.getByte(i).toLong, 1)
           case BooleanKind => putFixed(if (row.getBoolean(i)) 1L else 0L, 1)
-          case FloatKind => putFixed(java.lang.Float.floatToRawIntBits(row.getFloat(i)).toLong, 4)
-          case DoubleKind => putFixed(java.lang.Double.doubleToRawLongBits(row.getDouble(i)), 8)
+          case FloatKind =>
+            ensure(4)
+            Platform.putInt(buffer, Platform.BYTE_ARRAY_OFFSET + length, java.lang.Float.floatToRawIntBits(row.getFloat(i)))
+            length += 4
+          case DoubleKind =>
+            ensure(8)
+            Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET + length, java.lang.Double.doubleToRawLongBits(row.getDouble(i)))
+            length += 8
           case SmallDecimalKind =>
             val d = schema(i).dataType.asInstanceOf[DecimalType]
             putVar(zig(row.getDecimal(i, d.precision, d.scale).toUnscaledLong))

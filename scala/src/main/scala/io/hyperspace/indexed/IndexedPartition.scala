@@ -158,6 +158,14 @@ final class IndexedPartition private (
     private val rowWriter = if (rowForm == null) null else rowForm.newRowWriter()
     private val scratch = new Array[Long](1)
     private[IndexedPartition] var lastEnd = 0
+    // The columns a compact row is decoded with (null: all); the others are left null.
+    private var wanted: Array[Boolean] = null
+
+    /**
+     * Decodes only the columns flagged in `columns` (of the stored schema) of the compact rows
+     * this reader produces, leaving the others null; null decodes all. UnsafeRows are unaffected.
+     */
+    def decodeOnly(columns: Array[Boolean]): this.type = { wanted = columns; this }
 
     private def page(n: Int): Array[Byte] = {
       if (pages(n) == null) {
@@ -237,7 +245,7 @@ final class IndexedPartition private (
       val bytes = batches(batchOf(pointer))
       var pos = CompactRows.getVarLong(bytes, compactOffsetOf(pointer), scratch)
       if ((scratch(0) & 1L) != 0L) pos = CompactRows.getVarLong(bytes, pos, scratch)
-      lastEnd = rowForm.decode(bytes, pos, rowWriter, scratch)
+      lastEnd = rowForm.decode(bytes, pos, rowWriter, scratch, wanted)
       val row = rowWriter.getRow
       view.pointTo(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes)
       view
@@ -295,8 +303,8 @@ final class IndexedPartition private (
   }
 
   /** Every row in insertion order (null keys included), with its pointer; one reused view. */
-  def scanWithPointers(): Iterator[(Long, UnsafeRow)] =
-    if (rowForm != null) compactScan() else new Iterator[(Long, UnsafeRow)] {
+  def scanWithPointers(columns: Array[Boolean] = null): Iterator[(Long, UnsafeRow)] =
+    if (rowForm != null) compactScan(columns) else new Iterator[(Long, UnsafeRow)] {
     private val view = newRowView()
     private val reader = new Reader(1)
     private var batch = 0
@@ -314,9 +322,9 @@ final class IndexedPartition private (
     }
   }
 
-  private def compactScan(): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
+  private def compactScan(columns: Array[Boolean]): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
     private val view = newRowView()
-    private val reader = new Reader(1)
+    private val reader = new Reader(1).decodeOnly(columns)
     private var batch = 0
     private var offset = 0
     private def settle(): Unit =
