@@ -247,9 +247,7 @@ def test_settings_are_typed(spark: SparkSession) -> None:
     source = spark.range(20000).selectExpr("id % 500 AS k", "concat('v', id % 7) AS v")
     sizes: dict[str, int] = {}
     for codec in ("none", "lz4", "zstd"):
-        with conf.override(
-            indexed_compression=codec, indexed_compression_block_size=1024, indexed_row_format="unsafe"
-        ):
+        with conf.override(indexed_compression=codec, indexed_compression_block_size=1024, indexed_row_format="unsafe"):
             idf = create_index(source, "k", num_partitions=2).cache()
         stats = idf.memory_stats()
         sizes[codec] = stats["totalBatchBytes"]

@@ -89,9 +89,11 @@ private[indexed] final class CompactRows private (
           case BooleanKind =>
             out.write(i, bytes(pos) != 0); pos += 1
           case FloatKind =>
-            out.write(i, java.lang.Float.intBitsToFloat(Platform.getInt(bytes, Platform.BYTE_ARRAY_OFFSET + pos))); pos += 4
+            out.write(i, java.lang.Float.intBitsToFloat(Platform.getInt(bytes, Platform.BYTE_ARRAY_OFFSET + pos)));
+            pos += 4
           case DoubleKind =>
-            out.write(i, java.lang.Double.longBitsToDouble(Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + pos))); pos += 8
+            out.write(i, java.lang.Double.longBitsToDouble(Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + pos)));
+            pos += 8
           case SmallDecimalKind =>
             pos = getVarLong(bytes, pos, scratch)
             val d = decimals(i)
@@ -186,7 +188,8 @@ private[indexed] object CompactRows {
   /** The form of a new index's rows (no dictionary values yet). */
   def apply(schema: StructType): CompactRows = {
     require(supports(schema), s"no compact row form for $schema")
-    new CompactRows(schema, schema.fields.map(f => if (kindOf(f.dataType) == StringKind) Array.empty[UTF8String] else null))
+    new CompactRows(schema,
+      schema.fields.map(f => if (kindOf(f.dataType) == StringKind) Array.empty[UTF8String] else null))
   }
 
   private def zig(v: Long): Long = (v << 1) ^ (v >> 63)
@@ -290,11 +293,13 @@ private[indexed] object CompactRows {
           case BooleanKind => putFixed(if (row.getBoolean(i)) 1L else 0L, 1)
           case FloatKind =>
             ensure(4)
-            Platform.putInt(buffer, Platform.BYTE_ARRAY_OFFSET + length, java.lang.Float.floatToRawIntBits(row.getFloat(i)))
+            Platform.putInt(buffer, Platform.BYTE_ARRAY_OFFSET + length,
+              java.lang.Float.floatToRawIntBits(row.getFloat(i)))
             length += 4
           case DoubleKind =>
             ensure(8)
-            Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET + length, java.lang.Double.doubleToRawLongBits(row.getDouble(i)))
+            Platform.putLong(buffer, Platform.BYTE_ARRAY_OFFSET + length,
+              java.lang.Double.doubleToRawLongBits(row.getDouble(i)))
             length += 8
           case SmallDecimalKind =>
             val d = schema(i).dataType.asInstanceOf[DecimalType]

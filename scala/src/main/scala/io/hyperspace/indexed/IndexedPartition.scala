@@ -304,23 +304,24 @@ final class IndexedPartition private (
 
   /** Every row in insertion order (null keys included), with its pointer; one reused view. */
   def scanWithPointers(columns: Array[Boolean] = null): Iterator[(Long, UnsafeRow)] =
-    if (rowForm != null) compactScan(columns) else new Iterator[(Long, UnsafeRow)] {
-    private val view = newRowView()
-    private val reader = new Reader(1)
-    private var batch = 0
-    private var offset = 0
-    private def settle(): Unit =
-      while (batch < batches.length && offset >= fills(batch)) { batch += 1; offset = 0 }
-    override def hasNext: Boolean = { settle(); batch < batches.length }
-    override def next(): (Long, UnsafeRow) = {
-      settle()
-      val sizeWords = (reader.linkAt(batch, offset) & SizeEscape).toInt
-      val p = pointer(batch, offset, sizeWords)
-      reader.rowAt(p, view)
-      offset += HeaderBytes + view.getSizeInBytes
-      (p, view)
+    if (rowForm != null) compactScan(columns)
+    else new Iterator[(Long, UnsafeRow)] {
+      private val view = newRowView()
+      private val reader = new Reader(1)
+      private var batch = 0
+      private var offset = 0
+      private def settle(): Unit =
+        while (batch < batches.length && offset >= fills(batch)) { batch += 1; offset = 0 }
+      override def hasNext: Boolean = { settle(); batch < batches.length }
+      override def next(): (Long, UnsafeRow) = {
+        settle()
+        val sizeWords = (reader.linkAt(batch, offset) & SizeEscape).toInt
+        val p = pointer(batch, offset, sizeWords)
+        reader.rowAt(p, view)
+        offset += HeaderBytes + view.getSizeInBytes
+        (p, view)
+      }
     }
-  }
 
   private def compactScan(columns: Array[Boolean]): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
     private val view = newRowView()
@@ -432,8 +433,7 @@ object IndexedPartition {
   // word-aligned, and their size is in their encoding.
   private val CompactOffsetBits = OffsetBits + SizeBits
 
-  private def compactPointer(batch: Int, offset: Int): Long =
-    (batch.toLong << CompactOffsetBits) | offset.toLong
+  private def compactPointer(batch: Int, offset: Int): Long = (batch.toLong << CompactOffsetBits) | offset.toLong
   private def compactOffsetOf(p: Long): Int = (p & ((1L << CompactOffsetBits) - 1)).toInt
 
   /** Most bytes of a compact record's link: a batch number and a byte offset as varints. */
@@ -563,7 +563,8 @@ object IndexedPartition {
       val previous = if (row.isNullAt(keyOrdinal)) NoRow else index.swap(row, keyOrdinal, p)
       fill =
         if (previous == NoRow) CompactRows.putVarLong(current, fill, 0L)
-        else if (batchOf(previous) == b) CompactRows.putVarLong(current, fill, (fill - compactOffsetOf(previous)).toLong << 1)
+        else if (batchOf(previous) == b)
+          CompactRows.putVarLong(current, fill, (fill - compactOffsetOf(previous)).toLong << 1)
         else {
           val at = CompactRows.putVarLong(current, fill, (batchOf(previous).toLong << 1) | 1L)
           CompactRows.putVarLong(current, at, compactOffsetOf(previous).toLong)
