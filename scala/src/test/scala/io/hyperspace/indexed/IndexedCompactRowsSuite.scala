@@ -121,6 +121,22 @@ class IndexedCompactRowsSuite extends SparkSessionSuite {
     }
   }
 
+  test("compact: a join reading some index columns skips the others (every kind) correctly") {
+    val idf = withForm("compact")(source(4000, 5).createIndex("k", 3)).cache()
+    val (i, plain) = (idf.toDF, source(4000, 5))
+    // Each selection reads columns after skipped ones of every kind (the last column is b_dt).
+    Seq(Seq("b_dt"), Seq("text", "b_bin"), Seq("b_bigdec", "b_ntz"), Seq("n"), Seq.empty[String]).foreach { cols =>
+      Seq("inner", "left_outer", "full_outer", "left_semi", "left_anti").foreach { jt =>
+        val picked = (if (jt.startsWith("left_s") || jt.startsWith("left_a")) cols else cols :+ "pv").map(col)
+        assertSameRows(i.join(probe, i("k") === probe("pk"), jt).select(picked: _*),
+          plain.join(probe, plain("k") === probe("pk"), jt).select(picked: _*), s"$jt reading ${cols.mkString(",")}")
+      }
+    }
+    assertSameRows(i.join(probe, i("k") === probe("pk")).agg(count("*"), sum("pv")),
+      plain.join(probe, plain("k") === probe("pk")).agg(count("*"), sum("pv")), "reading no index column")
+    idf.unpersist(blocking = true)
+  }
+
   test("compact rows take less memory than UnsafeRows; a string key or nested column keeps UnsafeRows") {
     val edges = spark.range(200000).selectExpr("id % 50000 AS src", "id AS dst",
       "CAST(id % 1000 AS DOUBLE) / 7 AS weight", "concat('edge-', id % 1000) AS label")
