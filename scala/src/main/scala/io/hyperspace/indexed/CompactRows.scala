@@ -195,14 +195,6 @@ private[indexed] object CompactRows {
   private def zig(v: Long): Long = (v << 1) ^ (v >> 63)
   private def unzig(v: Long): Long = (v >>> 1) ^ -(v & 1)
 
-  /** Bytes of `v` as an unsigned varint. */
-  def varLongSize(v: Long): Int = {
-    var n = 1
-    var x = v >>> 7
-    while (x != 0) { n += 1; x >>>= 7 }
-    n
-  }
-
   /** Writes `v` as an unsigned varint at `b(p)`; returns the offset after it. */
   def putVarLong(b: Array[Byte], p: Int, v: Long): Int = {
     var pos = p

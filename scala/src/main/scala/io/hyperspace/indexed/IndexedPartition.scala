@@ -22,6 +22,9 @@ import io.hyperspace.HyperspaceException
  * the previous row's batch and offset with this row's own size in the size bits (a scan has no
  * pointer to take the size from). Rows stay 8-byte aligned. -1 is "no row".
  *
+ * With a [[CompactRows]] form (`rowForm`) a record is instead `[link varints][compact row]`
+ * and a pointer is the batch and the record's byte offset: see [[CompactRows]] and `write`.
+ *
  * Keys whose value is one `long` (integral, date/time, floating point, small decimals; see
  * [[KeyCodec.isLong]]) are indexed in primitive [[LongPointerTable]]s; other keys in a
  * `TrieMap`.
