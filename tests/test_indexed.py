@@ -240,19 +240,26 @@ def test_settings_are_typed(spark: SparkSession) -> None:
     assert conf.indexed_num_partitions == 4  # spark.sql.shuffle.partitions of the test session
     assert conf.indexed_compression == "none"
     assert conf.indexed_compression_block_size == 4096
+    assert conf.indexed_row_format == "compact"
     assert conf.indexed_lookup_read_in_place is True
     with conf.override(indexed_num_partitions=3):
         assert create_index(spark.range(10), "id").num_partitions == 3
     source = spark.range(20000).selectExpr("id % 500 AS k", "concat('v', id % 7) AS v")
     sizes: dict[str, int] = {}
     for codec in ("none", "lz4", "zstd"):
-        with conf.override(indexed_compression=codec, indexed_compression_block_size=1024):
+        with conf.override(indexed_compression=codec, indexed_compression_block_size=1024, indexed_row_format="unsafe"):
             idf = create_index(source, "k", num_partitions=2).cache()
         stats = idf.memory_stats()
         sizes[codec] = stats["totalBatchBytes"]
         assert rows(idf.get_rows(42)) == rows(source.filter("k = 42"))
         idf.unpersist()
     assert sizes["zstd"] < sizes["none"] / 2 and sizes["lz4"] < sizes["none"] / 2, sizes
+    # Compact rows (the default row format): a 1-3 byte link, a null byte, a 2-byte key and a
+    # 1-byte dictionary code instead of 8 + 32 bytes.
+    idf = create_index(source, "k", num_partitions=2).cache()
+    assert idf.memory_stats()["usedBatchBytes"] < 20000 * 10
+    assert rows(idf.get_rows(42)) == rows(source.filter("k = 42"))
+    idf.unpersist()
 
 
 def test_join_selection_steps_aside_for_a_small_index_side(spark: SparkSession) -> None:

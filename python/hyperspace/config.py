@@ -265,6 +265,15 @@ class HyperspaceConfig:
         "Uncompressed bytes of a compressed block of an Indexed DataFrame's row batches: what a "
         "lookup decodes to read one row (default 4k).",
     )
+    indexed_row_format = _Setting(
+        "spark.hyperspace.indexed.rowFormat",
+        str,
+        _from_str,
+        "How an Indexed DataFrame stores its rows: 'compact' (the default) encodes each row on its "
+        "own (varints, a per-partition dictionary of short strings) and decodes only the rows a "
+        "query reads; 'unsafe' stores Spark's UnsafeRows. Compact applies to keys of one long "
+        "value, atomic columns and no compression; other indexes store UnsafeRows.",
+    )
     indexed_join_selection = _Setting(
         "spark.hyperspace.indexed.joinSelection",
         str,

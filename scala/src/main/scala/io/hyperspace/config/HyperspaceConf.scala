@@ -238,6 +238,18 @@ object HyperspaceConf {
       .checkValues(Set("none", "lz4", "zstd"))
       .createWithDefault("none")
 
+  val INDEXED_ROW_FORMAT: ConfigEntry[String] =
+    buildConf("spark.hyperspace.indexed.rowFormat")
+      .doc("How an Indexed DataFrame stores its rows: 'compact' encodes each row on its own " +
+        "(varints, a per-partition dictionary of short strings, a null bitmap) and decodes only " +
+        "the rows a query reads; 'unsafe' stores Spark's UnsafeRows as they are. Compact applies " +
+        "to keys of one long value (integral, date/time, floating point, decimals up to 18 " +
+        "digits), atomic columns and no block compression; other indexes store UnsafeRows. " +
+        "Fixed for the index and all its versions.")
+      .stringConf
+      .checkValues(Set("compact", "unsafe"))
+      .createWithDefault("compact")
+
   val INDEXED_COMPRESSION_BLOCK_SIZE: ConfigEntry[Long] =
     buildConf("spark.hyperspace.indexed.compression.blockSize")
       .doc("Uncompressed bytes of a compressed block of an Indexed DataFrame's row batches: " +
@@ -306,7 +318,7 @@ object HyperspaceConf {
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, BROADCAST_PROBE_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
-    INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_JOIN_SELECTION,
+    INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_ROW_FORMAT, INDEXED_JOIN_SELECTION,
     INDEXED_LOOKUP_READ_IN_PLACE,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
     SPLIT_JOIN_PRUNING_MAX_KEYS,
@@ -429,6 +441,8 @@ object HyperspaceConf {
   /** The codec of an Indexed DataFrame's row batches: "none", "lz4" or "zstd". */
   def indexedCompression(spark: SparkSession): String = INDEXED_COMPRESSION.readFrom(spark)
   /** Uncompressed bytes of a compressed block of an Indexed DataFrame's row batches. */
+  def indexedRowFormat(spark: SparkSession): String = INDEXED_ROW_FORMAT.readFrom(spark)
+
   def indexedCompressionBlockSize(spark: SparkSession): Long = INDEXED_COMPRESSION_BLOCK_SIZE.readFrom(spark)
   /** How equi-joins on an Indexed DataFrame's key are planned: "cost" or "index". */
   def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)

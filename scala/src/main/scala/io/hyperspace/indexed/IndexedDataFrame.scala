@@ -345,7 +345,8 @@ object IndexedDataFrame {
     val schema = StructType(fields.map(_.copy(nullable = true)))
     val batchSize = HyperspaceConf.indexedBatchSize(spark).toInt
     val packing = BatchPacking(HyperspaceConf.indexedCompression(spark),
-      HyperspaceConf.indexedCompressionBlockSize(spark).toInt)
+      HyperspaceConf.indexedCompressionBlockSize(spark).toInt,
+      compactRows = HyperspaceConf.indexedRowFormat(spark) == "compact")
     new IndexedDataFrame(spark,
       IndexedData.build(df, schema, keyOrdinal, numPartitions, batchSize, packing))
   }

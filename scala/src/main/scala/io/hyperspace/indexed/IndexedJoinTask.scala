@@ -52,6 +52,11 @@ private[indexed] final class JoinCode(val spec: IndexedJoinSpec) {
     indexFilter.map(f => Predicate.create(f, relationOutput))
   lazy val project: InternalRow => InternalRow =
     if (indexProjects == relationOutput) identity else UnsafeProjection.create(indexProjects, relationOutput)
+  /** The index columns the filter and projections read: a compact row decodes only these. */
+  lazy val usedIndexColumns: Array[Boolean] = {
+    val used = AttributeSet(indexProjects.flatMap(_.references) ++ indexFilter.toSeq.flatMap(_.references))
+    relationOutput.map(used.contains).toArray
+  }
   lazy val condition: Option[BasePredicate] =
     extraCondition.map(c => Predicate.create(c, leftOutput ++ rightOutput))
   val joined = new JoinedRow
@@ -80,7 +85,7 @@ private[indexed] final class PartitionJoin(
 
   private val view = part.newRowView()
   private val memory = if (part.packedBatches == 0) None else TaskMemoryReservation.forCurrentTask()
-  private val reader = PartitionJoin.reader(part, memory, decodedPages)
+  private val reader = PartitionJoin.reader(part, memory, decodedPages).decodeOnly(usedIndexColumns)
   private val trackMatches = keepIndex || ((joinType == LeftSemi || joinType == LeftAnti) && indexOnLeft)
   private val matched = if (trackMatches) new mutable.LongMap[Unit]() else null
   private var checked = 0
@@ -157,7 +162,7 @@ private[indexed] final class PartitionJoin(
   /** The index rows the join keeps by whether a probe row matched them; only after [[probed]]. */
   private def unmatchedIndexRows: Iterator[InternalRow] = {
     if (!trackMatches) return Iterator.empty
-    part.scanWithPointers().flatMap { case (p, raw) =>
+    part.scanWithPointers(usedIndexColumns).flatMap { case (p, raw) =>
       if (!keepsIndexRow(raw)) None
       else {
         val hit = matched.contains(p)

@@ -22,6 +22,9 @@ import io.hyperspace.HyperspaceException
  * the previous row's batch and offset with this row's own size in the size bits (a scan has no
  * pointer to take the size from). Rows stay 8-byte aligned. -1 is "no row".
  *
+ * With a [[CompactRows]] form (`rowForm`) a record is instead `[link varints][compact row]`
+ * and a pointer is the batch and the record's byte offset: see [[CompactRows]] and `write`.
+ *
  * Keys whose value is one `long` (integral, date/time, floating point, small decimals; see
  * [[KeyCodec.isLong]]) are indexed in primitive [[LongPointerTable]]s; other keys in a
  * `TrieMap`.
@@ -57,7 +60,9 @@ final class IndexedPartition private (
     // Index entries this version added or re-pointed: the part of the index it does not share.
     val ownTrieEntries: Long,
     val batchSize: Int,
-    val packing: BatchPacking) extends BlockSized with Serializable {
+    val packing: BatchPacking,
+    // The compact form of the stored rows ([[CompactRows]]); null: UnsafeRows.
+    private[indexed] val rowForm: CompactRows) extends BlockSized with Serializable {
 
   import IndexedPartition._
 
@@ -97,7 +102,16 @@ final class IndexedPartition private (
    * What the block manager accounts for this partition: the memory it added, not what it
    * shares with the version it was appended to (that is accounted to that version's block).
    */
-  override def blockSizeInBytes: Long = ownBatchBytes + ownTrieBytes + 256L
+  override def blockSizeInBytes: Long = ownBatchBytes + ownTrieBytes + dictionaryBytes + 256L
+
+  /**
+   * Heap bytes of the compact form's dictionaries. A version's dictionaries are copies of its
+   * parent's with its own values added, so each version accounts for all of them.
+   */
+  def dictionaryBytes: Long = if (rowForm == null) 0L else rowForm.dictionaryBytes
+
+  /** Whether rows are stored in the compact form (else as UnsafeRows). */
+  def isCompact: Boolean = rowForm != null
 
   /** The newest-first pointers of the rows with key `key` (a [[KeyCodec.key]]; null matches nothing). */
   def pointers(key: AnyRef): Iterator[Long] =
@@ -143,6 +157,18 @@ final class IndexedPartition private (
     private var rowBuffer = new Array[Byte](64)
     // Offset in the array `locate` returned of the record it was asked for.
     private var at = 0
+    // The compact form's decoded row, varint scratch and the end of the last record read.
+    private val rowWriter = if (rowForm == null) null else rowForm.newRowWriter()
+    private val scratch = new Array[Long](1)
+    private[IndexedPartition] var lastEnd = 0
+    // The columns a compact row is decoded with (null: all); the others are left null.
+    private var wanted: Array[Boolean] = null
+
+    /**
+     * Decodes only the columns flagged in `columns` (of the stored schema) of the compact rows
+     * this reader produces, leaving the others null; null decodes all. UnsafeRows are unaffected.
+     */
+    def decodeOnly(columns: Array[Boolean]): this.type = { wanted = columns; this }
 
     private def page(n: Int): Array[Byte] = {
       if (pages(n) == null) {
@@ -204,6 +230,7 @@ final class IndexedPartition private (
      * next call, as for a row of a plain batch.
      */
     def rowAt(pointer: Long, view: UnsafeRow): UnsafeRow = {
+      if (rowForm != null) return compactRowAt(pointer, view)
       val b = batchOf(pointer)
       val size = rowSize(b, sizeWordsOf(pointer))
       val bytes = locate(b, offsetOf(pointer))
@@ -214,6 +241,32 @@ final class IndexedPartition private (
         view.pointTo(rowBuffer, Platform.BYTE_ARRAY_OFFSET, size)
       }
       view
+    }
+
+    // A compact row is decoded into this reader's row writer: `view` is valid until the next call.
+    private def compactRowAt(pointer: Long, view: UnsafeRow): UnsafeRow = {
+      val bytes = batches(batchOf(pointer))
+      var pos = CompactRows.getVarLong(bytes, compactOffsetOf(pointer), scratch)
+      if ((scratch(0) & 1L) != 0L) pos = CompactRows.getVarLong(bytes, pos, scratch)
+      lastEnd = rowForm.decode(bytes, pos, rowWriter, scratch, wanted)
+      val row = rowWriter.getRow
+      view.pointTo(row.getBaseObject, row.getBaseOffset, row.getSizeInBytes)
+      view
+    }
+
+    /** The pointer of the previous row with the key of the compact row at `pointer`, or -1. */
+    def compactLinkOf(pointer: Long): Long = {
+      val b = batchOf(pointer)
+      val offset = compactOffsetOf(pointer)
+      val bytes = batches(b)
+      val pos = CompactRows.getVarLong(bytes, offset, scratch)
+      val v = scratch(0)
+      if (v == 0L) NoRow
+      else if ((v & 1L) == 0L) compactPointer(b, offset - (v >>> 1).toInt)
+      else {
+        CompactRows.getVarLong(bytes, pos, scratch)
+        compactPointer((v >>> 1).toInt, scratch(0).toInt)
+      }
     }
 
     /** The newest-first pointers of the rows whose key is `row(ordinal)`, read with this reader. */
@@ -253,9 +306,29 @@ final class IndexedPartition private (
   }
 
   /** Every row in insertion order (null keys included), with its pointer; one reused view. */
-  def scanWithPointers(): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
+  def scanWithPointers(columns: Array[Boolean] = null): Iterator[(Long, UnsafeRow)] =
+    if (rowForm != null) compactScan(columns)
+    else new Iterator[(Long, UnsafeRow)] {
+      private val view = newRowView()
+      private val reader = new Reader(1)
+      private var batch = 0
+      private var offset = 0
+      private def settle(): Unit =
+        while (batch < batches.length && offset >= fills(batch)) { batch += 1; offset = 0 }
+      override def hasNext: Boolean = { settle(); batch < batches.length }
+      override def next(): (Long, UnsafeRow) = {
+        settle()
+        val sizeWords = (reader.linkAt(batch, offset) & SizeEscape).toInt
+        val p = pointer(batch, offset, sizeWords)
+        reader.rowAt(p, view)
+        offset += HeaderBytes + view.getSizeInBytes
+        (p, view)
+      }
+    }
+
+  private def compactScan(columns: Array[Boolean]): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
     private val view = newRowView()
-    private val reader = new Reader(1)
+    private val reader = new Reader(1).decodeOnly(columns)
     private var batch = 0
     private var offset = 0
     private def settle(): Unit =
@@ -263,10 +336,9 @@ final class IndexedPartition private (
     override def hasNext: Boolean = { settle(); batch < batches.length }
     override def next(): (Long, UnsafeRow) = {
       settle()
-      val sizeWords = (reader.linkAt(batch, offset) & SizeEscape).toInt
-      val p = pointer(batch, offset, sizeWords)
+      val p = compactPointer(batch, offset)
       reader.rowAt(p, view)
-      offset += HeaderBytes + view.getSizeInBytes
+      offset = reader.lastEnd
       (p, view)
     }
   }
@@ -280,12 +352,13 @@ final class IndexedPartition private (
    */
   def append(rows: Iterator[InternalRow], partition: Int = -1): IndexedPartition =
     write(schema, keyOrdinal, codec, batchSize, packing, heads.childWriter(codec), batches, fills,
-      packs, rows, rowCount, keyCount, partition)
+      packs, rows, rowCount, keyCount, partition, rowForm)
 
   private final class ChainIterator(private var next0: Long, reader: Reader) extends Iterator[Long] {
     override def hasNext: Boolean = next0 != NoRow
     override def next(): Long = {
       val p = next0
+      if (rowForm != null) { next0 = reader.compactLinkOf(p); return p }
       val link = reader.linkAt(batchOf(p), offsetOf(p))
       next0 = if (batchOf(link) == NoBatch) NoRow
       else {
@@ -302,7 +375,7 @@ final class IndexedPartition private (
   // copied in: a deserialized partition shares nothing.
   private def writeReplace(): AnyRef =
     new SerializedPartition(schema, keyOrdinal, batchSize, packing, batches, fills, packs,
-      heads.all.toArray, rowCount)
+      heads.all.toArray, rowCount, rowForm)
 }
 
 /** The serialized form of an [[IndexedPartition]]. */
@@ -315,10 +388,11 @@ private final class SerializedPartition(
     fills: Array[Int],
     packs: Array[PackedBatch],
     pointers: Array[Long],
-    rowCount: Long) extends Serializable {
+    rowCount: Long,
+    rowForm: CompactRows) extends Serializable {
 
   private def readResolve(): AnyRef = IndexedPartition.restore(schema, keyOrdinal, batchSize,
-    packing, batches, fills, packs, pointers, rowCount)
+    packing, batches, fills, packs, pointers, rowCount, rowForm)
 }
 
 object IndexedPartition {
@@ -358,6 +432,16 @@ object IndexedPartition {
   def pointer(batch: Int, offset: Int, sizeWords: Int): Long =
     (batch.toLong << (OffsetBits + SizeBits)) | ((offset >>> 3).toLong << SizeBits) | sizeWords
 
+  // A compact row's pointer is [batch: 20 bits][byte offset: 44 bits]: compact rows are not
+  // word-aligned, and their size is in their encoding.
+  private val CompactOffsetBits = OffsetBits + SizeBits
+
+  private def compactPointer(batch: Int, offset: Int): Long = (batch.toLong << CompactOffsetBits) | offset.toLong
+  private def compactOffsetOf(p: Long): Int = (p & ((1L << CompactOffsetBits) - 1)).toInt
+
+  /** Most bytes of a compact record's link: a batch number and a byte offset as varints. */
+  private val MaxLinkBytes = 10
+
   private def batchOf(p: Long): Int = (p >>> (OffsetBits + SizeBits)).toInt
   private def offsetOf(p: Long): Int = (((p >>> SizeBits) & ((1L << OffsetBits) - 1)) << 3).toInt
   private def sizeWordsOf(p: Long): Int = (p & SizeEscape).toInt
@@ -381,8 +465,13 @@ object IndexedPartition {
       packing: BatchPacking = BatchPacking.Plain,
       partition: Int = -1): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
+    // The compact form needs keys outside the batches (a trie's string keys are views of the
+    // stored UnsafeRows) and is not compressed further in blocks.
+    val rowForm = if (packing.compactRows && !packing.enabled && codec.isLong && CompactRows.supports(schema)) {
+      CompactRows(schema)
+    } else null
     write(schema, keyOrdinal, codec, batchSize, packing, KeyHeads.writer(codec), Array.empty,
-      Array.empty, Array.empty, rows, 0L, 0L, partition)
+      Array.empty, Array.empty, rows, 0L, 0L, partition, rowForm)
   }
 
   private def write(
@@ -398,7 +487,8 @@ object IndexedPartition {
       rows: Iterator[InternalRow],
       sharedRows: Long,
       sharedKeys: Long,
-      partition: Int): IndexedPartition = {
+      partition: Int,
+      rowForm: CompactRows): IndexedPartition = {
     // Rows from a shuffle are unsafe rows already; code is generated only for others.
     lazy val toUnsafe = UnsafeProjection.create(schema)
     val view = new UnsafeRow(schema.length)
@@ -462,8 +552,35 @@ object IndexedPartition {
       fill = 0
     }
 
+    // Compact records are [link: varints][encoded row]: the link is 0 (no previous row with the
+    // key), the distance back to it doubled (in this batch) or its batch doubled plus one and
+    // then its offset.
+    val rowWriter = if (rowForm == null) null else rowForm.writer()
+    def writeCompact(row: InternalRow): Unit = {
+      rowWriter.encode(row)
+      val need = MaxLinkBytes + rowWriter.encodedLength
+      val alone = need > batchSize - ArrayHeaderBytes
+      if (alone || current == null || fill + need > current.length) startBatch(need, alone)
+      val b = batches.length - 1
+      val p = compactPointer(b, fill)
+      val previous = if (row.isNullAt(keyOrdinal)) NoRow else index.swap(row, keyOrdinal, p)
+      fill =
+        if (previous == NoRow) CompactRows.putVarLong(current, fill, 0L)
+        else if (batchOf(previous) == b)
+          CompactRows.putVarLong(current, fill, (fill - compactOffsetOf(previous)).toLong << 1)
+        else {
+          val at = CompactRows.putVarLong(current, fill, (batchOf(previous).toLong << 1) | 1L)
+          CompactRows.putVarLong(current, at, compactOffsetOf(previous).toLong)
+        }
+      System.arraycopy(rowWriter.encoded, 0, current, fill, rowWriter.encodedLength)
+      fill += rowWriter.encodedLength
+      added += 1
+      if (alone) { fills(fills.length - 1) = fill; current = null }
+    }
+
     try {
-      while (rows.hasNext) {
+      if (rowWriter != null) while (rows.hasNext) writeCompact(rows.next())
+      else while (rows.hasNext) {
         val row = rows.next() match {
           case u: UnsafeRow if u.numFields == schema.length => u
           case other => toUnsafe(other)
@@ -498,7 +615,7 @@ object IndexedPartition {
       }
       new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches.toArray, fills.toArray,
         packs.toArray, ownFrom, sharedRows + added, added, sharedKeys + index.newKeys,
-        index.ownEntries, batchSize, packing)
+        index.ownEntries, batchSize, packing, if (rowWriter == null) null else rowWriter.result())
     } finally {
       // The block manager accounts the partition once it stores it.
       memory.foreach(_.releaseAll())
@@ -530,12 +647,13 @@ object IndexedPartition {
       fills: Array[Int],
       packs: Array[PackedBatch],
       pointers: Array[Long],
-      rowCount: Long): IndexedPartition = {
+      rowCount: Long,
+      rowForm: CompactRows): IndexedPartition = {
     val codec = KeyCodec(schema(keyOrdinal).dataType)
     val index = KeyHeads.writer(codec)
     val view = new UnsafeRow(schema.length)
     val part = new IndexedPartition(schema, keyOrdinal, codec, KeyHeads.writer(codec).result(),
-      batches, fills, packs, 0, rowCount, rowCount, 0L, 0L, batchSize, packing)
+      batches, fills, packs, 0, rowCount, rowCount, 0L, 0L, batchSize, packing, rowForm)
     // A partition read back (from disk, a serialized level or another executor) is held by the
     // task that reads it, outside the block manager's memory: its task reserves execution memory
     // for it, or fails clearly, until it ends.
@@ -563,7 +681,7 @@ object IndexedPartition {
     }
     reserve(index.heapBytes - indexReserved, "key index")
     new IndexedPartition(schema, keyOrdinal, codec, index.result(), batches, fills, packs, 0, rowCount,
-      rowCount, pointers.length.toLong, pointers.length.toLong, batchSize, packing)
+      rowCount, pointers.length.toLong, pointers.length.toLong, batchSize, packing, rowForm)
   }
 }
 

@@ -10,9 +10,10 @@ import io.hyperspace.HyperspaceException
 /**
  * How an Indexed DataFrame keeps its sealed row batches: as written (`none`), or compressed in
  * blocks of about `blockBytes` with `codec` (`lz4`, `zstd`), so that a lookup decodes only the
- * block holding a row.
+ * block holding a row. `compactRows`: rows are written in the [[CompactRows]] form where it
+ * applies (keys of one long value, atomic columns, `none`), else as UnsafeRows.
  */
-final case class BatchPacking(codec: String, blockBytes: Int) {
+final case class BatchPacking(codec: String, blockBytes: Int, compactRows: Boolean = false) {
   def enabled: Boolean = codec != "none"
   private[indexed] def blockCodec: BlockCodec = BlockCodec(codec)
 }

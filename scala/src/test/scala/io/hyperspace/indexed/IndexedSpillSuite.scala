@@ -17,8 +17,10 @@ class IndexedSpillSuite extends SparkSessionSuite {
     "spark.testing.memory" -> (96L << 20).toString,
     "spark.testing.reservedMemory" -> "0",
     "spark.hyperspace.indexed.joinSelection" -> "index",
-    // The sizes below are of rows as written; compressed, these rows would fit.
-    "spark.hyperspace.indexed.compression" -> "none")
+    // The sizes below are of rows as written, as UnsafeRows; compressed or compact, these rows
+    // would (nearly) fit.
+    "spark.hyperspace.indexed.compression" -> "none",
+    "spark.hyperspace.indexed.rowFormat" -> "unsafe")
 
   /** ~110 bytes per row stored: 800K rows are ~90 MB of index, more than the 58 MB pool. */
   private def big(n: Int = 800000): DataFrame = spark.range(n).selectExpr(
