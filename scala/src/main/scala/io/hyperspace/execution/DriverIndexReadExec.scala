@@ -206,7 +206,8 @@ private object DriverAggregate {
     if (GlobalPartialAggregate.handles(agg)) Iterator.single(GlobalPartialAggregate(agg, input))
     else sortBased(agg, input, held)
 
-  private def sortBased(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget): Iterator[InternalRow] = {
+  private def sortBased(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget)
+      : Iterator[InternalRow] = {
     val grouped = agg.groupingExpressions.nonEmpty
     val sorted =
       if (!grouped) input

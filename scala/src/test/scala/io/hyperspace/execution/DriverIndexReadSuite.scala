@@ -146,7 +146,8 @@ class DriverIndexReadSuite extends RuleTestSupport {
           "sum(qty * price)", "sum(price * price)")
         // Without DISTINCT the partial step's buffer is a row of objects (GlobalPartialAggregate);
         // with it, Spark's sort-based iteration over every step.
-        for (aggregates <- Seq(declarative, declarative :+ "count(DISTINCT g)"); where <- Seq(
+        for (aggregates <- Seq(declarative, declarative :+ "count(DISTINCT g)");
+          where <- Seq(
             "id IN (7, 12, 1234, 2999)", // some rows, a NULL group (7) and a decimal of each sign of rounding
             "id IN (0, 11, 22, 33)", // every price NULL: sum and avg NULL, count(price) 0
             "id = -1", // no row: count 0, the rest NULL

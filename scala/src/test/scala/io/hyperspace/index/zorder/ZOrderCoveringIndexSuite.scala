@@ -148,7 +148,8 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
           block.getColumns.asScala.flatMap { column =>
             val pages = reader.readOffsetIndex(column)
             assert(pages != null, s"no page index in ${f.path}")
-            (0 until pages.getPageCount).map(i => pages.getLastRowIndex(i, block.getRowCount) - pages.getFirstRowIndex(i) + 1)
+            (0 until pages.getPageCount).map(i =>
+              pages.getLastRowIndex(i, block.getRowCount) - pages.getFirstRowIndex(i) + 1)
           }
         }.max(Ordering.Long)
       } finally reader.close()
