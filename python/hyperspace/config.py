@@ -163,6 +163,13 @@ class HyperspaceConfig:
         _from_size,
         "Largest index file a Z-order covering index build aims for, in bytes (default 128m).",
     )
+    zorder_page_rows = _Setting(
+        "spark.hyperspace.index.zorder.pageRows",
+        int,
+        _from_int,
+        "Most rows in one Parquet page of a Z-order covering index's files; a range reads only the "
+        "pages whose min/max can match (default 20000, Parquet's own).",
+    )
     explain_display_mode = _Setting(
         "spark.hyperspace.explain.displayMode",
         str,

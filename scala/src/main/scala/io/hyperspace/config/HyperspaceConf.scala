@@ -73,6 +73,16 @@ object HyperspaceConf {
       .checkValue(b => b >= 1024 && b <= (16L << 30), "must be between 1k and 16g")
       .createWithDefault(128L * 1024 * 1024)
 
+  val ZORDER_PAGE_ROWS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.zorder.pageRows")
+      .doc("Most rows in one Parquet page of a Z-order covering index's files. Each page's " +
+        "min/max is in the file's page index, so a range reads only the pages of a file whose " +
+        "ranges can match; smaller pages skip more inside a file, at a little more index size, " +
+        "but cost more to decode where most of a file is read. The default is Parquet's own.")
+      .intConf
+      .checkValue(n => n >= 100 && n <= 1000000, "must be between 100 and 1000000")
+      .createWithDefault(20000)
+
   val EXPLAIN_DISPLAY_MODE: ConfigEntry[String] =
     buildConf("spark.hyperspace.explain.displayMode")
       .doc("How explain output marks differences: plaintext, console (colours) or html.")
@@ -313,7 +323,8 @@ object HyperspaceConf {
   val allEntries: Seq[ConfigEntry[_]] = Seq(
     SYSTEM_PATH, APPLY_ENABLED, NUM_BUCKETS, LINEAGE_ENABLED, HYBRID_SCAN_ENABLED,
     HYBRID_SCAN_MAX_APPENDED_RATIO, HYBRID_SCAN_MAX_DELETED_RATIO,
-    OPTIMIZE_FILE_SIZE_THRESHOLD, ZORDER_TARGET_FILE_SIZE, EXPLAIN_DISPLAY_MODE, EXPLAIN_HIGHLIGHT_BEGIN_TAG,
+    OPTIMIZE_FILE_SIZE_THRESHOLD, ZORDER_TARGET_FILE_SIZE, ZORDER_PAGE_ROWS, EXPLAIN_DISPLAY_MODE,
+    EXPLAIN_HIGHLIGHT_BEGIN_TAG,
     EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, BROADCAST_PROBE_ENABLED,
@@ -395,6 +406,8 @@ object HyperspaceConf {
     OPTIMIZE_FILE_SIZE_THRESHOLD.readFrom(spark)
   /** The file size a Z-order covering index build aims for. */
   def zorderTargetFileSize(spark: SparkSession): Long = ZORDER_TARGET_FILE_SIZE.readFrom(spark)
+  /** Most rows in one Parquet page of a Z-order covering index's files. */
+  def zorderPageRows(spark: SparkSession): Int = ZORDER_PAGE_ROWS.readFrom(spark)
   /** How explain output is rendered. */
   def explainDisplayMode(spark: SparkSession): String = EXPLAIN_DISPLAY_MODE.readFrom(spark)
   /**

@@ -7,7 +7,8 @@ import scala.util.control.ControlThrowable
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, Predicate, RowOrdering, SortOrder, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, Predicate, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{DeclarativeAggregate, Partial}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
@@ -201,7 +202,12 @@ object DriverIndexRead {
  * counted against the driver's row budget), through Spark's own aggregation iterator.
  */
 private object DriverAggregate {
-  def apply(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget): Iterator[InternalRow] = {
+  def apply(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget): Iterator[InternalRow] =
+    if (GlobalPartialAggregate.handles(agg)) Iterator.single(GlobalPartialAggregate(agg, input))
+    else sortBased(agg, input, held)
+
+  private def sortBased(agg: BaseAggregateExec, input: Iterator[InternalRow], held: RowBudget)
+      : Iterator[InternalRow] = {
     val grouped = agg.groupingExpressions.nonEmpty
     val sorted =
       if (!grouped) input
@@ -223,6 +229,45 @@ private object DriverAggregate {
       // Its output row object is reused: a grouped step above holds copies.
       else aggregation
     }
+  }
+}
+
+/**
+ * The partial step of a global aggregate (no grouping keys) of declarative functions (sum, count,
+ * avg, min, max, ...) with its buffer a row of objects, evaluated with Spark's own expressions:
+ * each function's initial values, then its update expressions for every input row; the output
+ * row is the buffer, as a partial step's is (also with no input). Spark's sort-based iterator
+ * keeps its buffer in an UnsafeRow whenever the types allow, so each row's update of a decimal
+ * wider than 18 digits (a sum of products of prices: TPC-H's revenue) decodes the running sum
+ * from bytes into a BigInteger and encodes it back; a job's generated aggregation code keeps the
+ * buffer in variables instead, and so does this.
+ */
+private object GlobalPartialAggregate {
+  def handles(agg: BaseAggregateExec): Boolean =
+    agg.groupingExpressions.isEmpty && agg.aggregateExpressions.nonEmpty &&
+      agg.aggregateExpressions.forall { e =>
+        e.mode == Partial && !e.isDistinct && e.filter.isEmpty && e.aggregateFunction.isInstanceOf[DeclarativeAggregate]
+      } && {
+        // Values held by themselves (numbers, decimals, dates, ...: the types Spark's iterator
+        // would copy into an UnsafeRow), never one pointing into a reader's reused memory.
+        val types = functions(agg).flatMap(_.aggBufferAttributes).map(_.dataType)
+        types.forall(UnsafeRow.isMutable) && agg.output.map(_.dataType) == types
+      }
+
+  private def functions(agg: BaseAggregateExec): Seq[DeclarativeAggregate] =
+    agg.aggregateExpressions.map(_.aggregateFunction).collect { case d: DeclarativeAggregate => d }
+
+  def apply(agg: BaseAggregateExec, input: Iterator[InternalRow]): InternalRow = {
+    val declared = functions(agg)
+    val bufferAttributes = declared.flatMap(_.aggBufferAttributes)
+    val buffer = new SpecificInternalRow(bufferAttributes.map(_.dataType))
+    MutableProjection.create(declared.flatMap(_.initialValues), Nil).target(buffer)(InternalRow.empty)
+    val update = MutableProjection.create(declared.flatMap(_.updateExpressions), bufferAttributes ++ agg.child.output)
+    update.initialize(0)
+    update.target(buffer)
+    val joined = new JoinedRow(buffer, InternalRow.empty)
+    input.foreach(row => update(joined.withRight(row)))
+    UnsafeProjection.create(bufferAttributes, bufferAttributes)(buffer).copy()
   }
 }
 

@@ -2,6 +2,7 @@ package io.hyperspace.execution
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
@@ -141,17 +142,23 @@ class DriverIndexReadSuite extends RuleTestSupport {
 
     test(s"a global aggregate over a small index read is computed in the driver: no job, Spark's values ($mode)") {
       withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneReadPartition) {
-        val aggregates = Seq("count(*) AS n", "count(price)", "sum(price)", "avg(price)", "min(g)", "max(d)",
-          "sum(qty * price)", "count(DISTINCT g)")
-        for (where <- Seq(
+        val declarative = Seq("count(*) AS n", "count(price)", "sum(price)", "avg(price)", "min(g)", "max(d)",
+          "sum(qty * price)", "sum(price * price)")
+        // Without DISTINCT the partial step's buffer is a row of objects (GlobalPartialAggregate);
+        // with it, Spark's sort-based iteration over every step.
+        for (aggregates <- Seq(declarative, declarative :+ "count(DISTINCT g)");
+          where <- Seq(
             "id IN (7, 12, 1234, 2999)", // some rows, a NULL group (7) and a decimal of each sign of rounding
             "id IN (0, 11, 22, 33)", // every price NULL: sum and avg NULL, count(price) 0
             "id = -1", // no row: count 0, the rest NULL
-            "id IN (5, 6) AND qty > 100")) { // rows read, none passing the filter
+            "id IN (5, 6) AND qty > 100", // rows read, none passing the filter
+            "id BETWEEN 100 AND 2900")) { // most rows: sums of products wider than 18 digits over many
           def q = salesDf.where(where).selectExpr(aggregates: _*)
           val plan = sameResult(q)
           val Seq(read) = driverReads(plan)
           assert(read.metrics("numOutputRows").value == 1 && indexesUsed(plan) == Seq("salesById"), plan.treeString)
+          val partial = plan.collect { case a: BaseAggregateExec if GlobalPartialAggregate.handles(a) => a }
+          assert(partial.size == (if (aggregates == declarative) 1 else 0), plan.treeString)
           withHyperspace(on = true)(assert(jobsOf(q)(_.collect()) == 0, where))
         }
         // HAVING on a global aggregate: a Filter above it, still in the driver (no row, or one).

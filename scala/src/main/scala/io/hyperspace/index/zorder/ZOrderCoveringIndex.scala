@@ -55,8 +55,9 @@ object ZOrderCoveringIndex extends IndexKind {
   override def write(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
       dataPath: Path, mode: SaveMode): Unit = {
     val data = CoveringIndex.indexRows(df, definition, files)
-    ZOrderLayout.write(data, indexedStored(definition), HyperspaceConf.zorderTargetFileSize(data.sparkSession),
-      dataPath, mode)
+    val spark = data.sparkSession
+    ZOrderLayout.write(data, indexedStored(definition), HyperspaceConf.zorderTargetFileSize(spark),
+      HyperspaceConf.zorderPageRows(spark), dataPath, mode)
   }
 
   override def describeFiles(spark: SparkSession, definition: IndexDefinition, dataPath: Path,
@@ -84,8 +85,8 @@ object ZOrderCoveringIndex extends IndexKind {
       dropIds: Set[Long]): Unit = {
     val all = spark.read.schema(CoveringIndex.storedSchema(entry.index)).parquet(files.map(entry.content.pathOf): _*)
     val kept = IndexKind.withoutSourceFiles(all, CoveringIndex.LineageColumn, dropIds)
-    ZOrderLayout.write(kept, indexedStored(entry.index), HyperspaceConf.zorderTargetFileSize(spark), dataPath,
-      SaveMode.ErrorIfExists)
+    ZOrderLayout.write(kept, indexedStored(entry.index), HyperspaceConf.zorderTargetFileSize(spark),
+      HyperspaceConf.zorderPageRows(spark), dataPath, SaveMode.ErrorIfExists)
   }
 
   override def coveredColumns(definition: IndexDefinition): Seq[String] = CoveringIndexKind.coveredColumns(definition)

@@ -3,6 +3,7 @@ package io.hyperspace.index.zorder
 import scala.util.Random
 
 import org.apache.hadoop.fs.Path
+import org.apache.parquet.hadoop.ParquetOutputFormat
 import org.apache.spark.sql.{DataFrame, SaveMode}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.TypeUtils
@@ -31,9 +32,11 @@ object ZOrderLayout {
   /**
    * Writes `data` (the stored columns of the index) into `dataPath` laid out along the Z-order
    * curve over `indexed` (stored column names), in files of at most about `targetFileBytes`
-   * (estimated from the stored columns' default sizes, before compression).
+   * (estimated from the stored columns' default sizes, before compression), in Parquet pages of
+   * at most `pageRows` rows.
    */
-  def write(data: DataFrame, indexed: Seq[String], targetFileBytes: Long, dataPath: Path, mode: SaveMode): Unit = {
+  def write(data: DataFrame, indexed: Seq[String], targetFileBytes: Long, pageRows: Int, dataPath: Path,
+      mode: SaveMode): Unit = {
     val schema = data.schema
     val indexedTypes = indexed.map(c => schema(c).dataType)
     val bits = bitsPerColumn(indexed.size)
@@ -51,7 +54,14 @@ object ZOrderLayout {
       .drop(ZColumn)
     // The range partitioner's bounds come from a sample too: a partition may come out larger
     // than planned, and is then cut into several files, each still a sorted stretch of the curve.
-    laidOut.write.mode(mode).option("maxRecordsPerFile", rowsPerFile.toString).parquet(dataPath.toString)
+    // Within a file the rows follow the curve too, so a page is a shorter stretch of it, with
+    // narrower ranges of every indexed column, and a range reads only the pages whose min/max
+    // (the file's page index) can match. How short pays depends on the queries: fewer rows
+    // decoded for a narrow range, more per-page work where a file is read mostly whole.
+    laidOut.write.mode(mode)
+      .option("maxRecordsPerFile", rowsPerFile.toString)
+      .option(ParquetOutputFormat.PAGE_ROW_COUNT_LIMIT, pageRows.toString)
+      .parquet(dataPath.toString)
   }
 
   /**

@@ -1,12 +1,16 @@
 package io.hyperspace.index.zorder
 
+import scala.jdk.CollectionConverters._
 import scala.util.Random
 
 import org.apache.hadoop.fs.Path
+import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions.expr
 
 import io.hyperspace.HyperspaceException
+import io.hyperspace.execution.DriverIndexReadExec
 import io.hyperspace.index.{CatalogVersion, IndexConfig, IndexDataFiles}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.RuleTestSupport
@@ -14,6 +18,8 @@ import io.hyperspace.rules.RuleTestSupport
 class ZOrderCoveringIndexSuite extends RuleTestSupport {
 
   private val TargetKey = "spark.hyperspace.index.zorder.targetFileSize"
+  private val PageRowsKey = "spark.hyperspace.index.zorder.pageRows"
+  private val DriverReadKey = "spark.hyperspace.index.driverRead.maxBytes"
   private val Rows = 6000
 
   /**
@@ -130,6 +136,66 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
       assert(indexesUsed(sameResult(narrow)).isEmpty)
       assert(hs.whyNot(narrow, "zHoles").contains(victim.getName))
     } finally drop("zHoles")
+  }
+
+  /** The most rows in one page of any column of `entry`'s files, from the files' offset indexes. */
+  private def maxPageRows(entry: LogEntry): Long = {
+    val conf = spark.sessionState.newHadoopConf()
+    entry.content.files.map { f =>
+      val reader = ParquetFileReader.open(HadoopInputFile.fromPath(new Path(entry.content.pathOf(f)), conf))
+      try {
+        reader.getFooter.getBlocks.asScala.flatMap { block =>
+          block.getColumns.asScala.flatMap { column =>
+            val pages = reader.readOffsetIndex(column)
+            assert(pages != null, s"no page index in ${f.path}")
+            (0 until pages.getPageCount).map(i =>
+              pages.getLastRowIndex(i, block.getRowCount) - pages.getFirstRowIndex(i) + 1)
+          }
+        }.max(Ordering.Long)
+      } finally reader.close()
+    }.max(Ordering.Long)
+  }
+
+  test("a range reads only the pages of a file that can match, in the driver and in a job, after refresh too") {
+    val path = newDir("pages").getAbsolutePath + "/data"
+    pointsFrame(0, 4000).write.parquet(path)
+    val source = () => spark.read.parquet(path)
+    spark.conf.set(PageRowsKey, "100")
+    try {
+      // One file: whatever is skipped is skipped inside it.
+      create(source(), ZOrderCoveringIndexConfig("zPages", Seq("b"), Seq("id", "a"), lineage = Some(true)), "1g")
+      def query = source().where("b BETWEEN 100 AND 180").select("id", "a", "b")
+      def check(): Unit = {
+        val entry = latest("zPages")
+        assert(maxPageRows(entry) <= 100)
+        val rows = entry.content.files.flatMap(_.stats).map(_.rowCount).sum
+        val inDriver = sameResult(query)
+        assert(indexesUsed(inDriver) == Seq("zPages"))
+        val driverRead = inDriver.collect { case d: DriverIndexReadExec => d.metrics("rowsRead").value }
+        assert(driverRead.size == 1 && driverRead.head < rows / 4, (driverRead, rows))
+        spark.conf.set(DriverReadKey, "0")
+        try {
+          val inJob = sameResult(query)
+          assert(indexesUsed(inJob) == Seq("zPages"))
+          assert(inJob.collect { case d: DriverIndexReadExec => d }.isEmpty)
+          val scanned = indexScans(inJob).map(_.metrics("numOutputRows").value).sum
+          assert(scanned > 0 && scanned < rows / 4, (scanned, rows))
+        } finally spark.conf.unset(DriverReadKey)
+      }
+      assert(latest("zPages").content.files.size == 1)
+      check()
+      // Appends add a layout of their own, deletes lay every kept row out again: both paged so.
+      pointsFrame(4000, 6000).write.mode("append").parquet(path)
+      hs.refreshIndex("zPages", "incremental")
+      check()
+      val victim = new java.io.File(path).listFiles().filter(_.getName.endsWith(".parquet")).minBy(_.getName)
+      assert(victim.delete())
+      hs.refreshIndex("zPages", "incremental")
+      check()
+    } finally {
+      spark.conf.unset(PageRowsKey)
+      drop("zPages")
+    }
   }
 
   test("a two-column box reads fewer files than either of its ranges alone") {
