@@ -305,28 +305,11 @@ final class IndexedPartition private (
     (if (key == null) Iterator.empty else chain(heads.head(key), reader)).map(reader.rowAt(_, view))
   }
 
-  /** Every row in insertion order (null keys included), with its pointer; one reused view. */
-  def scanWithPointers(columns: Array[Boolean] = null): Iterator[(Long, UnsafeRow)] =
-    if (rowForm != null) compactScan(columns)
-    else new Iterator[(Long, UnsafeRow)] {
-      private val view = newRowView()
-      private val reader = new Reader(1)
-      private var batch = 0
-      private var offset = 0
-      private def settle(): Unit =
-        while (batch < batches.length && offset >= fills(batch)) { batch += 1; offset = 0 }
-      override def hasNext: Boolean = { settle(); batch < batches.length }
-      override def next(): (Long, UnsafeRow) = {
-        settle()
-        val sizeWords = (reader.linkAt(batch, offset) & SizeEscape).toInt
-        val p = pointer(batch, offset, sizeWords)
-        reader.rowAt(p, view)
-        offset += HeaderBytes + view.getSizeInBytes
-        (p, view)
-      }
-    }
-
-  private def compactScan(columns: Array[Boolean]): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
+  /**
+   * Every row in insertion order (null keys included), with its pointer; one reused view. With
+   * `columns`, a compact row decodes only those (see [[Reader.decodeOnly]]).
+   */
+  def scanWithPointers(columns: Array[Boolean] = null): Iterator[(Long, UnsafeRow)] = new Iterator[(Long, UnsafeRow)] {
     private val view = newRowView()
     private val reader = new Reader(1).decodeOnly(columns)
     private var batch = 0
@@ -336,9 +319,12 @@ final class IndexedPartition private (
     override def hasNext: Boolean = { settle(); batch < batches.length }
     override def next(): (Long, UnsafeRow) = {
       settle()
-      val p = compactPointer(batch, offset)
+      // A compact record delimits itself; an UnsafeRow record's size is in its header's link.
+      val p =
+        if (rowForm != null) compactPointer(batch, offset)
+        else pointer(batch, offset, (reader.linkAt(batch, offset) & SizeEscape).toInt)
       reader.rowAt(p, view)
-      offset = reader.lastEnd
+      offset = if (rowForm != null) reader.lastEnd else offset + HeaderBytes + view.getSizeInBytes
       (p, view)
     }
   }
