@@ -1,6 +1,6 @@
 package io.hyperspace.indexed
 
-import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions._
 import org.apache.spark.storage.StorageLevel
 
@@ -12,7 +12,7 @@ import io.hyperspace._
  * chains of appends (divergent ones included) return what the plain DataFrames return, on rows
  * of every atomic type with nulls; small batches so that links cross batches.
  */
-class IndexedCompactRowsSuite extends SparkSessionSuite {
+class IndexedCompactRowsSuite extends SparkSessionSuite with SameRows {
 
   override protected def sessionConfig: Map[String, String] = Map(
     "spark.hyperspace.indexed.joinSelection" -> "index",
@@ -38,18 +38,6 @@ class IndexedCompactRowsSuite extends SparkSessionSuite {
 
   private lazy val probe: DataFrame = spark.range(0, 900, 2).selectExpr(
     "CASE WHEN id % 41 = 0 THEN NULL ELSE id END AS pk", "CAST(id AS INT) AS pv")
-
-  private def rows(df: DataFrame): Seq[String] = df.collect().map(canonical).toSeq.sorted
-
-  private def canonical(r: Row): String = r.toSeq.map {
-    case b: Array[Byte] => b.mkString("[", ",", "]")
-    case v => String.valueOf(v)
-  }.mkString("|")
-
-  private def assertSameRows(actual: DataFrame, expected: DataFrame, clue: String): Unit = {
-    val (a, e) = (rows(actual), rows(expected))
-    assert(a == e, s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, extra ${a.diff(e).take(3)}")
-  }
 
   private def withForm[T](form: String)(f: => T): T = {
     spark.conf.set("spark.hyperspace.indexed.rowFormat", form)

@@ -1,6 +1,6 @@
 package io.hyperspace.indexed
 
-import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.functions._
 import org.apache.spark.storage.StorageLevel
 
@@ -13,7 +13,7 @@ import io.hyperspace._
  * with nulls, strings, decimals and wide rows; small batches and blocks so that every partition
  * has many of both.
  */
-class IndexedCompressionSuite extends SparkSessionSuite {
+class IndexedCompressionSuite extends SparkSessionSuite with SameRows {
 
   override protected def sessionConfig: Map[String, String] = Map(
     "spark.hyperspace.indexed.joinSelection" -> "index",
@@ -31,15 +31,6 @@ class IndexedCompressionSuite extends SparkSessionSuite {
 
   private lazy val probe: DataFrame = spark.range(0, 900, 2).selectExpr(
     "CASE WHEN id % 41 = 0 THEN NULL ELSE id END AS pk", "CAST(id AS INT) AS pv")
-
-  private def rows(df: DataFrame): Seq[String] = df.collect().map(canonical).toSeq.sorted
-
-  private def canonical(r: Row): String = r.toSeq.map(String.valueOf).mkString("|")
-
-  private def assertSameRows(actual: DataFrame, expected: DataFrame, clue: String): Unit = {
-    val (a, e) = (rows(actual), rows(expected))
-    assert(a == e, s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, extra ${a.diff(e).take(3)}")
-  }
 
   private def withCodec[T](codec: String)(f: => T): T = {
     spark.conf.set("spark.hyperspace.indexed.compression", codec)
