@@ -14,27 +14,13 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from benchmarks.context import local_session
+from benchmarks.plans import find_node
 from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace, enable_hyperspace
 
 QUERY = Path(__file__).resolve().parent / "queries" / "date_range.sql"
-
-
-def _find(node: Any, matches: Callable[[Any], bool]) -> Any:
-    if matches(node):
-        return node
-    if node.nodeName().startswith("ResultQueryStage"):
-        return _find(node.plan(), matches)
-    children = node.children()
-    for i in range(children.size()):
-        found = _find(children.apply(i), matches)
-        if found is not None:
-            return found
-    return None
 
 
 def main() -> None:
@@ -50,8 +36,8 @@ def main() -> None:
     df = spark.sql(QUERY.read_text())
     df.collect()
     root = df._jdf.queryExecution().executedPlan().executedPlan()
-    partial = _find(root, lambda n: n.nodeName() == "HashAggregate" and "partial_" in n.toString().split("\n")[0])
-    project = _find(root, lambda n: n.nodeName() == "Project")
+    partial = find_node(root, lambda n: n.nodeName() == "HashAggregate" and "partial_" in n.toString().split("\n")[0])
+    project = find_node(root, lambda n: n.nodeName() == "Project")
     if partial is None or project is None:
         raise SystemExit(f"date_range's plan has no partial aggregate over a Project:\n{root.toString()}")
     rows = project.executeCollect()

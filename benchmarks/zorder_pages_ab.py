@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.context import local_session
+from benchmarks.plans import find_node, named
 from benchmarks.suites.tpch import zorder_target_file_size
 from hyperspace import (
     Hyperspace,
@@ -35,26 +36,12 @@ INDEX = ZOrderCoveringIndexConfig(
 )
 
 
-def _find(node: Any, name: str) -> Any:
-    """The first node whose name starts with `name` in a physical plan (through adaptive query stages)."""
-    if node.nodeName().startswith(name):
-        return node
-    if node.nodeName().startswith(("ResultQueryStage", "ShuffleQueryStage")):
-        return _find(node.plan(), name)
-    children = node.children()
-    for i in range(children.size()):
-        found = _find(children.apply(i), name)
-        if found is not None:
-            return found
-    return None
-
-
 def _rows_read(df: Any) -> int:
     root = df._jdf.queryExecution().executedPlan().executedPlan()
-    driver = _find(root, "DriverIndexRead")
+    driver = find_node(root, named("DriverIndexRead"))
     if driver is not None:
         return int(driver.metrics().get("rowsRead").get().value())
-    scan = _find(root, "Scan")
+    scan = find_node(root, named("Scan"))
     if scan is None:
         return -1
     return int(scan.metrics().get("numOutputRows").get().value())
