@@ -312,6 +312,32 @@ class SplitIndexSuite extends RuleTestSupport {
     } finally drop("sDirB")
   }
 
+  test("a lookup setting changed between two identical queries of one session decides the next one") {
+    // Planning reuses a lookup for the same index, filter and listing: the settings it depends
+    // on are part of what it is reused for, so each query below follows the settings of its own.
+    hs.createIndex(df, SplitIndexConfig("sSettings", Seq("k")))
+    try {
+      // One analyzed filter planned again (as a catalog table's relation keeps its attributes):
+      // the same condition, so the same lookup unless a setting differs.
+      val filtered = df.where("k IN (3, 77)")
+      val query = () => filtered.select("*")
+      val maxLocations = "spark.hyperspace.index.split.maxLocations"
+      withConf(maxLocations -> "2")(assert(seekPlanOf(sameResult(query())).isEmpty))
+      assert(seekPlanOf(sameResult(query())).exists(_.directLookup))
+      withConf(maxLocations -> "2")(assert(seekPlanOf(sameResult(query())).isEmpty))
+      // No direct read of the index files above the index's driver-side read limit: a job looks them up.
+      withConf("spark.hyperspace.index.driverRead.maxBytes" -> "0")(
+        assert(seekPlanOf(sameResult(query())).exists(!_.directLookup)))
+      assert(seekPlanOf(sameResult(query())).exists(_.directLookup))
+      // A fraction of the source's bytes below what the located row groups read refuses the seek.
+      val bytes = seekPlanOf(sameResult(query())).get.bytesToRead
+      val sourceBytes = latest("sSettings").source.sizeInBytes
+      withConf("spark.hyperspace.index.split.maxReadFraction" -> (bytes.toDouble / sourceBytes / 2).toString)(
+        assert(seekPlanOf(sameResult(query())).isEmpty))
+      assert(seekPlanOf(sameResult(query())).exists(_.directLookup))
+    } finally drop("sSettings")
+  }
+
   test("a refresh between two queries of one session is seen by the next lookup") {
     val path = newDir("direct-refresh").getAbsolutePath + "/data"
     write(frame(0, 3000), path)
