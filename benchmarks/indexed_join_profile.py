@@ -21,7 +21,17 @@ import statistics
 import time
 from typing import Any
 
-KEYS = ("job_start_ms", "job_end_ms", "tasks", "wall_ms", "run_ms", "deser_ms", "result_ser_ms", "result_kb", "shuffle_write_kb")
+KEYS = (
+    "job_start_ms",
+    "job_end_ms",
+    "tasks",
+    "wall_ms",
+    "run_ms",
+    "deser_ms",
+    "result_ser_ms",
+    "result_kb",
+    "shuffle_write_kb",
+)
 ROWS = int(os.environ.get("HYPERSPACE_BENCH_INDEXED_ROWS", 10_000_000))
 
 
@@ -107,7 +117,10 @@ def main() -> None:
             names = list(variants)[r % len(variants) :] + list(variants)[: r % len(variants)]
             for v in names:
                 # indexed_parallel: the join in a task per task slot even for the smallest probes.
-                conf.set("spark.hyperspace.indexed.join.oneTaskProbeRows", "0" if v == "indexed_parallel" else args.one_task_rows)
+                conf.set(
+                    "spark.hyperspace.indexed.join.oneTaskProbeRows",
+                    "0" if v == "indexed_parallel" else args.one_task_rows,
+                )
                 first_job = _last_job_id(spark) + 1
                 start = time.perf_counter()
                 epoch_ms = time.time() * 1000
@@ -130,7 +143,9 @@ def main() -> None:
                         }
                     )
         print(f"\n### probe {size:,} rows (load {load_start} -> {_load()}, medians of {args.rounds})\n")
-        print("| variant | stage | job start ms | job end ms | tasks | wall ms | run ms (sum) | deser ms (sum) | result ser ms | result KB | shuffle write KB |")
+        print(
+            "| variant | stage | job start ms | job end ms | tasks | wall ms | run ms (sum) | deser ms (sum) | result ser ms | result KB | shuffle write KB |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for v, rs in runs.items():
             med = {k: statistics.median(r[k] for r in rs) for k in ("total_ms", "plan_ms", "execute_ms")}
@@ -141,10 +156,7 @@ def main() -> None:
             )
             depth = min(len(r["stages"]) for r in rs)
             for i in range(depth):
-                s = {
-                    k: statistics.median(r["stages"][i][k] for r in rs)
-                    for k in KEYS
-                }
+                s = {k: statistics.median(r["stages"][i][k] for r in rs) for k in KEYS}
                 print(
                     f"| {v} | {rs[0]['stages'][i]['stage']} | {s['job_start_ms']:.0f} | {s['job_end_ms']:.0f} | {s['tasks']:g} | {s['wall_ms']:.0f} | {s['run_ms']:.0f} "
                     f"| {s['deser_ms']:.0f} | {s['result_ser_ms']:.0f} | {s['result_kb']:.1f} | {s['shuffle_write_kb']:.1f} |"
