@@ -166,6 +166,28 @@ def test_joins_match_plain_joins(
         spark.conf.unset("spark.sql.adaptive.enabled")
 
 
+@pytest.mark.parametrize("how", ["inner", "left_outer", "full_outer", "left_semi", "left_anti"])
+def test_small_broadcast_probe_joins_in_one_task_without_an_exchange_above(
+    spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, probe: DataFrame, how: str
+) -> None:
+    # 450 probe rows, under indexed.join.oneTaskProbeRows: one task, one output partition, so the
+    # grouped aggregate above needs no shuffle; with the setting at 0 it is a task per slot again.
+    def grouped(left: DataFrame, key: str) -> DataFrame:
+        joined = left.join(F.broadcast(probe), left[key] == probe["pk"], how)
+        return joined.groupBy("k").agg(F.count("*").alias("n"), F.sum(F.length("v")).alias("lv"))
+
+    plain = rows(grouped(source, "k"))
+    one_task = grouped(idf.to_df(), "k")
+    assert rows(one_task) == plain
+    plan = executed_plan(one_task)
+    assert "probe broadcast, 1 tasks" in plan and "Exchange hashpartitioning" not in plan, plan
+    with HyperspaceConfig(spark).override(indexed_join_one_task_probe_rows=0):
+        parallel = grouped(idf.to_df(), "k")
+        assert rows(parallel) == plain
+        plan = executed_plan(parallel)
+        assert "probe broadcast, 2 tasks" in plan and "Exchange" in plan.replace("BroadcastExchange", ""), plan
+
+
 def test_join_using_a_column_name(
     spark: SparkSession, idf: IndexedDataFrame, source: DataFrame, probe: DataFrame
 ) -> None:

@@ -288,6 +288,14 @@ class HyperspaceConfig:
         "How equi-joins on an Indexed DataFrame's key are planned: 'cost' (the index only when "
         "Spark's own join is not cheaper by size, the default) or 'index' (always the index).",
     )
+    indexed_join_one_task_probe_rows = _Setting(
+        "spark.hyperspace.indexed.join.oneTaskProbeRows",
+        int,
+        _from_int,
+        "Probe sides of an indexed join broadcast to the index partitions with at most this many "
+        "rows are joined in one task when one executor caches the whole index: the output is one "
+        "partition, so an aggregate above it needs no exchange (default 20000; 0 turns it off).",
+    )
     indexed_lookup_read_in_place = _Setting(
         "spark.hyperspace.indexed.lookup.readInPlace",
         _to_bool,

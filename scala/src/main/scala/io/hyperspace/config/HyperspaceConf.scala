@@ -287,6 +287,17 @@ object HyperspaceConf {
       .checkValues(Set("cost", "index"))
       .createWithDefault("cost")
 
+  val INDEXED_JOIN_ONE_TASK_PROBE_ROWS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.indexed.join.oneTaskProbeRows")
+      .doc("Probe sides of an indexed join broadcast to the index partitions with at most this " +
+        "many rows (estimated) are joined in a single task when every index partition is cached " +
+        "on one executor: the join's output is then one partition, so an aggregate or another " +
+        "clustered operator above it needs no exchange and no further stage, which costs more " +
+        "than joining a small probe side in parallel saves. 0 turns it off.")
+      .intConf
+      .checkValue(_ >= 0, "must be >= 0")
+      .createWithDefault(20000)
+
   val ADVISOR_RECORD_QUERIES: ConfigEntry[Boolean] =
     buildConf("spark.hyperspace.advisor.recordQueries")
       .doc("Whether the session records the queries it runs (plan only, no data), so that " +
@@ -330,7 +341,7 @@ object HyperspaceConf {
     DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, BROADCAST_PROBE_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_ROW_FORMAT, INDEXED_JOIN_SELECTION,
-    INDEXED_LOOKUP_READ_IN_PLACE,
+    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_LOOKUP_READ_IN_PLACE,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
     SPLIT_JOIN_PRUNING_MAX_KEYS,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
@@ -459,6 +470,8 @@ object HyperspaceConf {
   def indexedCompressionBlockSize(spark: SparkSession): Long = INDEXED_COMPRESSION_BLOCK_SIZE.readFrom(spark)
   /** How equi-joins on an Indexed DataFrame's key are planned: "cost" or "index". */
   def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)
+
+  def indexedJoinOneTaskProbeRows(spark: SparkSession): Int = INDEXED_JOIN_ONE_TASK_PROBE_ROWS.readFrom(spark)
 
   def indexedLookupReadInPlace(spark: SparkSession): Boolean = INDEXED_LOOKUP_READ_IN_PLACE.readFrom(spark)
   /** Whether the session records its queries for the advisor. */

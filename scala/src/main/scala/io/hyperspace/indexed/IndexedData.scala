@@ -173,6 +173,13 @@ final class IndexedData private[indexed] (
       .fold(IndexedStats.zero)(_ + _)
   }
 
+  /**
+   * Whether one executor caches every partition: one task there reads them all in place (on
+   * several executors, a single task would fetch the others' partitions over the network).
+   */
+  private[indexed] def cachedOnOneExecutor: Boolean =
+    SparkInternals.cachedLocations(rdd).map(_.toSet).reduceOption(_ intersect _).exists(_.nonEmpty)
+
   /** How many tasks [[inTasks]] reads the partitions in, for at most `tasks`. */
   private[indexed] def tasksFor(tasks: Int): Int = math.max(1, math.min(tasks, numPartitions))
 

@@ -154,7 +154,8 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
  * stage at all, and every probe row is still owned by one partition (which outer, semi and anti
  * joins need). The index partitions are then joined in `broadcastTasks` tasks (one per task
  * slot, each task's partitions where one executor caches them): joining a small probe side is
- * a few milliseconds per partition, less than a task's own fixed cost.
+ * a few milliseconds per partition, less than a task's own fixed cost. For the smallest probe
+ * sides `broadcastTasks` is 1 (see [[IndexedStrategy]]) and the output is a single partition.
  *
  * `reason` is why the planner chose this over Spark's own join ([[IndexedJoinSelection]]).
  */
@@ -201,8 +202,12 @@ case class IndexedJoinExec(
     probeSide :: UnspecifiedDistribution :: Nil
   }
 
-  override def outputPartitioning: Partitioning = UnknownPartitioning(
-    if (broadcastProbe) data.tasksFor(broadcastTasks) else data.numPartitions)
+  // One task's output is all rows in one partition: an aggregate or a clustered operator above
+  // needs no exchange (Spark's UnknownPartitioning(1) would satisfy only AllTuples).
+  override def outputPartitioning: Partitioning =
+    if (!broadcastProbe) UnknownPartitioning(data.numPartitions)
+    else if (data.tasksFor(broadcastTasks) == 1) SinglePartition
+    else UnknownPartitioning(data.tasksFor(broadcastTasks))
 
   private def probePreserved: Boolean = joinType match {
     case LeftOuter => !indexOnLeft

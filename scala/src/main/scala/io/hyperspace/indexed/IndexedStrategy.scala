@@ -63,11 +63,22 @@ object IndexedStrategy extends SparkStrategy {
             c.indexOnLeft,
             extra,
             c.decision.broadcastProbe,
-            SparkSession.active.sparkContext.defaultParallelism,
+            if (c.decision.broadcastProbe && inOneTask(probePlan, side.relation.data)) 1
+            else SparkSession.active.sparkContext.defaultParallelism,
             c.decision.reason)
         }.toList
 
     case _ => Nil
+  }
+
+  /**
+   * Whether a join with the probe side broadcast runs in one task: a probe side small enough
+   * that joining it in parallel saves less than the exchange and stage a multi-task output needs
+   * above it (an aggregate's), and an index one executor caches whole.
+   */
+  private def inOneTask(probePlan: LogicalPlan, data: IndexedData): Boolean = {
+    val limit = HyperspaceConf.indexedJoinOneTaskProbeRows(SparkSession.active)
+    limit > 0 && IndexedJoinSelection.rows(probePlan) <= limit && data.cachedOnOneExecutor
   }
 
   /** The index side an equi-join would probe, and whether it should (see [[IndexedJoinSelection]]). */

@@ -135,8 +135,9 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     val indexed = factSource.createIndex("fk", 8).cache()
     val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
       "id AS pv")
+    // Probe sides this small run in one task by default (tested below); here a task per slot.
     for (aqe <- Seq(true, false)) {
-      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneTaskProbeRows -> "0") {
         val i = indexed.toDF
         for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
           onLeft <- Seq(true, false); condition <- Seq(false, true)) {
@@ -155,6 +156,76 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
           assert(join.head.simpleString(100).contains("probe broadcast, 2 tasks"), join.head.simpleString(100))
         }
       }
+    }
+    indexed.unpersist(blocking = true)
+  }
+
+  private val OneTaskProbeRows = "spark.hyperspace.indexed.join.oneTaskProbeRows"
+
+  test("a small broadcast probe side is joined in one task: one output partition, no exchange above") {
+    // 8 index partitions cached in this one JVM; 2,000 probe rows (NULL and duplicate keys, keys
+    // of no index row and keys of every partition) are under the default limit of 20,000.
+    val indexed = factSource.createIndex("fk", 8).cache()
+    val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
+      "id AS pv")
+    val empty = p.where("pv < 0")
+    for (aqe <- Seq(true, false)) {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+        val i = indexed.toDF
+        for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
+          onLeft <- Seq(true, false); probe <- Seq(p, empty)) {
+          def join(a: DataFrame, b: DataFrame, key: String): DataFrame =
+            if (onLeft) a.join(broadcast(b), a(key) === b("pk"), joinType)
+            else b.hint("broadcast").join(a, a(key) === b("pk"), joinType)
+          val got = join(i, probe, "fk")
+          val want = join(factPlain, probe, "fk")
+          val clue = s"AQE $aqe, $joinType, index on ${if (onLeft) "left" else "right"}, " +
+            s"${if (probe eq empty) "empty" else "2,000-row"} probe"
+          assertSameRows(got, want, clue)
+          val nodes = indexedJoins(got)
+          // Adaptive execution may replace a join with an empty probe side by an empty relation.
+          if (nodes.nonEmpty || !aqe || (probe ne empty)) {
+            assert(nodes.size == 1 && nodes.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
+            assert(nodes.head.execute().getNumPartitions == 1, clue)
+            assert(nodes.head.outputPartitioning == org.apache.spark.sql.catalyst.plans.physical.SinglePartition,
+              clue)
+            assert(nodes.head.simpleString(100).contains("probe broadcast, 1 tasks"), nodes.head.simpleString(100))
+          }
+          // A grouped and a global aggregate over the join: no shuffle (the join's output is all
+          // in one partition), and the rows of the same aggregates over plain DataFrames.
+          val cols = got.columns
+          val aggs = Seq(
+            (got.groupBy(got(cols.head)).agg(count(lit(1)), sum(got(cols.last))),
+              want.groupBy(want(cols.head)).agg(count(lit(1)), sum(want(cols.last)))),
+            (got.agg(count(lit(1)), sum(got(cols.last))), want.agg(count(lit(1)), sum(want(cols.last)))))
+          for ((a, b) <- aggs) {
+            assertSameRows(a, b, s"$clue, aggregated")
+            val shuffles = executedNodes(a).collect {
+              case e: org.apache.spark.sql.execution.exchange.ShuffleExchangeExec => e
+            }
+            assert(shuffles.isEmpty, s"$clue:\n${a.queryExecution.executedPlan}")
+          }
+        }
+      }
+    }
+    // Over the limit, and with the limit off: a task per slot again, and the aggregate's exchange.
+    for (limit <- Seq("500", "0")) {
+      withConf(OneTaskProbeRows -> limit) {
+        val i = indexed.toDF
+        val got = i.join(broadcast(p), i("fk") === p("pk"))
+        val a = got.agg(count(lit(1)), sum(got("pv")))
+        assertSameRows(a, factPlain.join(p, factPlain("fk") === p("pk")).agg(count(lit(1)), sum(p("pv"))),
+          s"limit $limit")
+        assert(indexedJoins(a).head.execute().getNumPartitions == 2, s"limit $limit")
+        assert(executedNodes(a).exists(_.isInstanceOf[org.apache.spark.sql.execution.exchange.ShuffleExchangeExec]),
+          s"limit $limit:\n${a.queryExecution.executedPlan}")
+      }
+    }
+    withConf(OneTaskProbeRows -> "-1") {
+      val i = indexed.toDF
+      val e = intercept[Exception](i.join(broadcast(p), i("fk") === p("pk")).collect())
+      val all = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage)
+      assert(all.exists(m => m != null && m.contains(OneTaskProbeRows)), e.getMessage)
     }
     indexed.unpersist(blocking = true)
   }
