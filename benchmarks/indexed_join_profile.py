@@ -41,35 +41,32 @@ def _load() -> str:
 
 
 def _stages(spark: Any, since_job: int, epoch_ms: float) -> list[dict[str, Any]]:
+    from benchmarks.stages import finished_stages
     from benchmarks.suites.seek import _items
 
     store = spark.sparkContext._jsc.sc().statusStore()
     out: list[dict[str, Any]] = []
     jobs = [j for j in _items(store.jobsList(None)) if j.jobId() >= since_job]
     min_stage = min((min(_items(j.stageIds())) for j in jobs), default=0)
-    for job in sorted(_items(store.jobsList(None)), key=lambda j: j.jobId()):
-        if job.jobId() < since_job or not job.completionTime().isDefined():
+    for job, s in finished_stages(spark, since_job):
+        if not job.completionTime().isDefined():
             continue
         submitted = job.submissionTime().get().getTime() - epoch_ms
         completed = job.completionTime().get().getTime() - epoch_ms
-        for stage_id in sorted(_items(job.stageIds())):
-            for s in _items(store.stageData(stage_id, False, None, False, None)):
-                if not s.submissionTime().isDefined() or not s.completionTime().isDefined():
-                    continue  # skipped: its shuffle output was reused
-                out.append(
-                    {
-                        "stage": f"job {job.jobId() - since_job} stage {s.stageId() - min_stage}",
-                        "job_start_ms": submitted,
-                        "job_end_ms": completed,
-                        "tasks": s.numTasks(),
-                        "wall_ms": s.completionTime().get().getTime() - s.submissionTime().get().getTime(),
-                        "run_ms": s.executorRunTime(),
-                        "deser_ms": s.executorDeserializeTime(),
-                        "result_ser_ms": s.resultSerializationTime(),
-                        "result_kb": s.resultSize() / 1e3,
-                        "shuffle_write_kb": s.shuffleWriteBytes() / 1e3,
-                    }
-                )
+        out.append(
+            {
+                "stage": f"job {job.jobId() - since_job} stage {s.stageId() - min_stage}",
+                "job_start_ms": submitted,
+                "job_end_ms": completed,
+                "tasks": s.numTasks(),
+                "wall_ms": s.completionTime().get().getTime() - s.submissionTime().get().getTime(),
+                "run_ms": s.executorRunTime(),
+                "deser_ms": s.executorDeserializeTime(),
+                "result_ser_ms": s.resultSerializationTime(),
+                "result_kb": s.resultSize() / 1e3,
+                "shuffle_write_kb": s.shuffleWriteBytes() / 1e3,
+            }
+        )
     return out
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.context import local_session
-from benchmarks.suites.seek import _items, _last_job_id
+from benchmarks.stages import finished_stages
+from benchmarks.suites.seek import _last_job_id
 from benchmarks.suites.tpch import FILE_TABLES, QUERY_DIR
 from benchmarks.tpch_data import prepare
 from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace, disable_hyperspace, enable_hyperspace
@@ -28,26 +29,19 @@ from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace, disabl
 
 def _stages(spark: Any, since_job: int) -> list[dict[str, Any]]:
     """The stages of the jobs with ids >= ``since_job``, in submission order (skipped ones left out)."""
-    store = spark.sparkContext._jsc.sc().statusStore()
     out = []
-    for job in sorted(_items(store.jobsList(None)), key=lambda j: j.jobId()):
-        if job.jobId() < since_job:
-            continue
-        for stage_id in sorted(_items(job.stageIds())):
-            for s in _items(store.stageData(stage_id, False, None, False, None)):
-                if not s.submissionTime().isDefined() or not s.completionTime().isDefined():
-                    continue  # skipped: its shuffle output was reused
-                out.append(
-                    {
-                        "stage": f"job {job.jobId() - since_job} stage {stage_id}",
-                        "tasks": s.numTasks(),
-                        "wall_ms": s.completionTime().get().getTime() - s.submissionTime().get().getTime(),
-                        "task_run_ms": s.executorRunTime(),
-                        "input_mb": s.inputBytes() / 1e6,
-                        "shuffle_read_mb": s.shuffleReadBytes() / 1e6,
-                        "shuffle_write_mb": s.shuffleWriteBytes() / 1e6,
-                    }
-                )
+    for job, s in finished_stages(spark, since_job):
+        out.append(
+            {
+                "stage": f"job {job.jobId() - since_job} stage {s.stageId()}",
+                "tasks": s.numTasks(),
+                "wall_ms": s.completionTime().get().getTime() - s.submissionTime().get().getTime(),
+                "task_run_ms": s.executorRunTime(),
+                "input_mb": s.inputBytes() / 1e6,
+                "shuffle_read_mb": s.shuffleReadBytes() / 1e6,
+                "shuffle_write_mb": s.shuffleWriteBytes() / 1e6,
+            }
+        )
     return out
 
 
