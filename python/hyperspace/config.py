@@ -245,6 +245,14 @@ class HyperspaceConfig:
         "index led by the join key so its probes arrive in key order (default True).",
     )
 
+    long_decimal_sum_enabled = _Setting(
+        "spark.hyperspace.index.longDecimalSum.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether an aggregate over an index scan sums DECIMALs of 9 to 18 digits on their unscaled longs "
+        "while the running sum fits a long, with Spark's result, nulls and overflow (default True).",
+    )
+
     indexed_num_partitions = _Setting(
         "spark.hyperspace.indexed.numPartitions",
         int,
