@@ -11,8 +11,9 @@ import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.shims.FileRelation
 
 /**
- * In an aggregate over an index scan, `sum` of a DECIMAL of 9 to 18 digits runs on the values'
- * unscaled longs while they fit ([[LongDecimalSum]]: same result, nulls and overflow as Spark's).
+ * In an aggregate over an index scan, `sum` of a DECIMAL of 9 to 18 digits (or of an exact product
+ * of two) runs on the values' unscaled longs while they fit ([[LongDecimalSum]]: same result, nulls
+ * and overflow as Spark's).
  * Spark keeps such a sum's DECIMAL(p + 10) buffer as bytes that a hash aggregate decodes and
  * encodes for every row; the TPC-H join's grouped `sum(l_extendedprice)` spent most of its CPU
  * there.
@@ -23,7 +24,7 @@ import io.hyperspace.shims.FileRelation
 case class SumDecimalsOnLongs(spark: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!HyperspaceConf.longDecimalSumEnabled(spark)) plan
+    if (!HyperspaceConf.decimalsOnLongsEnabled(spark)) plan
     else
       plan.transformUp {
         case agg: Aggregate if eligible(agg) =>

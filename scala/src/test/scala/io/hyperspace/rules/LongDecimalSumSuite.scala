@@ -1,23 +1,27 @@
 package io.hyperspace.rules
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions.{col, sum}
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, Literal, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{BinaryComparison, Expression, Literal, UnsafeProjection, UnscaledValue}
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate
+import org.apache.spark.sql.execution.FilterExec
 import org.apache.spark.sql.types.LongType
 
-import io.hyperspace.expressions.{LongAddOrNull, LongDecimalSum}
+import io.hyperspace.expressions.{LongAddOrNull, LongDecimalSum, LongMultiplyOrNull}
 import io.hyperspace.index.IndexConfig
 
 /**
- * Sums of DECIMALs of 9 to 18 digits over index scans run on longs while they fit
- * (SumDecimalsOnLongs, LongDecimalSum) and return exactly Spark's rows: nulls, all-null and empty
+ * Filters over index scans compare decimals of up to 18 digits with literals as longs
+ * (CompareDecimalsOnLongs), and sums of DECIMALs of 9 to 18 digits (or of exact products of two)
+ * over index scans run on longs while they fit (SumDecimalsOnLongs, LongDecimalSum); both return
+ * exactly Spark's rows: nulls, all-null and empty
  * groups, running sums that overflow a long in a task's update and in the merge of partial sums,
  * grouped and global, joins of two indexes, AQE and ANSI on and off, and after a refresh.
  */
 class LongDecimalSumSuite extends RuleTestSupport {
 
-  private val Enabled = "spark.hyperspace.index.longDecimalSum.enabled"
+  private val Enabled = "spark.hyperspace.index.decimalsOnLongs.enabled"
   private val MaxUnscaled18 = "999999999999999999"
 
   /**
@@ -84,15 +88,30 @@ class LongDecimalSumSuite extends RuleTestSupport {
   }
 
   private val factQueries: Seq[(String, () => DataFrame, Int)] = Seq(
-    ("grouped sums", () => factRange.groupBy("g").agg(
-        Map("small" -> "sum", "big" -> "sum", "sparse" -> "sum", "tiny" -> "sum", "id" -> "count")), 3),
+    ("grouped sums",
+      () =>
+        factRange.groupBy("g").agg(
+          Map("small" -> "sum", "big" -> "sum", "sparse" -> "sum", "tiny" -> "sum", "id" -> "count")), 3),
     ("global sums", () => factRange.selectExpr("sum(small)", "sum(big)", "sum(sparse)", "count(*)"), 3),
-    ("a range's grouped sums", () => factsDf.where("id BETWEEN 100 AND 1700").groupBy("g")
-        .agg(Map("big" -> "sum", "small" -> "avg")), 1),
+    ("a range's grouped sums",
+      () =>
+        factsDf.where("id BETWEEN 100 AND 1700").groupBy("g")
+          .agg(Map("big" -> "sum", "small" -> "avg")), 1),
     ("sums of nothing", () => factsDf.where("id < 0").selectExpr("sum(big)", "sum(small)"), 2),
     ("grouped sums of nothing", () => factsDf.where("id < 0").groupBy("g").agg(Map("big" -> "sum")), 1),
     ("a point's sums", () => factsDf.where("id = 42").selectExpr("sum(big)", "sum(small)"), 2),
-    ("sums with a filter clause", () => factRange.selectExpr("sum(big) FILTER (WHERE g > 3)", "sum(small)"), 2))
+    ("sums with a filter clause", () => factRange.selectExpr("sum(big) FILTER (WHERE g > 3)", "sum(small)"), 2),
+    // Products: each fits a long (small * tiny), none does (big * small), the running sum
+    // overflows a long (small * small, ~2.5e15 a row); a product Spark rounds is Spark's (big / 3 * tiny).
+    ("sums of products",
+      () =>
+        factRange.selectExpr(
+          "sum(small * tiny)", "sum(big * small)", "sum(small * small)", "sum(CAST(big / 3 AS DECIMAL(38,6)) * tiny)"),
+      3),
+    ("grouped sums of products",
+      () =>
+        factRange.groupBy("g").agg(
+          sum(col("small") * col("tiny")), sum(col("sparse") * col("small")), sum(col("big") * col("tiny"))), 3))
 
   for {
     aqe <- Seq(true, false)
@@ -109,7 +128,8 @@ class LongDecimalSumSuite extends RuleTestSupport {
   test("running sums that overflow a long fall back to Spark's decimal (the results need more than 18 digits)") {
     withHyperspace(on = true) {
       val big = factRange.groupBy("g").agg(Map("big" -> "sum")).collect()
-      assert(big.exists(r => !r.isNullAt(1) && r.getDecimal(1).abs.compareTo(new java.math.BigDecimal(Long.MaxValue)) > 0))
+      assert(
+        big.exists(r => !r.isNullAt(1) && r.getDecimal(1).abs.compareTo(new java.math.BigDecimal(Long.MaxValue)) > 0))
       val all = dimsDf.where("k >= 0").selectExpr("sum(amount)").collect().head.getDecimal(0)
       assert(all == new java.math.BigDecimal(MaxUnscaled18).multiply(new java.math.BigDecimal(30)))
     }
@@ -132,6 +152,51 @@ class LongDecimalSumSuite extends RuleTestSupport {
     }
   }
 
+  /** Comparisons the executed plan's filters make on unscaled longs. */
+  private def longComparisons(df: DataFrame): Int =
+    executed(df).collect { case f: FilterExec =>
+      f.condition.collect { case c: BinaryComparison if c.children.exists(_.isInstanceOf[UnscaledValue]) => c }.size
+    }.sum
+
+  private val comparisons = Seq(
+    "small < 123.45" -> 1, "small >= -5" -> 1, "tiny BETWEEN 1.5 AND 7.25" -> 2, "small <=> 12.34" -> 1,
+    "small = 100" -> 1, "5.5 > tiny" -> 1, "small < 1.234" -> 1, "NOT (small > 0.01)" -> 1,
+    s"big = $MaxUnscaled18" -> 1, s"big < -$MaxUnscaled18" -> 1, "big >= 0 AND tiny <= 50" -> 2,
+    "small * tiny > 100" -> 0, "sparse <=> NULL" -> 0, "small IN (1.5, 2.5)" -> 0)
+
+  for {
+    aqe <- Seq(true, false)
+    (predicate, longCompared) <- comparisons
+  } {
+    test(s"filter $predicate over an index: Spark's rows, $longCompared comparisons on longs (AQE ${if (aqe) "on"
+      else "off"})") {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+        def q =
+          factsDf.where(s"id BETWEEN 100 AND 2700 AND ($predicate)").select("id", "small", "tiny", "big", "sparse")
+        val plan = sameResult(q)
+        assert(indexesUsed(plan) == Seq("ldsFacts"), plan.treeString)
+        assert(withHyperspace(on = true)(longComparisons(q)) == longCompared, plan.treeString)
+        withConf(Enabled -> "false")(assert(withHyperspace(on = true)(longComparisons(q)) == 0))
+        def agg = factsDf.where(s"id BETWEEN 100 AND 2700 AND ($predicate)").groupBy("g").agg(Map("small" -> "sum"))
+        sameResult(agg)
+      }
+    }
+  }
+
+  test("a sum of products that overflows its DECIMAL(38,0): NULL as Spark's, or Spark's error in ANSI mode") {
+    def q = factRange.selectExpr("sum(big * big)", "sum(small * tiny)")
+    withConf("spark.sql.ansi.enabled" -> "false") {
+      assert(sameRowsLongSums(q) == 2)
+      assert(withHyperspace(on = true)(q.collect().head.isNullAt(0)))
+    }
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      def error(on: Boolean) = withHyperspace(on)(intercept[Exception](q.collect()))
+      val (spark, ours) = (error(on = false), error(on = true))
+      assert(ours.getClass == spark.getClass && ours.getMessage == spark.getMessage, ours.getMessage)
+      assert(withHyperspace(on = true)(longSums(q)) == 2)
+    }
+  }
+
   test("turned off, or without an index, the sums stay Spark's") {
     withConf(Enabled -> "false") {
       assert(sameRowsLongSums(factRange.groupBy("g").agg(Map("big" -> "sum"))) == 0)
@@ -147,7 +212,8 @@ class LongDecimalSumSuite extends RuleTestSupport {
     writeFacts(0, 1000, path)
     def df = spark.read.parquet(path)
     hs.createIndex(df, IndexConfig("ldsRefresh", Seq("id"), Seq("g", "big", "small")))
-    def q = spark.read.parquet(path).where("id BETWEEN 10 AND 2400").groupBy("g").agg(Map("big" -> "sum", "small" -> "sum"))
+    def q =
+      spark.read.parquet(path).where("id BETWEEN 10 AND 2400").groupBy("g").agg(Map("big" -> "sum", "small" -> "sum"))
     assert(sameRowsLongSums(q) == 2)
     writeFacts(1000, 2500, path, mode = "append")
     hs.refreshIndex("ldsRefresh", "incremental")
@@ -156,7 +222,7 @@ class LongDecimalSumSuite extends RuleTestSupport {
     assert(withHyperspace(on = true)(longSums(q)) == 2)
   }
 
-  test("LongAddOrNull: a long sum, null on overflow either way or on a null, interpreted and generated") {
+  test("LongAddOrNull, LongMultiplyOrNull: null on overflow either way or on a null, interpreted and generated") {
     def both(e: Expression): (Any, Any) = {
       val generated = UnsafeProjection.create(Seq(e)).apply(InternalRow.empty)
       (e.eval(), if (generated.isNullAt(0)) null else generated.getLong(0))
@@ -170,5 +236,14 @@ class LongDecimalSumSuite extends RuleTestSupport {
     }
     assert(both(LongAddOrNull(nullLong, Literal(1L))) == ((null, null)))
     assert(both(LongAddOrNull(Literal(1L), nullLong)) == ((null, null)))
+    val products = Seq(
+      (Long.MaxValue, 2L) -> null, (Long.MinValue, -1L) -> null, (-1L, Long.MinValue) -> null,
+      (3037000500L, 3037000500L) -> null, (3037000499L, 3037000499L) -> 9223372030926249001L,
+      (Long.MinValue, 1L) -> Long.MinValue, (-4L, 1L << 61) -> Long.MinValue, (0L, Long.MinValue) -> 0L,
+      (-7L, 6L) -> -42L)
+    for (((a, b), expected) <- products) {
+      assert(both(LongMultiplyOrNull(Literal(a), Literal(b))) == ((expected, expected)), s"$a * $b")
+    }
+    assert(both(LongMultiplyOrNull(nullLong, Literal(1L))) == ((null, null)))
   }
 }
