@@ -245,6 +245,15 @@ class HyperspaceConfig:
         "index led by the join key so its probes arrive in key order (default True).",
     )
 
+    decimals_on_longs_enabled = _Setting(
+        "spark.hyperspace.index.decimalsOnLongs.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether, over an index scan, sums of DECIMALs of 9 to 18 digits (or of exact products of two) add "
+        "unscaled longs while they fit, with Spark's result, nulls and overflow, and filters compare such "
+        "columns with literals as longs (default True).",
+    )
+
     indexed_num_partitions = _Setting(
         "spark.hyperspace.indexed.numPartitions",
         int,

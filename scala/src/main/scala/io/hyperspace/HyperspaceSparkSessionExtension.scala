@@ -6,7 +6,7 @@ import org.apache.spark.sql.hyperspace.InjectedFunctions
 import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
-import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, PushFilterThroughBucketUnion, SplitJoinRuntimePruning}
+import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, PushFilterThroughBucketUnion, SplitJoinRuntimePruning, SumDecimalsOnLongs}
 import io.hyperspace.sql.HyperspaceSqlParser
 
 /**
@@ -28,6 +28,8 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectOptimizerRule(_ => PushFilterThroughBucketUnion)
     // After the rewrites, which put the index scans it looks for into the plan.
     extensions.injectOptimizerRule(_ => AggregateSmallIndexScanInOnePartition)
+    // Also after the rewrites: it changes only aggregates over index scans.
+    extensions.injectOptimizerRule(session => SumDecimalsOnLongs(session))
     // Join pruning reads the keys of a broadcast once adaptive execution has built it.
     extensions.injectRuntimeOptimizerRule(session => SplitJoinRuntimePruning(session))
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
@@ -59,7 +61,8 @@ object HyperspaceSparkSessionExtension {
       SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
       val experimental = spark.experimental
       experimental.extraOptimizations ++=
-        Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion, AggregateSmallIndexScanInOnePartition)
+        Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion, AggregateSmallIndexScanInOnePartition,
+          SumDecimalsOnLongs(spark))
       experimental.extraStrategies ++= Seq(HyperspaceStrategy, IndexedStrategy)
       // Under the name the line's registry gives injected functions (three parts on Spark 4.2).
       val (name, info, builder) = BucketId.registration
@@ -79,6 +82,7 @@ object HyperspaceSparkSessionExtension {
     if (experimental.extraOptimizations.exists(_.isInstanceOf[ApplyHyperspace])) {
       experimental.extraOptimizations = experimental.extraOptimizations.map {
         case _: ApplyHyperspace => ApplyHyperspace(copy)
+        case _: SumDecimalsOnLongs => SumDecimalsOnLongs(copy)
         case rule => rule
       }
     }

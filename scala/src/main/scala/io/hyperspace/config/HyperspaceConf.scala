@@ -160,6 +160,15 @@ object HyperspaceConf {
       .booleanConf
       .createWithDefault(true)
 
+  val DECIMALS_ON_LONGS_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.decimalsOnLongs.enabled")
+      .doc("Over an index scan, sum of a DECIMAL of 9 to 18 digits (or of an exact product of two) " +
+        "adds the values' unscaled longs while the running sum fits a long, with Spark's result, " +
+        "nulls and overflow behaviour, and a filter compares such a column with a literal held as " +
+        "a long; false leaves both to Spark's decimal arithmetic.")
+      .booleanConf
+      .createWithDefault(true)
+
   val SPLIT_MAX_READ_FRACTION: ConfigEntry[Double] =
     buildConf("spark.hyperspace.index.split.maxReadFraction")
       .doc("A split index seek is used only while the row groups it reads (plus source files the " +
@@ -444,6 +453,8 @@ object HyperspaceConf {
   /** Largest index bytes an aggregate reads in one partition, without a shuffle; 0: never. */
   def onePartitionMaxBytes(spark: SparkSession): Long = ONE_PARTITION_MAX_BYTES.readFrom(spark)
   def broadcastProbeEnabled(spark: SparkSession): Boolean = BROADCAST_PROBE_ENABLED.readFrom(spark)
+  /** Whether sums of and comparisons with decimals of 9 to 18 digits over index scans run on longs. */
+  def decimalsOnLongsEnabled(spark: SparkSession): Boolean = DECIMALS_ON_LONGS_ENABLED.readFrom(spark)
   /** Most matching rows a driver-side read collects before it gives way to a job. */
   def driverReadMaxRows(spark: SparkSession): Int = DRIVER_READ_MAX_ROWS.readFrom(spark)
   /** Largest fraction of a scan's bytes a split index seek may read. */

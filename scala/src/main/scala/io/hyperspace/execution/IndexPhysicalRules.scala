@@ -4,6 +4,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 
 import io.hyperspace.indexed.ScanBroadcastIndexInFewTasks
+import io.hyperspace.rules.CompareDecimalsOnLongs
 
 /**
  * Hyperspace's changes to a final physical plan, which need what only the final plan says:
@@ -15,11 +16,13 @@ import io.hyperspace.indexed.ScanBroadcastIndexInFewTasks
  * First the Sorts that index scans reading sorted buckets make redundant go
  * ([[RemoveSortsOfSortedIndexBuckets]]); then a plan that reads only a few small index files is
  * marked to be read in the driver when its rows are collected ([[ReadSmallIndexLookupsInDriver]]);
- * an Indexed DataFrame collected for a broadcast is read in few tasks ([[ScanBroadcastIndexInFewTasks]]).
+ * an Indexed DataFrame collected for a broadcast is read in few tasks ([[ScanBroadcastIndexInFewTasks]]);
+ * filters over index scans compare decimals with literals as longs ([[CompareDecimalsOnLongs]]).
  */
 object IndexPhysicalRules extends ColumnarRule {
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan =
-      ScanBroadcastIndexInFewTasks(ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan)))
+      CompareDecimalsOnLongs(
+        ScanBroadcastIndexInFewTasks(ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan))))
   }
 }
