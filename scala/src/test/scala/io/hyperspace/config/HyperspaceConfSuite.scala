@@ -1,5 +1,7 @@
 package io.hyperspace.config
 
+import scala.io.Source
+
 import org.apache.hadoop.fs.Path
 
 import io.hyperspace.{HyperspaceException, SparkSessionSuite}
@@ -37,6 +39,24 @@ class HyperspaceConfSuite extends SparkSessionSuite {
     assert(HyperspaceConf.allKeys.forall(_.startsWith("spark.hyperspace.")))
     assert(HyperspaceConf.allKeys.contains("spark.hyperspace.index.numBuckets"))
     assert(HyperspaceConf.allKeys.contains("spark.hyperspace.index.hybridscan.maxAppendedRatio"))
+  }
+
+  test("every setting the object defines is listed, and documented in docs/configuration.md") {
+    // A setting left out of allEntries is missing from validation, the Python side and the docs.
+    val defined = HyperspaceConf.getClass.getMethods.toSeq
+      .filter(m => m.getParameterCount == 0 && classOf[ConfigEntry[_]].isAssignableFrom(m.getReturnType))
+      .map(_.invoke(HyperspaceConf).asInstanceOf[ConfigEntry[_]].key)
+    assert(defined.nonEmpty)
+    val unlisted = defined.filterNot(HyperspaceConf.allKeys.contains)
+    assert(unlisted.isEmpty, s"defined but not in HyperspaceConf.allEntries: $unlisted")
+    assert(defined.size == HyperspaceConf.allKeys.size)
+    val docs = Source.fromFile("docs/configuration.md", "UTF-8")
+    val documented =
+      try docs.getLines().flatMap(line =>
+          "^\\| `(spark\\.hyperspace\\.[^`]+)`".r.findFirstMatchIn(line).map(_.group(1))).toSet
+      finally docs.close()
+    val undocumented = HyperspaceConf.allKeys.filterNot(documented)
+    assert(undocumented.isEmpty, s"not in docs/configuration.md's table: $undocumented")
   }
 
   test("the original's older key names are read while the current key is unset") {
