@@ -94,6 +94,17 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally spark.sparkContext.removeSparkListener(listener)
   }
 
+  /** Runs `body` with the session settings `pairs`, then puts back what each key had before. */
+  protected def withConf[T](pairs: (String, String)*)(body: => T): T = {
+    val before = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
+    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
+    try body
+    finally before.foreach {
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
+  }
+
   /** A fresh directory under the suite's temp directory. */
   protected def newDir(name: String): File = {
     val dir = new File(tempDir, s"$name-${System.nanoTime()}")

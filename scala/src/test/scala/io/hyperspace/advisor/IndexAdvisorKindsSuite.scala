@@ -21,13 +21,6 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
 
   private val targetFileSize = "spark.hyperspace.index.zorder.targetFileSize"
 
-  private def withConf[T](key: String, value: String)(body: => T): T = {
-    val previous = spark.conf.getOption(key)
-    spark.conf.set(key, value)
-    try body
-    finally previous.fold(spark.conf.unset(key))(spark.conf.set(key, _))
-  }
-
   // Rows in random order over 8 files: x and y are independent and uniform, ts rises with the
   // file (each file holds one stretch of it), r is random in every file.
   private lazy val table: String = {
@@ -66,7 +59,7 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
   test("ranges on two independent columns get a Z-order covering index over both, reading fewer bytes") {
     // About 60 files: enough for the curve to cut the square into cells a box of each column's
     // lowest 30% meets a fraction of (a range on one column alone reads 30%).
-    withConf(targetFileSize, "16k") {
+    withConf(targetFileSize -> "16k") {
       val box = spark.read.parquet(table).where("x BETWEEN 0 AND 300 AND y BETWEEN 0 AND 300").select("a")
       val recs = hs.recommend(Seq(q(box, "box")), maxIndexes = Some(1))
       assert(recs.indexes.size == 1, recs.toString)
@@ -151,7 +144,7 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
     val e = recs.indexes.head.queries.head
     assert(e.bytesAfter * 2 < e.bytesBefore, recs.toString)
     // The configured false positive probability is the sketch's.
-    withConf("spark.hyperspace.advisor.bloomFilterFpp", "0.05") {
+    withConf("spark.hyperspace.advisor.bloomFilterFpp" -> "0.05") {
       val again = hs.recommend(Seq(q(lookup, "high")), budgetBytes = Some(valueTableBytes / 10))
       assert(
         again.indexes.map(_.config).collect { case d: DataSkippingIndexConfig => d.sketches }.flatten
@@ -193,7 +186,7 @@ class IndexAdvisorKindsSuite extends RuleTestSupport {
   }
 
   test("recommended indexes of every kind are used by the queries they name (generated workload)") {
-    withConf(targetFileSize, "64k") {
+    withConf(targetFileSize -> "64k") {
       val rnd = new scala.util.Random(2121)
       val queries = (1 to 6).map { i =>
         val lo = rnd.nextInt(900)

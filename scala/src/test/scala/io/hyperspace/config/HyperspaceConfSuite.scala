@@ -8,12 +8,6 @@ import io.hyperspace.{HyperspaceException, SparkSessionSuite}
 
 class HyperspaceConfSuite extends SparkSessionSuite {
 
-  private def withConf[T](key: String, value: String)(body: => T): T = {
-    spark.conf.set(key, value)
-    try body
-    finally spark.conf.unset(key)
-  }
-
   test("defaults match the documented table") {
     assert(HyperspaceConf.numBuckets(spark) == 200)
     assert(!HyperspaceConf.lineageEnabled(spark))
@@ -29,7 +23,7 @@ class HyperspaceConfSuite extends SparkSessionSuite {
   test("the system path defaults to <warehouse>/indexes and follows the warehouse") {
     val warehouse = spark.conf.get("spark.sql.warehouse.dir")
     assert(HyperspaceConf.systemPath(spark) == new Path(warehouse, "indexes").toString)
-    withConf("spark.hyperspace.system.path", "/tmp/my-indexes") {
+    withConf("spark.hyperspace.system.path" -> "/tmp/my-indexes") {
       assert(HyperspaceConf.systemPath(spark) == "/tmp/my-indexes")
     }
   }
@@ -60,15 +54,15 @@ class HyperspaceConfSuite extends SparkSessionSuite {
   }
 
   test("the original's older key names are read while the current key is unset") {
-    withConf("spark.hyperspace.index.num.buckets", "12") {
+    withConf("spark.hyperspace.index.num.buckets" -> "12") {
       assert(HyperspaceConf.numBuckets(spark) == 12)
       assert(HyperspaceConf.effectiveValue(spark, "spark.hyperspace.index.num.buckets") == "12")
       assert(HyperspaceConf.validate("spark.hyperspace.index.num.buckets", " 8 ") == "8")
-      withConf("spark.hyperspace.index.numBuckets", "24") {
+      withConf("spark.hyperspace.index.numBuckets" -> "24") {
         assert(HyperspaceConf.numBuckets(spark) == 24, "the current key wins")
       }
     }
-    withConf("spark.hyperspace.index.num.buckets", "0") {
+    withConf("spark.hyperspace.index.num.buckets" -> "0") {
       assert(intercept[HyperspaceException](HyperspaceConf.numBuckets(spark)).getMessage ==
         "Invalid value '0' for spark.hyperspace.index.num.buckets (an older name of " +
         "spark.hyperspace.index.numBuckets): must be between 1 and 100000.")
@@ -79,16 +73,16 @@ class HyperspaceConfSuite extends SparkSessionSuite {
 
   test("explain highlight tags apply only when both are set") {
     assert(HyperspaceConf.explainHighlightTags(spark).isEmpty)
-    withConf("spark.hyperspace.explain.displayMode.highlight.beginTag", "[[") {
+    withConf("spark.hyperspace.explain.displayMode.highlight.beginTag" -> "[[") {
       assert(HyperspaceConf.explainHighlightTags(spark).isEmpty)
-      withConf("spark.hyperspace.explain.displayMode.highlight.endTag", "]]") {
+      withConf("spark.hyperspace.explain.displayMode.highlight.endTag" -> "]]") {
         assert(HyperspaceConf.explainHighlightTags(spark).contains(("[[", "]]")))
       }
     }
   }
 
   test("values are read at every use, never cached") {
-    withConf("spark.hyperspace.index.numBuckets", "16") {
+    withConf("spark.hyperspace.index.numBuckets" -> "16") {
       assert(HyperspaceConf.numBuckets(spark) == 16)
       spark.conf.set("spark.hyperspace.index.numBuckets", "32")
       assert(HyperspaceConf.numBuckets(spark) == 32)
@@ -97,13 +91,13 @@ class HyperspaceConfSuite extends SparkSessionSuite {
   }
 
   test("sizes, booleans and choices are parsed the way Spark writes them") {
-    withConf("spark.hyperspace.index.optimize.fileSizeThreshold", "64m") {
+    withConf("spark.hyperspace.index.optimize.fileSizeThreshold" -> "64m") {
       assert(HyperspaceConf.optimizeFileSizeThreshold(spark) == 64L * 1024 * 1024)
     }
-    withConf("spark.hyperspace.index.lineage.enabled", " TRUE ") {
+    withConf("spark.hyperspace.index.lineage.enabled" -> " TRUE ") {
       assert(HyperspaceConf.lineageEnabled(spark))
     }
-    withConf("spark.hyperspace.explain.displayMode", "HTML") {
+    withConf("spark.hyperspace.explain.displayMode" -> "HTML") {
       assert(HyperspaceConf.explainDisplayMode(spark) == "html")
     }
   }
@@ -123,7 +117,7 @@ class HyperspaceConfSuite extends SparkSessionSuite {
   badValues.foreach { case (key, value, expected) =>
     test(s"rejects '$value' for $key with a message naming the key") {
       val entry = HyperspaceConf.entryFor(key).get
-      withConf(key, value) {
+      withConf(key -> value) {
         val e = intercept[HyperspaceException](entry.readFrom(spark))
         assert(e.getMessage.startsWith(s"Invalid value '$value' for $key: "), e.getMessage)
         assert(e.getMessage.contains(expected), e.getMessage)
@@ -143,7 +137,7 @@ class HyperspaceConfSuite extends SparkSessionSuite {
 
   test("effectiveValue renders defaults and set values") {
     assert(HyperspaceConf.effectiveValue(spark, "spark.hyperspace.index.numBuckets") == "200")
-    withConf("spark.hyperspace.index.hybridscan.enabled", "true") {
+    withConf("spark.hyperspace.index.hybridscan.enabled" -> "true") {
       assert(HyperspaceConf.effectiveValue(spark, "spark.hyperspace.index.hybridscan.enabled") ==
         "true")
     }

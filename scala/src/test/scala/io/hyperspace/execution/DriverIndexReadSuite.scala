@@ -39,12 +39,6 @@ class DriverIndexReadSuite extends RuleTestSupport {
   /** The number of Spark jobs `action` starts on `df` (created first: reading a schema may take a job). */
   private def jobsOf[T](df: DataFrame)(action: DataFrame => T): Int = jobsDuring(action(df))
 
-  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
-    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally pairs.foreach { case (k, _) => spark.conf.unset(k) }
-  }
-
   private def lookup = spark.read.parquet(source).where("id IN (7, 1234)").select("id", "name", "amount")
 
   test("a lookup collected to the driver reads its index files there and runs no job") {

@@ -39,16 +39,6 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     flatten(df.queryExecution.executedPlan)
   }
 
-  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
-    val previous = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
-    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally previous.foreach {
-        case (k, Some(v)) => spark.conf.set(k, v)
-        case (k, None) => spark.conf.unset(k)
-      }
-  }
-
   /** A dimension of 200 keys (one row each, a few null keys) and its plain twin. */
   private lazy val dimPlain = spark.range(200).selectExpr(
     "CASE WHEN id % 61 = 0 THEN NULL ELSE id END AS dk", "concat('name-', id) AS dname").cache()

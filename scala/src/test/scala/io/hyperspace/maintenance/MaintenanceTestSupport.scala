@@ -84,13 +84,4 @@ trait MaintenanceTestSupport extends RuleTestSupport {
     spark.conf.set("spark.hyperspace.index.hybridscan.maxDeletedRatio", maxRatio.toString)
   }
 
-  protected def withConf[T](pairs: (String, String)*)(body: => T): T = {
-    val old = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
-    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally old.foreach {
-        case (k, Some(v)) => spark.conf.set(k, v)
-        case (k, None) => spark.conf.unset(k)
-      }
-  }
 }

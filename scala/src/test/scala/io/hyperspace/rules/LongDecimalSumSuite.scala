@@ -65,16 +65,6 @@ class LongDecimalSumSuite extends RuleTestSupport {
     hs.createIndex(dimsDf, IndexConfig("ldsDims", Seq("k"), Seq("name", "amount")))
   }
 
-  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
-    val before = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
-    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally before.foreach {
-        case (k, Some(v)) => spark.conf.set(k, v)
-        case (k, None) => spark.conf.unset(k)
-      }
-  }
-
   /** How many sums the optimized plan computes on longs. */
   private def longSums(df: DataFrame): Int =
     df.queryExecution.optimizedPlan.collect { case a: Aggregate =>

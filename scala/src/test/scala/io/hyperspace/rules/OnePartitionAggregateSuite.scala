@@ -44,16 +44,6 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     finally spark.conf.unset("spark.hyperspace.index.zorder.targetFileSize")
   }
 
-  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
-    val before = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }
-    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally before.foreach {
-        case (k, Some(v)) => spark.conf.set(k, v)
-        case (k, None) => spark.conf.unset(k)
-      }
-  }
-
   private def withAqe[T](on: Boolean)(body: => T): T = withConf("spark.sql.adaptive.enabled" -> on.toString)(body)
 
   private def coalesced(plan: SparkPlan): Int = plan.collect { case c: CoalesceExec => c }.size

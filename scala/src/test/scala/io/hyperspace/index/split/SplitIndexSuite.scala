@@ -23,12 +23,6 @@ class SplitIndexSuite extends RuleTestSupport {
   private val AuditKey = "spark.hyperspace.audit.sampleRate"
   private val DriverReadKey = "spark.hyperspace.index.split.driverRead.maxBytes"
 
-  private def withConf[T](pairs: (String, String)*)(body: => T): T = {
-    pairs.foreach { case (k, v) => spark.conf.set(k, v) }
-    try body
-    finally pairs.foreach { case (k, _) => spark.conf.unset(k) }
-  }
-
   private def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] = plan.collect { case d: DriverIndexReadExec => d }
 
   // Small row groups, so each source file has many and a seek has something to choose among.
