@@ -17,27 +17,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.context import local_session
-from benchmarks.suites.seek import _items, _last_job_id
-from benchmarks.suites.tpch import FILE_TABLES, QUERY_DIR
-from benchmarks.tpch_data import prepare
-from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace, enable_hyperspace
+from benchmarks.stages import finished_stages
+from benchmarks.suites.seek import _last_job_id
+from benchmarks.suites.tpch import QUERY_DIR, session_over_run
+from hyperspace import enable_hyperspace
 
 KEY = "spark.hyperspace.index.decimalsOnLongs.enabled"
 
 
 def _cpu_since(spark: Any, first_job: int) -> tuple[float, float]:
     """Executor CPU ms and task run ms of the jobs with ids >= ``first_job``."""
-    store = spark.sparkContext._jsc.sc().statusStore()
-    cpu_ns, run_ms = 0, 0
-    for job in _items(store.jobsList(None)):
-        if job.jobId() < first_job:
-            continue
-        for stage_id in _items(job.stageIds()):
-            for s in _items(store.stageData(stage_id, False, None, False, None)):
-                cpu_ns += s.executorCpuTime()
-                run_ms += s.executorRunTime()
-    return cpu_ns / 1e6, float(run_ms)
+    stages = [s for _, s in finished_stages(spark, first_job)]
+    return sum(s.executorCpuTime() for s in stages) / 1e6, float(sum(s.executorRunTime() for s in stages))
 
 
 def main() -> None:
@@ -47,14 +38,7 @@ def main() -> None:
     parser.add_argument("--queries", default="q6,join")
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = configure_spark_with_hyperspace(local_session("8g", 16, "hyperspace-decimals-ab")).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    lake = prepare(spark, Path(args.data_dir), 1.0, 64)
-    for table in FILE_TABLES:
-        if table != "lineitem_csv":
-            spark.read.parquet(lake.path(table)).createOrReplaceTempView(table)
-    HyperspaceConfig(spark).system_path = str(Path(args.work_dir) / "indexes")
+    spark = session_over_run("hyperspace-decimals-ab", Path(args.data_dir), Path(args.work_dir))
     enable_hyperspace(spark)
     load_start = os.getloadavg()
     results: dict[tuple[str, str], list[tuple[float, float, float]]] = {}

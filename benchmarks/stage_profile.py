@@ -19,12 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.context import local_session
 from benchmarks.stages import finished_stages
 from benchmarks.suites.seek import _last_job_id
-from benchmarks.suites.tpch import FILE_TABLES, QUERY_DIR
-from benchmarks.tpch_data import prepare
-from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace, disable_hyperspace, enable_hyperspace
+from benchmarks.suites.tpch import QUERY_DIR, session_over_run
+from hyperspace import disable_hyperspace, enable_hyperspace
 
 
 def _stages(spark: Any, since_job: int) -> list[dict[str, Any]]:
@@ -82,15 +80,7 @@ def main() -> None:
     parser.add_argument("--queries", default="q6,join")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = configure_spark_with_hyperspace(local_session("8g", 16, "hyperspace-stage-profile")).getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    lake = prepare(spark, Path(args.data_dir), 1.0, 64)
-
-    for table in FILE_TABLES:
-        if table != "lineitem_csv":
-            spark.read.parquet(lake.path(table)).createOrReplaceTempView(table)
-    HyperspaceConfig(spark).system_path = str(Path(args.work_dir) / "indexes")
+    spark = session_over_run("hyperspace-stage-profile", Path(args.data_dir), Path(args.work_dir))
     load_start = os.getloadavg()
     for name in args.queries.split(","):
         sql = (QUERY_DIR / f"{name}.sql").read_text()

@@ -4,6 +4,7 @@ tables). Also records each index's build time and size."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -13,14 +14,16 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StructType
 
-from benchmarks.context import BenchContext
+from benchmarks.context import BenchContext, local_session
 from benchmarks.harness import Variant, run_queries
 from benchmarks.suites.seek import LINEITEM_COLUMNS
+from benchmarks.tpch_data import prepare
 from hyperspace import (
     Hyperspace,
     HyperspaceConfig,
     IndexConfig,
     ZOrderCoveringIndexConfig,
+    configure_spark_with_hyperspace,
     disable_hyperspace,
     enable_hyperspace,
 )
@@ -110,6 +113,21 @@ def _frame(spark: SparkSession, ctx: BenchContext, table: str):
 
 
 FILE_TABLES = ("lineitem", "orders", "customer", "part", "supplier", "partsupp", "nation", "region", "lineitem_csv")
+
+
+def session_over_run(app_name: str, data_dir: Path, work_dir: Path) -> SparkSession:
+    """A local session over the SF1 lake of ``data_dir``, its Parquet tables as temp views, and
+    Hyperspace's system path at the indexes a tpch suite run left in ``work_dir``: for the profiles
+    that re-run the suite's queries without rebuilding its indexes."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = configure_spark_with_hyperspace(local_session("8g", 16, app_name)).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    lake = prepare(spark, data_dir, 1.0, 64)
+    for table in FILE_TABLES:
+        if table != "lineitem_csv":
+            spark.read.parquet(lake.path(table)).createOrReplaceTempView(table)
+    HyperspaceConfig(spark).system_path = str(work_dir / "indexes")
+    return spark
 
 
 class FileViews:
