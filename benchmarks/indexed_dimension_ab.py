@@ -103,7 +103,9 @@ def main() -> None:
     default = statistics.median(times["spark_default"])
     for v, ts in times.items():
         med = statistics.median(ts)
-        print(f"{v}: median {med:.1f} ms (min {min(ts):.1f}, max {max(ts):.1f}); spark_default / this {default / med:.2f}")
+        print(
+            f"{v}: median {med:.1f} ms (min {min(ts):.1f}, max {max(ts):.1f}); spark_default / this {default / med:.2f}"
+        )
     spark.stop()
 
 

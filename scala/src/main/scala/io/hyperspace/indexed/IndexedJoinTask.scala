@@ -132,7 +132,8 @@ private[indexed] final class PartitionJoin(
     var i = 0
     while (i < n) {
       val value = boundKey.eval(probeRows(i))
-      next(i) = if (value == null) IndexedPartition.NoRow else {
+      next(i) = if (value == null) IndexedPartition.NoRow
+      else {
         checkPartition(probeRows(i))
         keyHolder.update(0, value)
         reader.headOf(keyHolder, 0)

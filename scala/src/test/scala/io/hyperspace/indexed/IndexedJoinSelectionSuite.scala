@@ -341,7 +341,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     // rows (whole groups of 16 probe rows and part groups) hit and miss keys, with NULL and
     // duplicate keys; an extra condition drops some pairs.
     val source = spark.range(120).selectExpr("CASE WHEN id >= 110 THEN NULL ELSE id END AS fk",
-        "explode(sequence(0, id % 40)) AS n")
+      "explode(sequence(0, id % 40)) AS n")
       .selectExpr("fk", "n * 1000 + coalesce(fk, -1) AS fid", "concat('r', n % 7) AS label")
     val plain = source.cache()
     def probeOf(rows: Int): DataFrame = spark.range(rows).selectExpr(
