@@ -272,6 +272,26 @@ final class IndexedPartition private (
     /** The newest-first pointers of the rows whose key is `row(ordinal)`, read with this reader. */
     def pointersOf(row: InternalRow, ordinal: Int): Iterator[Long] =
       if (row.isNullAt(ordinal)) Iterator.empty else chain(heads.headOfRow(row, ordinal), this)
+
+    /** The pointer of the newest row whose key is `row(ordinal)`, or [[IndexedPartition.NoRow]]. */
+    def headOf(row: InternalRow, ordinal: Int): Long =
+      if (row.isNullAt(ordinal)) NoRow else heads.headOfRow(row, ordinal)
+
+    /** The pointer of the row before the one at `pointer` with the same key, or `NoRow`. */
+    def previous(pointer: Long): Long =
+      if (rowForm != null) compactLinkOf(pointer)
+      else {
+        val link = linkAt(batchOf(pointer), offsetOf(pointer))
+        if (batchOf(link) == NoBatch) NoRow
+        else {
+          // The link has the previous row's place; its size is in that row's own link.
+          val previousSize = linkAt(batchOf(link), offsetOf(link)) & SizeEscape
+          (link & ~SizeEscape.toLong) | previousSize
+        }
+      }
+
+    /** The pointers from `pointer` (included) down its key's chain, read with this reader. */
+    def chainFrom(pointer: Long): Iterator[Long] = chain(pointer, this)
   }
 
   // The number of the first block of each batch among all packed batches' blocks.
@@ -344,14 +364,7 @@ final class IndexedPartition private (
     override def hasNext: Boolean = next0 != NoRow
     override def next(): Long = {
       val p = next0
-      if (rowForm != null) { next0 = reader.compactLinkOf(p); return p }
-      val link = reader.linkAt(batchOf(p), offsetOf(p))
-      next0 = if (batchOf(link) == NoBatch) NoRow
-      else {
-        // The link has the previous row's place; its size is in that row's own link.
-        val previousSize = reader.linkAt(batchOf(link), offsetOf(link)) & SizeEscape
-        (link & ~SizeEscape.toLong) | previousSize
-      }
+      next0 = reader.previous(p)
       p
     }
   }

@@ -325,6 +325,45 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     }
   }
 
+  test("chains of equal keys walked in turns: every row form, both probe movements, every join type") {
+    // Key k has k % 40 + 1 rows (chains of 1 to 40 rows, across the 32 steps a task walks in
+    // turns before reading the rest lazily), with rows of NULL keys. Probe sides of 1 and 1,003
+    // rows (whole groups of 16 probe rows and part groups) hit and miss keys, with NULL and
+    // duplicate keys; an extra condition drops some pairs.
+    val source = spark.range(120).selectExpr("CASE WHEN id >= 110 THEN NULL ELSE id END AS fk",
+      "explode(sequence(0, id % 40)) AS n")
+      .selectExpr("fk", "n * 1000 + coalesce(fk, -1) AS fid", "concat('r', n % 7) AS label")
+    val plain = source.cache()
+    def probeOf(rows: Int): DataFrame = spark.range(rows).selectExpr(
+      "CASE WHEN id % 23 = 5 THEN NULL ELSE (id * 7) % 130 END AS pk", "id AS pv")
+    for ((form, codec) <- Seq("compact" -> "none", "unsafe" -> "none", "unsafe" -> "lz4")) {
+      val indexed = withConf("spark.hyperspace.indexed.rowFormat" -> form,
+        "spark.hyperspace.indexed.compression" -> codec)(source.createIndex("fk", 4)).cache()
+      // The probe side broadcast (joined in one task, and in a task per slot) or shuffled.
+      for (aqe <- Seq(true, false); (threshold, oneTask) <- Seq("10m" -> "20000", "10m" -> "0", "-1" -> "0");
+        rows <- Seq(1, 1003)) {
+        withConf("spark.sql.adaptive.enabled" -> aqe.toString, "spark.sql.autoBroadcastJoinThreshold" -> threshold,
+          OneTaskProbeRows -> oneTask, "spark.hyperspace.indexed.joinSelection" -> "index") {
+          val i = indexed.toDF
+          val p = probeOf(rows)
+          for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
+            onLeft <- Seq(true, false)) {
+            def on(a: DataFrame): org.apache.spark.sql.Column =
+              a("fk") === p("pk") && (a("fid") % 5 =!= p("pv") % 5)
+            val (got, want) =
+              if (onLeft) (i.join(p, on(i), joinType), plain.join(p, on(plain), joinType))
+              else (p.join(i, on(i), joinType), p.join(plain, on(plain), joinType))
+            val clue = s"$form/$codec rows, AQE $aqe, threshold $threshold, $rows probe rows, $joinType, " +
+              s"index on ${if (onLeft) "left" else "right"}"
+            assertSameRows(got, want, clue)
+            assert(indexedJoins(got).size == 1, s"$clue:\n${got.queryExecution.executedPlan}")
+          }
+        }
+      }
+      indexed.unpersist(blocking = true)
+    }
+  }
+
   test("generated joins agree with plain Spark under every selection outcome") {
     val rng = new scala.util.Random(7)
     for (round <- 1 to 6) {
