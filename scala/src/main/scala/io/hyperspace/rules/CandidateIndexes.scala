@@ -95,7 +95,7 @@ object CandidateIndexes extends Logging {
     val scanRoots = plan.collect { case r: LogicalRelation => sourceScan(r) }.flatten
       .map(_.location.rootPaths.map(p => pathOnly(p.toString)))
     indexRoots.size < indexes.size || indexRoots.exists(_.isEmpty) || scanRoots.exists(_.isEmpty) ||
-      scanRoots.flatten.exists(_.isEmpty) || {
+    scanRoots.flatten.exists(_.isEmpty) || {
       val roots = indexRoots.flatten.map(pathOnly)
       roots.exists(_.isEmpty) || roots.exists(r => scanRoots.flatten.exists(q => within(q, r) || within(r, q)))
     }
