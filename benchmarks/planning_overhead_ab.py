@@ -106,8 +106,57 @@ def main() -> None:
     print(f"load at end {os.getloadavg()}")
     for name, ts in sorted(times.items()):
         print(f"{name:28s} {statistics.median(ts) * 1000:7.1f} ms (min {min(ts) * 1000:.1f}, n {len(ts)})")
+    enable_hyperspace(spark)
+    for query, make in (("join2", join2), ("q11", q11)):
+        rule_metering(spark, query, [make() for _ in range(10)])
+    catalog_read_cost(spark)
     conf_copy_cost(spark)
     spark.stop()
+
+
+def rule_metering(spark: object, query: str, sqls: list[str]) -> None:
+    """Spark's own metering of its optimizer rules (RuleExecutor's counters, reset first) over
+    planning ``sqls`` with Hyperspace on: how often each Hyperspace rule ran per query, and the
+    time in it (medians of the per-query figures)."""
+    executor = spark._jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor  # type: ignore[attr-defined]
+    per: dict[str, list[tuple[float, float]]] = {}
+    for sql in sqls:
+        executor.resetMetrics()
+        spark.sql(sql)._jdf.queryExecution().executedPlan()  # type: ignore[attr-defined]
+        for line in str(executor.dumpTimeSpent()).splitlines():
+            if "io.hyperspace" in line:
+                parts = line.split()
+                # "<rule> <effective ns> / <total ns> <effective runs> / <total runs>"
+                per.setdefault(parts[0].rsplit(".", 1)[-1], []).append((float(parts[3]), float(parts[6])))
+    for rule, xs in sorted(per.items()):
+        runs = statistics.median(r for _, r in xs)
+        ms = statistics.median(t for t, _ in xs) / 1e6
+        print(f"{query} rule {rule:38s} {runs:5.0f} runs a query, {ms:6.2f} ms a query (median of {len(xs)})")
+
+
+def catalog_read_cost(spark: object) -> None:
+    """Per call through py4j: what a pass of the rule reads of the catalog — before, a new
+    catalog's active list (Hadoop configuration copy, system path check, token); after, the
+    resolved root's token alone where the build has it."""
+    jvm, jspark = spark._jvm, spark._jsparkSession  # type: ignore[attr-defined]
+    calls = {
+        "py4j call alone": lambda: jspark.sessionState().conf(),
+        "active(new IndexCatalog)": lambda: jvm.io.hyperspace.rules.CandidateIndexes.active(jspark),
+    }
+    try:
+        root = jvm.io.hyperspace.index.CatalogRoot.of(jspark, jvm.scala.Option.empty())
+        calls["CatalogRoot.version()"] = lambda: root.version()
+    except Exception:  # noqa: BLE001 - a build without it
+        pass
+    per: dict[str, list[float]] = {k: [] for k in calls}
+    for _ in range(5):
+        for name, call in calls.items():
+            t = time.perf_counter()
+            for _ in range(200):
+                call()
+            per[name].append((time.perf_counter() - t) / 200)
+    for name, ts in per.items():
+        print(f"{name:28s} {statistics.median(ts) * 1000:7.3f} ms a call (min {min(ts) * 1000:.3f})")
 
 
 def conf_copy_cost(spark: object) -> None:

@@ -250,3 +250,36 @@ def test_generated_joins_same_result(spark: SparkSession, tables: dict[str, str]
         return events.join(users, events["Key"] == users["key"], how)
 
     _same_with_and_without(spark, build)
+
+
+@pytest.mark.slow
+def test_an_index_another_process_creates_is_used_by_the_next_query(spark: SparkSession, work_dir: Path) -> None:
+    # The rule resolves the system path once and, while no active index is of the scanned data,
+    # stops after the catalog token: a create by another JVM must still reach the next query.
+    from conftest import run_python
+
+    root = work_dir / "other-process"
+    indexes, mine, theirs = root / "indexes", str(root / "mine"), str(root / "theirs")
+    spark.range(0, 100, 1, 2).selectExpr("id AS k", "id * 2 AS v").write.parquet(mine)
+    spark.range(0, 100, 1, 2).selectExpr("id AS k", "id * 3 AS v").write.parquet(theirs)
+    conf = HyperspaceConfig(spark)
+    previous = conf.system_path
+    conf.system_path = str(indexes)
+    try:
+        Hyperspace(spark).create_index(spark.read.parquet(mine), IndexConfig("mineByK", ["k"], ["v"]))
+        query = lambda: spark.read.parquet(theirs).where("k = 7").select("v")  # noqa: E731
+        assert "Hyperspace(" not in _same_with_and_without(spark, query)
+        code = f"""
+from pyspark.sql import SparkSession
+from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, configure_spark_with_hyperspace
+spark = configure_spark_with_hyperspace(
+    SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")).getOrCreate()
+HyperspaceConfig(spark).system_path = {str(indexes)!r}
+Hyperspace(spark).create_index(spark.read.parquet({theirs!r}), IndexConfig("theirsByK", ["k"], ["v"]))
+spark.stop()
+"""
+        result = run_python(code)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "Name: theirsByK" in _same_with_and_without(spark, query)
+    finally:
+        conf.system_path = previous

@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{IndexCatalog, IndexKinds}
+import io.hyperspace.index.{CatalogRoot, IndexCatalog, IndexKinds}
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
 import io.hyperspace.index.zorder.ZOrderFileIndex
@@ -30,7 +30,18 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
 
   override def apply(plan: LogicalPlan): LogicalPlan = {
     recordQueriesIfAsked()
-    if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark))
+    if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark), catalogRoot())
+  }
+
+  // The session's system path, resolved once per configured value: the rule runs in every
+  // fixed-point iteration of every query's optimization, and each pass needs only the token.
+  // One per rule, i.e. per session; a race between two queries at worst resolves it twice.
+  @volatile private var lastRoot: Option[CatalogRoot] = None
+
+  private def catalogRoot(): CatalogRoot = {
+    val root = CatalogRoot.of(spark, lastRoot)
+    lastRoot = Some(root)
+    root
   }
 
   // The advisor's query recorder is registered from here because this rule is the one part of
@@ -76,6 +87,10 @@ object ApplyHyperspace extends Logging {
    * is on — with the reasons for the indexes turned down written to `log`.
    */
   def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog): LogicalPlan =
+    rewrite(spark, plan, log, CatalogRoot.of(spark, None))
+
+  /** [[rewrite]] reading the catalog under `root`, resolved only when the plan scans a source. */
+  def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog, root: => CatalogRoot): LogicalPlan =
     if (plan.isStreaming) plan
     else {
       log.newPass()
@@ -84,9 +99,16 @@ object ApplyHyperspace extends Logging {
         val scans = TableScans.asFileScans(plan)
         if (!scans.exists(isSourceScan)) plan
         else {
-          // One Hadoop configuration for the query's reads of the catalog and listings of index data.
-          val catalog = new IndexCatalog(spark)
-          TableScans.restore(rewriteWithReadableIndexes(spark, catalog, scans, CandidateIndexes.active(catalog), log))
+          val active = CandidateIndexes.active(spark, root)
+          // No index of any scanned data: no rewrite applies, so none is tried (a pass of a
+          // query over tables without indexes costs the token read). whyNot's recorded runs
+          // still try them all, for the reasons some rewrites give about every index.
+          if (!log.recording && !CandidateIndexes.mayServeAny(active, scans)) plan
+          else {
+            // One Hadoop configuration for the query's listings of index data.
+            val catalog = new IndexCatalog(spark)
+            TableScans.restore(rewriteWithReadableIndexes(spark, catalog, scans, active, log))
+          }
         }
       } catch {
         // An audit that found skipped rows must fail the query, not run it without the index.

@@ -62,7 +62,7 @@ object SourceSubset {
     indexRoots.exists(i => queryRoots.exists(q => ancestry(q).contains(i) || ancestry(i).contains(q)))
   }
 
-  private def declaresGlob(entry: LogEntry): Boolean =
+  private[hyperspace] def declaresGlob(entry: LogEntry): Boolean =
     entry.source.options.keys.exists(_.equalsIgnoreCase(HyperspaceConf.GLOBBING_PATTERN_OPTION))
 
   /** The index's files under `directories` (a file read directly counts as its own directory). */
