@@ -21,6 +21,7 @@ import shutil
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.context import local_session
@@ -148,31 +149,23 @@ def catalog_read_cost(spark: object) -> None:
         calls["CatalogRoot.version()"] = lambda: root.version()
     except Exception:  # noqa: BLE001 - a build without it
         pass
-    per: dict[str, list[float]] = {k: [] for k in calls}
-    for _ in range(5):
-        for name, call in calls.items():
-            t = time.perf_counter()
-            for _ in range(200):
-                call()
-            per[name].append((time.perf_counter() - t) / 200)
-    for name, ts in per.items():
-        print(f"{name:28s} {statistics.median(ts) * 1000:7.3f} ms a call (min {min(ts) * 1000:.3f})")
+    _time_calls(calls)
 
 
 def conf_copy_cost(spark: object) -> None:
-    """Per call: Spark's copy of the session's Hadoop configuration, against Hyperspace's shared
-    one where the build has it (each through py4j, whose own cost a trivial call shows)."""
-    jvm, jspark = spark._jvm, spark._jsparkSession  # type: ignore[attr-defined]
-    shared = getattr(jvm.io.hyperspace.config, "SessionHadoopConf", None)
-    calls = {
-        "py4j call alone": lambda: jspark.sessionState().conf(),
-        "newHadoopConf()": lambda: jspark.sessionState().newHadoopConf(),
-    }
-    try:
-        shared.of(jspark)  # type: ignore[union-attr]
-        calls["SessionHadoopConf.of"] = lambda: shared.of(jspark)  # type: ignore[union-attr]
-    except Exception:  # noqa: BLE001 - a build without it
-        pass
+    """Per call: Spark's copy of the session's Hadoop configuration (through py4j, whose own cost a
+    trivial call shows)."""
+    jspark = spark._jsparkSession  # type: ignore[attr-defined]
+    _time_calls(
+        {
+            "py4j call alone": lambda: jspark.sessionState().conf(),
+            "newHadoopConf()": lambda: jspark.sessionState().newHadoopConf(),
+        }
+    )
+
+
+def _time_calls(calls: dict[str, Callable[[], object]]) -> None:
+    """Prints each call's median (and minimum) time over 5 rounds of 200 calls, rounds interleaved."""
     per: dict[str, list[float]] = {k: [] for k in calls}
     for _ in range(5):
         for name, call in calls.items():
