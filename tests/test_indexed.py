@@ -301,3 +301,16 @@ def test_join_selection_steps_aside_for_a_small_index_side(spark: SparkSession) 
         assert rows(forced) == rows(joined)
         assert "IndexedJoin" in executed_plan(forced)
         assert join_decisions(forced)[0].startswith("index: ")
+    # Spark's broadcast of the index side is kept with the version: a later join takes it (the
+    # index scan under it is not run again) until unpersist() releases it.
+    assert "KeptBroadcastExchange" in plan
+    kept = dim.memory_stats()["keptBroadcastBytes"]
+    assert kept > 0
+    again = fact.join(dim.to_df(), fact["fk"] == dim["dk"])
+    assert rows(again) == rows(joined) and dim.memory_stats()["keptBroadcastBytes"] == kept
+    with HyperspaceConfig(spark).override(indexed_kept_broadcasts_max_bytes=0):
+        assert "KeptBroadcastExchange" not in executed_plan(fact.join(dim.to_df(), fact["fk"] == dim["dk"]))
+    assert HyperspaceConfig(spark).indexed_kept_broadcasts_max_bytes == 64 * 1024 * 1024
+    dim.unpersist()
+    assert dim.memory_stats()["keptBroadcastBytes"] == 0
+    assert rows(fact.join(dim.to_df(), fact["fk"] == dim["dk"])) == rows(joined)

@@ -312,6 +312,14 @@ class HyperspaceConfig:
         "Whether a collected key lookup on an Indexed DataFrame reads a partition the driver's own "
         "block manager holds (local mode) in place, without a Spark job (default true).",
     )
+    indexed_kept_broadcasts_max_bytes = _Setting(
+        "spark.hyperspace.indexed.keptBroadcasts.maxBytes",
+        int,
+        _from_size,
+        "Bytes of Spark's broadcasts of a cached Indexed DataFrame version's rows (a small index side "
+        "of a join) kept with the version, so later queries reuse them instead of broadcasting the "
+        "rows again; released by unpersist(); 0 turns it off (default 64m).",
+    )
     split_max_read_fraction = _Setting(
         "spark.hyperspace.index.split.maxReadFraction",
         float,

@@ -235,7 +235,8 @@ class IndexedDataFrame:
         memory (``blockManagerBytes``) and on disk (``blockManagerDiskBytes``), row batches this
         version allocated (``ownBatchBytes``) or reads (``totalBatchBytes``, ``usedBatchBytes``)
         and its own part of the key index (``ownTrieBytes``: measured primitive tables for keys
-        that are one long, an estimate for a trie of other keys).
+        that are one long, an estimate for a trie of other keys), and the broadcasts of its rows
+        kept for joins (``keptBroadcastBytes``, see ``spark.hyperspace.indexed.keptBroadcasts.maxBytes``).
         """
         stats = self._jidf.memoryStatsAsJava()
         return {str(k): int(stats.get(k)) for k in stats.keySet()}

@@ -286,6 +286,16 @@ object HyperspaceConf {
       .booleanConf
       .createWithDefault(true)
 
+  val INDEXED_KEPT_BROADCASTS_MAX_BYTES: ConfigEntry[Long] =
+    buildConf("spark.hyperspace.indexed.keptBroadcasts.maxBytes")
+      .doc("Bytes of broadcasts of a cached Indexed DataFrame version's rows (Spark's broadcast " +
+        "of a small index side of a join, filtered and projected) kept with the version: a " +
+        "later query broadcasting the same rows the same way reuses one instead of collecting " +
+        "and broadcasting them again. Released by unpersist(); 0 turns keeping off.")
+      .bytesConf
+      .checkValue(b => b >= 0 && b <= (8L << 30), "must be between 0 and 8g")
+      .createWithDefault(64L * 1024 * 1024)
+
   val INDEXED_JOIN_SELECTION: ConfigEntry[String] =
     buildConf("spark.hyperspace.indexed.joinSelection")
       .doc("How an equi-join on an Indexed DataFrame's key is planned: 'cost' probes the index " +
@@ -351,7 +361,7 @@ object HyperspaceConf {
     DECIMALS_ON_LONGS_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_ROW_FORMAT, INDEXED_JOIN_SELECTION,
-    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_LOOKUP_READ_IN_PLACE,
+    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_LOOKUP_READ_IN_PLACE, INDEXED_KEPT_BROADCASTS_MAX_BYTES,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
     SPLIT_JOIN_PRUNING_MAX_KEYS,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
@@ -486,6 +496,9 @@ object HyperspaceConf {
   def indexedJoinOneTaskProbeRows(spark: SparkSession): Int = INDEXED_JOIN_ONE_TASK_PROBE_ROWS.readFrom(spark)
 
   def indexedLookupReadInPlace(spark: SparkSession): Boolean = INDEXED_LOOKUP_READ_IN_PLACE.readFrom(spark)
+
+  def indexedKeptBroadcastsMaxBytes(spark: SparkSession): Long =
+    INDEXED_KEPT_BROADCASTS_MAX_BYTES.readFrom(spark)
   /** Whether the session records its queries for the advisor. */
   def advisorRecordQueries(spark: SparkSession): Boolean = ADVISOR_RECORD_QUERIES.readFrom(spark)
   /** How many distinct recorded queries the session keeps. */

@@ -3,7 +3,7 @@ package io.hyperspace.execution
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 
-import io.hyperspace.indexed.ScanBroadcastIndexInFewTasks
+import io.hyperspace.indexed.{KeepIndexBroadcasts, ScanBroadcastIndexInFewTasks}
 import io.hyperspace.rules.CompareDecimalsOnLongs
 
 /**
@@ -16,13 +16,14 @@ import io.hyperspace.rules.CompareDecimalsOnLongs
  * First the Sorts that index scans reading sorted buckets make redundant go
  * ([[RemoveSortsOfSortedIndexBuckets]]); then a plan that reads only a few small index files is
  * marked to be read in the driver when its rows are collected ([[ReadSmallIndexLookupsInDriver]]);
- * an Indexed DataFrame collected for a broadcast is read in few tasks ([[ScanBroadcastIndexInFewTasks]]);
+ * an Indexed DataFrame collected for a broadcast is read in few tasks ([[ScanBroadcastIndexInFewTasks]])
+ * and its broadcast kept with it for later queries ([[KeepIndexBroadcasts]]);
  * filters over index scans compare decimals with literals as longs ([[CompareDecimalsOnLongs]]).
  */
 object IndexPhysicalRules extends ColumnarRule {
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan =
-      CompareDecimalsOnLongs(
-        ScanBroadcastIndexInFewTasks(ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan))))
+      KeepIndexBroadcasts(CompareDecimalsOnLongs(
+          ScanBroadcastIndexInFewTasks(ReadSmallIndexLookupsInDriver(RemoveSortsOfSortedIndexBuckets(plan)))))
   }
 }

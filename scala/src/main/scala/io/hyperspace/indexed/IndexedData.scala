@@ -1,8 +1,10 @@
 package io.hyperspace.indexed
 
+import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicLong
 
 import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
 
 import org.apache.spark.TaskContext
 
@@ -15,6 +17,7 @@ import org.apache.spark.sql.catalyst.analysis.MultiInstanceRelation
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.catalyst.util.truncatedString
+import org.apache.spark.sql.execution.hyperspace.KeptBroadcast
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.storage.StorageLevel
@@ -91,6 +94,35 @@ final class IndexedData private[indexed] (
   }
 
   private[indexed] def isPersisted: Boolean = rdd.getStorageLevel != StorageLevel.NONE
+
+  // Spark's broadcasts of this version's rows, by what they hold (IndexBroadcastKeeper.keyOf).
+  @transient private lazy val keptBroadcasts = new ConcurrentHashMap[AnyRef, KeptBroadcast]()
+
+  /** The broadcast of this version's rows kept under `key`, if any (see [[KeepIndexBroadcasts]]). */
+  private[indexed] def keptBroadcast(key: AnyRef): Option[KeptBroadcast] = Option(keptBroadcasts.get(key))
+
+  /**
+   * Keeps `broadcast` under `key` while this version is persisted, if the kept broadcasts stay
+   * within `maxBytes` stored in all; whether it did (one kept first under the same key stays).
+   */
+  private[indexed] def keepBroadcast(key: AnyRef, broadcast: KeptBroadcast, maxBytes: Long): Boolean =
+    synchronized {
+      val total = keptBroadcasts.values.asScala.iterator.map(_.storedBytes).sum
+      isPersisted && total + broadcast.storedBytes <= maxBytes && keptBroadcasts.putIfAbsent(key, broadcast) == null
+    }
+
+  /**
+   * Forgets the kept broadcasts and drops their copies on the executors. They are not destroyed:
+   * a query that took one before keeps reading it (from the driver); Spark's cleaner removes
+   * them once no query refers to them.
+   */
+  private[indexed] def releaseBroadcasts(): Unit = synchronized {
+    keptBroadcasts.values.asScala.foreach(_.broadcast.unpersist(blocking = false))
+    keptBroadcasts.clear()
+  }
+
+  /** Bytes the driver stores for the broadcasts kept with this version (serialized). */
+  private[indexed] def keptBroadcastBytes: Long = keptBroadcasts.values.asScala.iterator.map(_.storedBytes).sum
 
   /**
    * The distinct non-null `values` (Catalyst values of the key's type) as index keys, by the

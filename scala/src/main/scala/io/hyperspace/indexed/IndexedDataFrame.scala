@@ -90,11 +90,13 @@ final class IndexedDataFrame private[indexed] (
   def isCached: Boolean = data.isPersisted
 
   /**
-   * Removes this version's partitions from the executors. Versions appended to it keep
-   * working (they recompute this version's rows from lineage if they need them again).
+   * Removes this version's partitions from the executors, and the broadcasts of its rows kept
+   * for joins. Versions appended to it keep working (they recompute this version's rows from
+   * lineage if they need them again).
    */
   def unpersist(blocking: Boolean = false): IndexedDataFrame = {
     data.rdd.unpersist(blocking)
+    data.releaseBroadcasts()
     this
   }
 
@@ -106,8 +108,9 @@ final class IndexedDataFrame private[indexed] (
 
   /**
    * Sizes of this version: rows, keys, bytes of row batches and of the key index (see
-   * [[IndexedStats]]), plus what Spark's block manager holds for it right now. Materializes
-   * the version if it was not.
+   * [[IndexedStats]]), what Spark's block manager holds for it right now, and the bytes of the
+   * broadcasts of its rows kept for joins ([[KeepIndexBroadcasts]]). Materializes the
+   * version if it was not.
    */
   def memoryStats: Map[String, Long] = {
     val s = data.measured.getOrElse(materialize())
@@ -125,7 +128,8 @@ final class IndexedDataFrame private[indexed] (
       "ownBatchBytes" -> s.ownBatchBytes,
       "totalBatchBytes" -> s.totalBatchBytes,
       "usedBatchBytes" -> s.usedBatchBytes,
-      "ownTrieBytes" -> s.ownTrieBytes)
+      "ownTrieBytes" -> s.ownTrieBytes,
+      "keptBroadcastBytes" -> data.keptBroadcastBytes)
   }
 
   /** [[memoryStats]] as a Java map (for the Python bindings). */

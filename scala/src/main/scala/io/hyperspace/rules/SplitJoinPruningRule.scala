@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
 import org.apache.spark.sql.execution.datasources.LogicalRelation
-import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
 import org.apache.spark.sql.execution.hyperspace.BroadcastKeys
 import org.apache.spark.sql.execution.joins.HashJoin
 import org.apache.spark.sql.types.{DoubleType, FloatType}
@@ -190,14 +190,11 @@ object SplitJoinPruningRule extends IndexRewrite with Logging {
    * A broadcast hash relation already built for `small`, a finished adaptive query stage: its
    * exchange, its key expressions and its distinct keys.
    */
-  private case class Built(exchange: BroadcastExchangeExec, keys: Seq[Expression], rows: () => Iterator[InternalRow])
+  private case class Built(exchange: BroadcastExchangeLike, keys: Seq[Expression], rows: () => Iterator[InternalRow])
 
   private def builtBroadcast(small: LogicalPlan): Option[Built] = small match {
     case LogicalQueryStage(_, stage: BroadcastQueryStageExec) if stage.isMaterialized =>
-      stage.broadcast match {
-        case e: BroadcastExchangeExec => BroadcastKeys.of(e).map { case (keys, rows) => Built(e, keys, rows) }
-        case _ => None
-      }
+      BroadcastKeys.of(stage.broadcast).map { case (keys, rows) => Built(stage.broadcast, keys, rows) }
     case _ => None
   }
 

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.EqualTo
 import org.apache.spark.sql.catalyst.plans.logical.Join
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
-import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, BroadcastExchangeLike}
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec}
 import org.apache.spark.sql.functions._
 
@@ -61,7 +61,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
   /** Spark's broadcast hash join whose broadcast side reads `scan`. */
   private def broadcastOf(df: DataFrame)(scan: SparkPlan => Boolean): Boolean =
     executedNodes(df).exists {
-      case b: BroadcastExchangeExec => b.exists(scan)
+      case b: BroadcastExchangeLike => b.exists(scan)
       case _ => false
     } && executedNodes(df).exists(_.isInstanceOf[BroadcastHashJoinExec])
 

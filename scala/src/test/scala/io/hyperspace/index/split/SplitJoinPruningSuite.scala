@@ -4,8 +4,10 @@ import scala.util.Random
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.hyperspace.KeptBroadcastExchangeExec
 import org.apache.spark.sql.functions.col
 
+import io.hyperspace.indexed.IndexedDataFrame
 import io.hyperspace.rules.RuleTestSupport
 
 class SplitJoinPruningSuite extends RuleTestSupport {
@@ -201,6 +203,24 @@ class SplitJoinPruningSuite extends RuleTestSupport {
     } finally {
       hs.deleteIndex("jString")
       vacuumNow("jString")
+    }
+  }
+
+  test("a small side that is a cached Indexed DataFrame prunes too, also when its broadcast was kept") {
+    withIndex("jIndexed") {
+      val source = dim.where(s"name IN (${names(Seq(17, 4242, 9000, 15555, 20000))})")
+      val small = IndexedDataFrame.create(source, "k2", 4).cache()
+      try {
+        // The second run takes the broadcast the first one kept with the Indexed DataFrame.
+        for (run <- 1 to 2) {
+          val plan = sameResult(joined(small.toDF))
+          assert(plan.exists(_.isInstanceOf[KeptBroadcastExchangeExec]), s"run $run:\n${plan.treeString}")
+          val scans = seekScans(plan)
+          assert(scans.size == 1, s"run $run:\n${plan.treeString}")
+          assert(scans.head.metrics("numOutputRows").value < 20000 / 10, plan.treeString)
+        }
+        assert(small.memoryStats("keptBroadcastBytes") > 0)
+      } finally small.unpersist()
     }
   }
 

@@ -2,7 +2,8 @@ package org.apache.spark.sql.execution.hyperspace
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.Expression
-import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
+import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
+import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
 import org.apache.spark.sql.execution.joins.{HashedRelation, HashedRelationBroadcastMode}
 
 /**
@@ -16,9 +17,9 @@ object BroadcastKeys {
    * its distinct non-NULL key rows) of `exchange`, whose relation must be built; None for a
    * broadcast that is not a hash relation, or a null-aware one (which keeps NULL keys).
    */
-  def of(exchange: BroadcastExchangeExec): Option[(Seq[Expression], () => Iterator[InternalRow])] =
-    exchange.mode match {
-      case HashedRelationBroadcastMode(keys, false) =>
+  def of(exchange: BroadcastExchangeLike): Option[(Seq[Expression], () => Iterator[InternalRow])] =
+    exchange.outputPartitioning match {
+      case BroadcastPartitioning(HashedRelationBroadcastMode(keys, false)) =>
         exchange.relationFuture.get().value match {
           case r: HashedRelation => Some((keys, () => r.keys()))
           case _ => None
