@@ -176,16 +176,23 @@ def test_small_broadcast_probe_joins_in_one_task_without_an_exchange_above(
         joined = left.join(F.broadcast(probe), left[key] == probe["pk"], how)
         return joined.groupBy("k").agg(F.count("*").alias("n"), F.sum(F.length("v")).alias("lv"))
 
+    # In local mode an inner join reads the probe side in place instead of broadcasting it (the
+    # index on the left is kept unmatched by the other join types, which need the broadcast).
+    conf = HyperspaceConfig(spark)
     plain = rows(grouped(source, "k"))
-    one_task = grouped(idf.to_df(), "k")
-    assert rows(one_task) == plain
-    plan = executed_plan(one_task)
-    assert "probe broadcast, 1 tasks" in plan and "Exchange hashpartitioning" not in plan, plan
-    with HyperspaceConfig(spark).override(indexed_join_one_task_probe_rows=0):
-        parallel = grouped(idf.to_df(), "k")
-        assert rows(parallel) == plain
-        plan = executed_plan(parallel)
-        assert "probe broadcast, 2 tasks" in plan and "Exchange" in plan.replace("BroadcastExchange", ""), plan
+    for in_place in (True, False):
+        with conf.override(indexed_join_probe_in_place=in_place):
+            moved = "probe read in place, " if in_place and how == "inner" else "probe broadcast, "
+            one_task = grouped(idf.to_df(), "k")
+            assert rows(one_task) == plain
+            plan = executed_plan(one_task)
+            assert moved + "1 task" in plan and "Exchange hashpartitioning" not in plan, plan
+            with conf.override(indexed_join_one_task_probe_rows=0):
+                parallel = grouped(idf.to_df(), "k")
+                assert rows(parallel) == plain
+                plan = executed_plan(parallel)
+                tasks = "a task per probe partition" if moved.endswith("place, ") else "2 tasks"
+                assert moved + tasks in plan and "Exchange" in plan.replace("BroadcastExchange", ""), plan
 
 
 def test_join_using_a_column_name(

@@ -305,6 +305,14 @@ class HyperspaceConfig:
         "rows are joined in one task when one executor caches the whole index: the output is one "
         "partition, so an aggregate above it needs no exchange (default 20000; 0 turns it off).",
     )
+    indexed_join_probe_in_place = _Setting(
+        "spark.hyperspace.indexed.join.probeInPlace",
+        _to_bool,
+        _from_bool,
+        "In local mode, whether an indexed join with a small probe side reads the probe rows where "
+        "they are and joins them with the index partitions in place, instead of broadcasting the "
+        "probe side first (inner, probe-side outer, semi and anti joins; default true).",
+    )
     indexed_lookup_read_in_place = _Setting(
         "spark.hyperspace.indexed.lookup.readInPlace",
         _to_bool,

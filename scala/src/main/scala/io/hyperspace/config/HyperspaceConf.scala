@@ -286,6 +286,16 @@ object HyperspaceConf {
       .booleanConf
       .createWithDefault(true)
 
+  val INDEXED_JOIN_PROBE_IN_PLACE: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.indexed.join.probeInPlace")
+      .doc("In local mode, whether an indexed join with a small probe side (one it would " +
+        "broadcast) reads the probe rows where they are and joins each with the index partition " +
+        "it hashes to, read in place, instead of collecting and broadcasting the probe side " +
+        "first. Applies to joins whose output each probe row decides alone (inner, probe-side " +
+        "outer, semi and anti joins).")
+      .booleanConf
+      .createWithDefault(true)
+
   val INDEXED_KEPT_BROADCASTS_MAX_BYTES: ConfigEntry[Long] =
     buildConf("spark.hyperspace.indexed.keptBroadcasts.maxBytes")
       .doc("Bytes of broadcasts of a cached Indexed DataFrame version's rows (Spark's broadcast " +
@@ -361,7 +371,8 @@ object HyperspaceConf {
     DECIMALS_ON_LONGS_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_ROW_FORMAT, INDEXED_JOIN_SELECTION,
-    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_LOOKUP_READ_IN_PLACE, INDEXED_KEPT_BROADCASTS_MAX_BYTES,
+    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_JOIN_PROBE_IN_PLACE, INDEXED_LOOKUP_READ_IN_PLACE,
+    INDEXED_KEPT_BROADCASTS_MAX_BYTES,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
     SPLIT_JOIN_PRUNING_MAX_KEYS,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
@@ -496,6 +507,8 @@ object HyperspaceConf {
   def indexedJoinOneTaskProbeRows(spark: SparkSession): Int = INDEXED_JOIN_ONE_TASK_PROBE_ROWS.readFrom(spark)
 
   def indexedLookupReadInPlace(spark: SparkSession): Boolean = INDEXED_LOOKUP_READ_IN_PLACE.readFrom(spark)
+
+  def indexedJoinProbeInPlace(spark: SparkSession): Boolean = INDEXED_JOIN_PROBE_IN_PLACE.readFrom(spark)
 
   def indexedKeptBroadcastsMaxBytes(spark: SparkSession): Long =
     INDEXED_KEPT_BROADCASTS_MAX_BYTES.readFrom(spark)

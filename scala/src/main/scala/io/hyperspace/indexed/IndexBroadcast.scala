@@ -67,7 +67,8 @@ private[indexed] object IndexBroadcastKeeper {
    * without the number of tasks the scan reads in (which changes no row).
    */
   def keyOf(mode: BroadcastMode, child: SparkPlan): AnyRef =
-    (mode.canonicalized, child.canonicalized.transformUp {
-      case s: IndexedScanExec => s.copy(relation = s.relation.copy(output = s.output), tasks = None)
-    })
+    (mode.canonicalized,
+      child.canonicalized.transformUp {
+        case s: IndexedScanExec => s.copy(relation = s.relation.copy(output = s.output), tasks = None)
+      })
 }

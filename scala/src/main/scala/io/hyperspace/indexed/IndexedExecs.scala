@@ -157,6 +157,12 @@ case class IndexedLookupExec(output: Seq[Attribute], relation: IndexedRelation, 
  * a few milliseconds per partition, less than a task's own fixed cost. For the smallest probe
  * sides `broadcastTasks` is 1 (see [[IndexedStrategy]]) and the output is a single partition.
  *
+ * With `probeInPlace` as well (local mode, where one JVM caches every index partition and runs
+ * every task; joins whose output each probe row decides alone) the probe side is not moved at
+ * all: a task per probe partition (one for all of them when `broadcastTasks` is 1) reads its
+ * probe rows and joins them with the index partitions they hash to ([[ProbeInPlaceRDD]]). No
+ * job collects the probe side, no broadcast is built, and the join needs no stage of its own.
+ *
  * `reason` is why the planner chose this over Spark's own join ([[IndexedJoinSelection]]).
  */
 case class IndexedJoinExec(
@@ -170,7 +176,8 @@ case class IndexedJoinExec(
     extraCondition: Option[Expression],
     broadcastProbe: Boolean,
     broadcastTasks: Int,
-    reason: String = "") extends BinaryExecNode {
+    reason: String = "",
+    probeInPlace: Boolean = false) extends BinaryExecNode {
 
   override def left: SparkPlan = probe
   override def right: SparkPlan = index
@@ -196,7 +203,8 @@ case class IndexedJoinExec(
 
   override def requiredChildDistribution: Seq[Distribution] = {
     val probeSide =
-      if (broadcastProbe) BroadcastDistribution(IndexedJoinExec.probeBroadcastMode(probeKey, data.numPartitions,
+      if (probeInPlace) UnspecifiedDistribution
+      else if (broadcastProbe) BroadcastDistribution(IndexedJoinExec.probeBroadcastMode(probeKey, data.numPartitions,
           probe.output))
       else StatefulOpClusteredDistribution(Seq(probeKey), data.numPartitions)
     probeSide :: UnspecifiedDistribution :: Nil
@@ -205,7 +213,9 @@ case class IndexedJoinExec(
   // One task's output is all rows in one partition: an aggregate or a clustered operator above
   // needs no exchange (Spark's UnknownPartitioning(1) would satisfy only AllTuples).
   override def outputPartitioning: Partitioning =
-    if (!broadcastProbe) UnknownPartitioning(data.numPartitions)
+    if (probeInPlace) {
+      if (broadcastTasks == 1) SinglePartition else UnknownPartitioning(probe.outputPartitioning.numPartitions)
+    } else if (!broadcastProbe) UnknownPartitioning(data.numPartitions)
     else if (data.tasksFor(broadcastTasks) == 1) SinglePartition
     else UnknownPartitioning(data.tasksFor(broadcastTasks))
 
@@ -225,7 +235,17 @@ case class IndexedJoinExec(
 
   override protected def doExecute(): RDD[InternalRow] = {
     val spec = joinSpec()
-    if (broadcastProbe) joinBroadcastProbe(spec) else joinShuffledProbe(spec)
+    if (probeInPlace) joinProbeInPlace(spec)
+    else if (broadcastProbe) joinBroadcastProbe(spec)
+    else joinShuffledProbe(spec)
+  }
+
+  /** The probe rows joined where they are, in one task or a task per probe partition. */
+  private def joinProbeInPlace(spec: IndexedJoinSpec): RDD[InternalRow] = {
+    val probeRdd = probe.execute()
+    val all = (0 until probeRdd.getNumPartitions).toArray
+    val groups = if (broadcastTasks == 1) Array(all) else all.map(Array(_))
+    new ProbeInPlaceRDD(probeRdd, data.rdd, groups, spec)
   }
 
   /** What each task needs to join its partition, taken out of this node (closures ship it). */
@@ -254,7 +274,7 @@ case class IndexedJoinExec(
   private def joinBroadcastProbe(spec: IndexedJoinSpec): RDD[InternalRow] = {
     val broadcastRows = probe.executeBroadcast[Any]()
     data.inTasks(broadcastTasks).mapPartitions { parts =>
-      val rowsOf = PartitionedBroadcast.reader(broadcastRows.value)
+      val rowsOf = PartitionedBroadcast.reader(broadcastRows.value, spec.probeOutput.size)
       val code = new JoinCode(spec)
       parts.flatMap { case (partition, part) =>
         new PartitionJoin(code, part, partition, check = false).rows(rowsOf(partition))
@@ -281,7 +301,10 @@ case class IndexedJoinExec(
   override def simpleString(maxFields: Int): String =
     s"IndexedJoin $joinType, key=${data.keyColumn}, probe key=${probeKey.sql}, " +
       s"index on ${if (indexOnLeft) "left" else "right"}" +
-      (if (broadcastProbe) s", probe broadcast, ${data.tasksFor(broadcastTasks)} tasks" else "") +
+      (if (probeInPlace)
+         s", probe read in place, ${if (broadcastTasks == 1) "1 task" else "a task per probe partition"}"
+       else if (broadcastProbe) s", probe broadcast, ${data.tasksFor(broadcastTasks)} tasks"
+       else "") +
       extraCondition.map(c => s", condition=${c.sql}").getOrElse("") +
       (if (reason.isEmpty) "" else s" ($reason)")
 }
@@ -289,10 +312,11 @@ case class IndexedJoinExec(
 object IndexedJoinExec {
 
   /**
-   * The broadcast an indexed join needs of its probe side: the rows keyed by the number of the
+   * The broadcast an indexed join needs of its probe side: the rows grouped by the number of the
    * index partition `probeKey` hashes to, among `partitions`.
    */
   def probeBroadcastMode(probeKey: Expression, partitions: Int, probeOutput: Seq[Attribute]): BroadcastMode =
-    PartitionedBroadcast.mode(BindReferences.bindReference(
-        HashPartitioning(Seq(probeKey), partitions).partitionIdExpression, probeOutput))
+    PartitionedBroadcast.mode(
+      BindReferences.bindReference(HashPartitioning(Seq(probeKey), partitions).partitionIdExpression, probeOutput),
+      partitions, probeOutput.map(_.dataType))
 }

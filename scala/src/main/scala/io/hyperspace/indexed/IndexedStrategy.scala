@@ -65,7 +65,8 @@ object IndexedStrategy extends SparkStrategy {
             c.decision.broadcastProbe,
             if (c.decision.broadcastProbe && inOneTask(probePlan, side.relation.data)) 1
             else SparkSession.active.sparkContext.defaultParallelism,
-            c.decision.reason)
+            c.decision.reason,
+            c.decision.broadcastProbe && probeInPlace(joinType, c.indexOnLeft, side.relation.data))
         }.toList
 
     case _ => Nil
@@ -79,6 +80,25 @@ object IndexedStrategy extends SparkStrategy {
   private def inOneTask(probePlan: LogicalPlan, data: IndexedData): Boolean = {
     val limit = HyperspaceConf.indexedJoinOneTaskProbeRows(SparkSession.active)
     limit > 0 && IndexedJoinSelection.rows(probePlan) <= limit && data.cachedOnOneExecutor
+  }
+
+  /**
+   * Whether a join with a small probe side can leave it where it is ([[ProbeInPlaceRDD]]): in
+   * local mode (the driver's JVM caches every index partition and runs every task), with every
+   * partition of the version cached, and a join type whose output each probe row decides alone (no index row kept
+   * unmatched, no index-side semi or anti join).
+   */
+  private def probeInPlace(joinType: JoinType, indexOnLeft: Boolean, data: IndexedData): Boolean = {
+    val byProbeRowAlone = joinType match {
+      case _: InnerLike => true
+      case LeftOuter => !indexOnLeft
+      case RightOuter => indexOnLeft
+      case LeftSemi | LeftAnti => !indexOnLeft
+      case _ => false
+    }
+    // Every partition cached (in local mode, in this JVM): a task must not rebuild partitions.
+    byProbeRowAlone && data.rdd.sparkContext.isLocal && HyperspaceConf.indexedJoinProbeInPlace(SparkSession.active) &&
+    data.cachedOnOneExecutor
   }
 
   /** The index side an equi-join would probe, and whether it should (see [[IndexedJoinSelection]]). */

@@ -125,9 +125,11 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     val indexed = factSource.createIndex("fk", 8).cache()
     val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
       "id AS pv")
-    // Probe sides this small run in one task by default (tested below); here a task per slot.
-    for (aqe <- Seq(true, false)) {
-      withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneTaskProbeRows -> "0") {
+    // Probe sides this small run in one task by default (tested below); here a task per slot,
+    // or per probe partition when the probe side is read in place.
+    for (aqe <- Seq(true, false); inPlace <- Seq(false, true)) {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneTaskProbeRows -> "0",
+        ProbeInPlace -> inPlace.toString) {
         val i = indexed.toDF
         for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
           onLeft <- Seq(true, false); condition <- Seq(false, true)) {
@@ -138,12 +140,16 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
           val (got, want) =
             if (onLeft) (i.join(broadcast(p), on(i, p), joinType), factPlain.join(p, on(factPlain, p), joinType))
             else (p.hint("broadcast").join(i, on(i, p), joinType), p.join(factPlain, on(factPlain, p), joinType))
-          val clue = s"AQE $aqe, $joinType, index on ${if (onLeft) "left" else "right"}, condition $condition"
+          val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
+            s"condition $condition"
           assertSameRows(got, want, clue)
           val join = indexedJoins(got)
           assert(join.size == 1 && join.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
           assert(join.head.execute().getNumPartitions == 2, clue)
-          assert(join.head.simpleString(100).contains("probe broadcast, 2 tasks"), join.head.simpleString(100))
+          assert(join.head.probeInPlace == (inPlace && decidedByProbeRows(joinType, onLeft)), clue)
+          val movement = if (join.head.probeInPlace) "probe read in place, a task per probe partition"
+          else "probe broadcast, 2 tasks"
+          assert(join.head.simpleString(100).contains(movement), join.head.simpleString(100))
         }
       }
     }
@@ -151,6 +157,15 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
   }
 
   private val OneTaskProbeRows = "spark.hyperspace.indexed.join.oneTaskProbeRows"
+  private val ProbeInPlace = "spark.hyperspace.indexed.join.probeInPlace"
+
+  /** Whether each probe row alone decides its output rows: joins that may read the probe side in place. */
+  private def decidedByProbeRows(joinType: String, indexOnLeft: Boolean): Boolean = joinType match {
+    case "inner" => true
+    case "left_outer" | "left_semi" | "left_anti" => !indexOnLeft
+    case "right_outer" => indexOnLeft
+    case _ => false
+  }
 
   test("a small broadcast probe side is joined in one task: one output partition, no exchange above") {
     // 8 index partitions cached in this one JVM; 2,000 probe rows (NULL and duplicate keys, keys
@@ -159,8 +174,8 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
       "id AS pv")
     val empty = p.where("pv < 0")
-    for (aqe <- Seq(true, false)) {
-      withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
+    for (aqe <- Seq(true, false); inPlace <- Seq(false, true)) {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, ProbeInPlace -> inPlace.toString) {
         val i = indexed.toDF
         for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
           onLeft <- Seq(true, false); probe <- Seq(p, empty)) {
@@ -169,7 +184,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
             else b.hint("broadcast").join(a, a(key) === b("pk"), joinType)
           val got = join(i, probe, "fk")
           val want = join(factPlain, probe, "fk")
-          val clue = s"AQE $aqe, $joinType, index on ${if (onLeft) "left" else "right"}, " +
+          val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
             s"${if (probe eq empty) "empty" else "2,000-row"} probe"
           assertSameRows(got, want, clue)
           val nodes = indexedJoins(got)
@@ -179,7 +194,9 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
             assert(nodes.head.execute().getNumPartitions == 1, clue)
             assert(nodes.head.outputPartitioning == org.apache.spark.sql.catalyst.plans.physical.SinglePartition,
               clue)
-            assert(nodes.head.simpleString(100).contains("probe broadcast, 1 tasks"), nodes.head.simpleString(100))
+            assert(nodes.head.probeInPlace == (inPlace && decidedByProbeRows(joinType, onLeft)), clue)
+            val movement = if (nodes.head.probeInPlace) "probe read in place, 1 task" else "probe broadcast, 1 tasks"
+            assert(nodes.head.simpleString(100).contains(movement), nodes.head.simpleString(100))
           }
           // A grouped and a global aggregate over the join: no shuffle (the join's output is all
           // in one partition), and the rows of the same aggregates over plain DataFrames.
@@ -253,7 +270,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     // Spark broadcasts this probe side for its own hash join, keyed by the user's
     // CAST(pmod(pk, 300) AS BIGINT): the shape of the index's partition-number key. Re-planning
     // after that broadcast ran must see it as Spark's, keep Spark's join, and return its rows.
-    withConf("spark.sql.adaptive.enabled" -> "true") {
+    withConf("spark.sql.adaptive.enabled" -> "true", ProbeInPlace -> "false") {
       val fact = factIndexed.toDF
       val medium = spark.range(40000).selectExpr("CAST(id AS INT) AS pk", "id AS pv")
       val joined = medium.join(fact, pmod(medium("pk"), lit(300)) === fact("fk"), "inner")

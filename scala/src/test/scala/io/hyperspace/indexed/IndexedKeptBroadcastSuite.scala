@@ -79,7 +79,7 @@ class IndexedKeptBroadcastSuite extends SparkSessionSuite {
           assert(indexRowsRead(second) == 0, second.queryExecution.executedPlan)
           assert(secondJobs == firstJobs - 1, s"jobs: first $firstJobs, second $secondJobs")
           assert(first.queryExecution.executedPlan.toString.contains(
-            "KeptBroadcastExchange"), first.queryExecution.executedPlan)
+              "KeptBroadcastExchange"), first.queryExecution.executedPlan)
         } finally { idf.unpersist(); plain.unpersist() }
       }
     }
@@ -106,7 +106,8 @@ class IndexedKeptBroadcastSuite extends SparkSessionSuite {
         val joined = fact.join(side(dim), fact("fk") === col("dk"), kind)
         assertSameRows(joined, fact.join(side(plain), fact("fk") === col("dk"), kind),
           s"round $round: dk >= $lo, grp != $g, $kind, project $project")
-        if (round == 1) assert(indexRowsRead(joined) == 0, s"$lo $g $kind $project:\n${joined.queryExecution.executedPlan}")
+        if (round == 1)
+          assert(indexRowsRead(joined) == 0, s"$lo $g $kind $project:\n${joined.queryExecution.executedPlan}")
       }
     } finally { idf.unpersist(); plain.unpersist() }
   }

@@ -93,8 +93,9 @@ case class KeptBroadcastExchangeExec(mode: BroadcastMode, child: SparkPlan, keep
       build.completionFuture.onComplete {
         case Success(b) =>
           val stats = build.runtimeStatistics
-          keeper.keep(mode, child, KeptBroadcast(b, stats.sizeInBytes.toLong,
-            stats.rowCount.map(_.toLong).getOrElse(0L), KeptBroadcast.storedBytes(b)))
+          keeper.keep(mode, child,
+            KeptBroadcast(b, stats.sizeInBytes.toLong,
+              stats.rowCount.map(_.toLong).getOrElse(0L), KeptBroadcast.storedBytes(b)))
           promise.trySuccess(b)
         case Failure(e) => promise.tryFailure(e)
       }(ExecutionContext.parasitic)
