@@ -92,10 +92,16 @@ private[indexed] final class PartitionJoin(
   private val keyHolder = new GenericInternalRow(1)
 
   /** The joined rows: the probe rows' results, then the index rows that must appear unmatched. */
-  def rows(probeRows: Iterator[InternalRow]): Iterator[InternalRow] =
+  def rows(probeRows: Iterator[InternalRow]): Iterator[InternalRow] = rows(probeRows, distinctRows = false)
+
+  /**
+   * [[rows]] of probe rows that are `distinctRows` (each its own object, not changed while the
+   * join runs) are not copied first.
+   */
+  def rows(probeRows: Iterator[InternalRow], distinctRows: Boolean): Iterator[InternalRow] =
     // `++` takes its right side lazily: unmatched rows are known once every probe row was seen,
     // and the decoded blocks are given back once this partition is joined (a task may join more).
-    (probed(probeRows) ++ unmatchedIndexRows ++ {
+    (probed(if (distinctRows) probeRows else probeRows.map(_.copy())) ++ unmatchedIndexRows ++ {
       reader.release()
       memory.foreach(_.releaseAll())
       Iterator.empty[InternalRow]
@@ -176,8 +182,8 @@ private[indexed] final class PartitionJoin(
 
   /** The results of the probe rows (for index-side semi and anti joins, none: only marks). */
   private def probed(probeRows: Iterator[InternalRow]): Iterator[InternalRow] =
-    // Rows are copied: a probe side's iterator may reuse one row object for all its rows.
-    probeRows.map(_.copy()).grouped(PartitionJoin.Group).flatMap { group =>
+    // Probe rows are grouped, so each must be its own object (see rows).
+    probeRows.grouped(PartitionJoin.Group).flatMap { group =>
       val rows = group.toIndexedSeq
       rows.iterator.zip(chains(rows).iterator).flatMap { case (probeRow, pointers) =>
         numProbeRows += 1

@@ -66,7 +66,7 @@ object IndexedStrategy extends SparkStrategy {
             if (c.decision.broadcastProbe && inOneTask(probePlan, side.relation.data)) 1
             else SparkSession.active.sparkContext.defaultParallelism,
             c.decision.reason,
-            c.decision.broadcastProbe && probeInPlace(joinType, c.indexOnLeft, side.relation.data))
+            c.inPlace)
         }.toList
 
     case _ => Nil
@@ -103,7 +103,7 @@ object IndexedStrategy extends SparkStrategy {
 
   /** The index side an equi-join would probe, and whether it should (see [[IndexedJoinSelection]]). */
   private case class Choice(side: IndexSide, indexOnLeft: Boolean,
-      decision: IndexedJoinSelection.Decision)
+      decision: IndexedJoinSelection.Decision, inPlace: Boolean)
 
   private def choose(
       joinType: JoinType,
@@ -134,7 +134,10 @@ object IndexedStrategy extends SparkStrategy {
         side.relation.data.numPartitions, probePlan, indexHint, probeHint,
         SQLConf.get.autoBroadcastJoinThreshold,
         probeBroadcast(probePlan, probeKey, side.relation.data.numPartitions))
-      Choice(side, indexOnLeft, decision)
+      if (decision.broadcastProbe && probeInPlace(joinType, indexOnLeft, side.relation.data)) {
+        Choice(side, indexOnLeft, decision.copy(reason = "probe side read in place (local mode, every index " +
+          s"partition cached) instead of broadcast: ${decision.reason}"), inPlace = true)
+      } else Choice(side, indexOnLeft, decision, inPlace = false)
     }
   }
 

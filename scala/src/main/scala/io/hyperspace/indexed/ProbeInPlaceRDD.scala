@@ -69,7 +69,7 @@ private[indexed] final class ProbeInPlaceRDD(
     val code = new JoinCode(spec)
     buckets.indices.iterator.filter(buckets(_).nonEmpty).flatMap { p =>
       val part = index.iterator(group.indexParts(p), context).next()
-      new PartitionJoin(code, part, p, check = false).rows(buckets(p).iterator)
+      new PartitionJoin(code, part, p, check = false).rows(buckets(p).iterator, distinctRows = true)
     }
   }
 
