@@ -135,8 +135,9 @@ object IndexedStrategy extends SparkStrategy {
         SQLConf.get.autoBroadcastJoinThreshold,
         probeBroadcast(probePlan, probeKey, side.relation.data.numPartitions))
       if (decision.broadcastProbe && probeInPlace(joinType, indexOnLeft, side.relation.data)) {
-        Choice(side, indexOnLeft, decision.copy(reason = "probe side read in place (local mode, every index " +
-          s"partition cached) instead of broadcast: ${decision.reason}"), inPlace = true)
+        Choice(side, indexOnLeft,
+          decision.copy(reason = "probe side read in place (local mode, every index " +
+            s"partition cached) instead of broadcast: ${decision.reason}"), inPlace = true)
       } else Choice(side, indexOnLeft, decision, inPlace = false)
     }
   }

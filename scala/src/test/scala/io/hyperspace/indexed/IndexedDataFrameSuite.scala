@@ -3,8 +3,6 @@ package io.hyperspace.indexed
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.{Column, DataFrame, Row}
-import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.functions._
 import org.apache.spark.storage.StorageLevel
@@ -16,7 +14,7 @@ import io.hyperspace._
  * same multiset of rows as the same operation on the plain DataFrame it was built from, and the
  * executed plan shows the index was used (with adaptive execution on and off).
  */
-class IndexedDataFrameSuite extends SparkSessionSuite {
+class IndexedDataFrameSuite extends SparkSessionSuite with ExecutedNodes {
 
   // These tests check that the indexed operators return Spark's rows for every join type and
   // side; on their small tables the cost-based selection would often (rightly) pick Spark's join
@@ -52,16 +50,6 @@ class IndexedDataFrameSuite extends SparkSessionSuite {
     assert(a == e,
       s"$clue: ${a.size} rows vs ${e.size} expected; " +
         s"missing ${e.diff(a).take(5)}, extra ${a.diff(e).take(5)}")
-  }
-
-  /** Every node of the plan that ran, through adaptive execution and its query stages. */
-  private def executedNodes(df: DataFrame): Seq[SparkPlan] = {
-    def flatten(p: SparkPlan): Seq[SparkPlan] = p match {
-      case a: AdaptiveSparkPlanExec => flatten(a.executedPlan)
-      case q: QueryStageExec => flatten(q.plan)
-      case other => other +: other.children.flatMap(flatten)
-    }
-    flatten(df.queryExecution.executedPlan)
   }
 
   private def withAqe[T](enabled: Boolean)(body: => T): T = {

@@ -4,7 +4,7 @@ import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.expressions.EqualTo
 import org.apache.spark.sql.catalyst.plans.logical.Join
 import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, LogicalQueryStage, QueryStageExec}
+import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
 import org.apache.spark.sql.execution.exchange.{BroadcastExchangeExec, BroadcastExchangeLike}
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec}
 import org.apache.spark.sql.functions._
@@ -17,7 +17,7 @@ import io.hyperspace._
  * the plan that runs is the one the sizes call for, with hints honoured, and every variant
  * returns the rows of the same join over plain DataFrames.
  */
-class IndexedJoinSelectionSuite extends SparkSessionSuite {
+class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
 
   private def rows(df: DataFrame): Seq[String] =
     df.collect().map((r: Row) => r.toSeq.map(String.valueOf).mkString("|")).toSeq.sorted
@@ -28,15 +28,6 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite {
     assert(a == e,
       s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, " +
         s"extra ${a.diff(e).take(3)}")
-  }
-
-  private def executedNodes(df: DataFrame): Seq[SparkPlan] = {
-    def flatten(p: SparkPlan): Seq[SparkPlan] = p match {
-      case a: AdaptiveSparkPlanExec => flatten(a.executedPlan)
-      case q: QueryStageExec => flatten(q.plan)
-      case other => other +: other.children.flatMap(flatten)
-    }
-    flatten(df.queryExecution.executedPlan)
   }
 
   /** A dimension of 200 keys (one row each, a few null keys) and its plain twin. */

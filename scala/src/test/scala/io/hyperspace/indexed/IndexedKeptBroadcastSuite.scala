@@ -2,9 +2,7 @@ package io.hyperspace.indexed
 
 import scala.util.Random
 
-import org.apache.spark.sql.{DataFrame, Row}
-import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec
 import org.apache.spark.sql.execution.hyperspace.KeptBroadcastExchangeExec
 import org.apache.spark.sql.functions._
@@ -18,28 +16,9 @@ import io.hyperspace._
  * table — after other filters and projections, appends, unpersist, with adaptive execution on
  * and off.
  */
-class IndexedKeptBroadcastSuite extends SparkSessionSuite {
+class IndexedKeptBroadcastSuite extends SparkSessionSuite with SameRows with ExecutedNodes {
 
   private val MaxBytes = "spark.hyperspace.indexed.keptBroadcasts.maxBytes"
-
-  private def rows(df: DataFrame): Seq[String] =
-    df.collect().map((r: Row) => r.toSeq.map(String.valueOf).mkString("|")).toSeq.sorted
-
-  private def assertSameRows(actual: DataFrame, expected: DataFrame, clue: String): Unit = {
-    val (a, e) = (rows(actual), rows(expected))
-    assert(a.nonEmpty || e.isEmpty, clue)
-    assert(a == e, s"$clue: ${a.size} rows vs ${e.size}; missing ${e.diff(a).take(3)}, extra ${a.diff(e).take(3)}")
-  }
-
-  /** The nodes of `df`'s executed plan (run first), through adaptive stages. */
-  private def executedNodes(df: DataFrame): Seq[SparkPlan] = {
-    def flatten(p: SparkPlan): Seq[SparkPlan] = p match {
-      case a: AdaptiveSparkPlanExec => flatten(a.executedPlan)
-      case q: QueryStageExec => flatten(q.plan)
-      case other => other +: other.children.flatMap(flatten)
-    }
-    flatten(df.queryExecution.executedPlan)
-  }
 
   private def kept(df: DataFrame): Seq[KeptBroadcastExchangeExec] =
     executedNodes(df).collect { case k: KeptBroadcastExchangeExec => k }
