@@ -85,8 +85,8 @@ object IndexedStrategy extends SparkStrategy {
   /**
    * Whether a join with a small probe side can leave it where it is ([[ProbeInPlaceRDD]]): in
    * local mode (the driver's JVM caches every index partition and runs every task), with every
-   * partition of the version cached, and a join type whose output each probe row decides alone (no index row kept
-   * unmatched, no index-side semi or anti join).
+   * partition of the version cached, and a join type whose output each probe row decides alone
+   * (no index row kept unmatched, no index-side semi or anti join).
    */
   private def probeInPlace(joinType: JoinType, indexOnLeft: Boolean, data: IndexedData): Boolean = {
     val byProbeRowAlone = joinType match {
@@ -128,13 +128,16 @@ object IndexedStrategy extends SparkStrategy {
       val (indexHint, probeHint) =
         if (indexOnLeft) (hint.leftHint, hint.rightHint) else (hint.rightHint, hint.leftHint)
       val probeKey = normalized((if (indexOnLeft) rightKeys else leftKeys) (side.keyIndex))
+      val broadcastSoFar = probeBroadcast(probePlan, probeKey, side.relation.data.numPartitions)
       val decision = IndexedJoinSelection.decide(
         HyperspaceConf.indexedJoinSelection(SparkSession.active),
         joinType, indexOnLeft, indexPlan, IndexedJoinSelection.rows(side.relation),
         side.relation.data.numPartitions, probePlan, indexHint, probeHint,
-        SQLConf.get.autoBroadcastJoinThreshold,
-        probeBroadcast(probePlan, probeKey, side.relation.data.numPartitions))
-      if (decision.broadcastProbe && probeInPlace(joinType, indexOnLeft, side.relation.data)) {
+        SQLConf.get.autoBroadcastJoinThreshold, broadcastSoFar)
+      // A probe side adaptive execution already broadcast is a broadcast stage: it has no rows
+      // to read in place.
+      if (decision.broadcastProbe && broadcastSoFar == IndexedJoinSelection.NotBroadcastYet &&
+        probeInPlace(joinType, indexOnLeft, side.relation.data)) {
         Choice(side, indexOnLeft,
           decision.copy(reason = "probe side read in place (local mode, every index " +
             s"partition cached) instead of broadcast: ${decision.reason}"), inPlace = true)

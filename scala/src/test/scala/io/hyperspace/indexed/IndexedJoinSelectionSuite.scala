@@ -293,6 +293,29 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
     }
   }
 
+  test("a probe side adaptive execution already broadcast for the index is not read in place on re-planning") {
+    // Planned with the in-place read off, the hinted probe side ran as the index's broadcast;
+    // re-planning with it on must keep that broadcast stage (it has no rows to read in place).
+    withConf("spark.sql.adaptive.enabled" -> "true", ProbeInPlace -> "false") {
+      val fact = factIndexed.toDF
+      val medium = spark.range(40000).selectExpr("CAST(id AS INT) AS pk", "id AS pv")
+      val hinted = broadcast(medium).join(fact, medium("pk").cast("long") === fact("fk"), "inner")
+      hinted.collect()
+      val stage = executedNodes(hinted).collectFirst { case b: BroadcastExchangeExec => b }
+        .getOrElse(fail(s"no broadcast in ${hinted.queryExecution.executedPlan}"))
+      val join = hinted.queryExecution.optimizedPlan.collectFirst { case j: Join => j }.get
+      val replanned = join.copy(left = LogicalQueryStage(join.left, stage))
+      withConf(ProbeInPlace -> "true") {
+        val planned = IndexedStrategy(replanned).collect { case j: IndexedJoinExec => j }
+        assert(planned.size == 1 && planned.head.broadcastProbe && !planned.head.probeInPlace,
+          planned.map(_.simpleString(200)))
+        // The same join not yet broadcast is read in place.
+        val fresh = IndexedStrategy(join).collect { case j: IndexedJoinExec => j }
+        assert(fresh.size == 1 && fresh.head.probeInPlace, fresh.map(_.simpleString(200)))
+      }
+    }
+  }
+
   test("neither side broadcastable: the probe side is shuffled into the index") {
     withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
       val fact = factIndexed.toDF
