@@ -103,12 +103,12 @@ final class IndexedData private[indexed] (
 
   /**
    * Keeps `broadcast` under `key` while this version is persisted, if the kept broadcasts stay
-   * within `maxBytes` stored in all; whether it did (one kept first under the same key stays).
+   * within `maxBytes` stored in all (one kept first under the same key stays).
    */
-  private[indexed] def keepBroadcast(key: AnyRef, broadcast: KeptBroadcast, maxBytes: Long): Boolean =
+  private[indexed] def keepBroadcast(key: AnyRef, broadcast: KeptBroadcast, maxBytes: Long): Unit =
     synchronized {
-      val total = keptBroadcasts.values.asScala.iterator.map(_.storedBytes).sum
-      isPersisted && total + broadcast.storedBytes <= maxBytes && keptBroadcasts.putIfAbsent(key, broadcast) == null
+      if (isPersisted && keptBroadcastBytes + broadcast.storedBytes <= maxBytes)
+        keptBroadcasts.putIfAbsent(key, broadcast)
     }
 
   /**

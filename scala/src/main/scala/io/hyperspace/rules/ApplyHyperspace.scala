@@ -89,27 +89,19 @@ object ApplyHyperspace extends Logging {
   def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog): LogicalPlan =
     rewrite(spark, plan, log, CatalogRoot.of(spark, None))
 
-  /** [[rewrite]] reading the catalog under `root`, resolved only when the plan scans a source. */
-  def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog, root: => CatalogRoot): LogicalPlan =
+  /**
+   * [[rewrite]] reading the catalog under `root`, resolved only when the plan scans a source. A
+   * plan an earlier pass of the same query's planning returned is returned as it is
+   * ([[DecidedPlans]]); whyNot's recorded runs decide every pass, for the reasons.
+   */
+  def rewrite(spark: SparkSession, plan: LogicalPlan, log: DecisionLog, root: => CatalogRoot): LogicalPlan = {
+    lazy val catalogRoot = root
     if (plan.isStreaming) plan
     else {
       log.newPass()
       try {
-        // Scans of table-format tables the rules see as file scans, given back when not replaced.
-        val scans = TableScans.asFileScans(plan)
-        if (!scans.exists(isSourceScan)) plan
-        else {
-          val active = CandidateIndexes.active(spark, root)
-          // No index of any scanned data: no rewrite applies, so none is tried (a pass of a
-          // query over tables without indexes costs the token read). whyNot's recorded runs
-          // still try them all, for the reasons some rewrites give about every index.
-          if (!log.recording && !CandidateIndexes.mayServeAny(active, scans)) plan
-          else {
-            // One Hadoop configuration for the query's listings of index data.
-            val catalog = new IndexCatalog(spark)
-            TableScans.restore(rewriteWithReadableIndexes(spark, catalog, scans, active, log))
-          }
-        }
+        if (!log.recording && DecidedPlans.decidedAlready(plan, catalogRoot.version())) plan
+        else decide(spark, plan, log, catalogRoot)
       } catch {
         // An audit that found skipped rows must fail the query, not run it without the index.
         case e: SplitSeekAudit.AuditFailure => throw e
@@ -118,6 +110,28 @@ object ApplyHyperspace extends Logging {
           plan
       }
     }
+  }
+
+  private def decide(spark: SparkSession, plan: LogicalPlan, log: DecisionLog, root: CatalogRoot): LogicalPlan = {
+    // Scans of table-format tables the rules see as file scans, given back when not replaced.
+    val scans = TableScans.asFileScans(plan)
+    if (!scans.exists(isSourceScan)) plan
+    else {
+      val token = root.version()
+      val active = CandidateIndexes.active(spark, root, token)
+      // No index of any scanned data: no rewrite applies, so none is tried (a pass of a query
+      // over tables without indexes costs the token read). whyNot's recorded runs still try
+      // them all, for the reasons some rewrites give about every index.
+      val decided =
+        if (!log.recording && !CandidateIndexes.mayServeAny(active, scans)) plan
+        else {
+          // One Hadoop configuration for the query's listings of index data.
+          val catalog = new IndexCatalog(spark)
+          TableScans.restore(rewriteWithReadableIndexes(spark, catalog, scans, active, log))
+        }
+      if (log.recording) decided else DecidedPlans.remember(decided, token)
+    }
+  }
 
   // The sessions whose optimizer records its decisions: private copies of a user's session that
   // whyNot plans a query in (see [[recording]]). Keyed by session identity, so no other session,

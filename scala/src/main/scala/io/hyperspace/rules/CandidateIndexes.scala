@@ -65,11 +65,12 @@ object CandidateIndexes extends Logging {
 
   /**
    * [[active]] as the optimizer rule asks for it, once per fixed-point pass of every query:
-   * `root` is the session's system path resolved earlier ([[CatalogRoot]]), so a pass whose
-   * token is unchanged reads one small file and copies no Hadoop configuration.
+   * `root` is the session's system path resolved earlier ([[CatalogRoot]]) and `token` its
+   * current token, which the pass read, so a pass whose token is unchanged reads one small file
+   * and copies no Hadoop configuration.
    */
-  def active(spark: SparkSession, root: CatalogRoot): Seq[LogEntry] =
-    activeAt(root.path.toString, root.version(), loadActive(new IndexCatalog(spark), root.conf))
+  def active(spark: SparkSession, root: CatalogRoot, token: Option[String]): Seq[LogEntry] =
+    activeAt(root.path.toString, token, loadActive(new IndexCatalog(spark), root.conf))
 
   private def activeAt(root: String, token: Option[String], load: => Seq[LogEntry]): Seq[LogEntry] =
     token match {
@@ -83,33 +84,16 @@ object CandidateIndexes extends Logging {
     }
 
   /**
-   * Whether any of `indexes` may serve a scan of `plan`: one of its source roots is a scan's
-   * root, or a directory above or below one (a scan of part of an index's source, an index of
-   * part of a scanned directory). Compared by path only, so spellings of a scheme or authority
-   * never hide an overlap; an index whose roots are glob patterns, or a scan without roots, is
-   * taken to overlap. A rewrite only ever replaces or prunes a scan of an index's own source,
-   * so when this is false no rewrite applies and the rule need not try them.
+   * Whether any of `indexes` may serve a scan of `plan`: one whose source may overlap a scan's
+   * directories by path ([[SourceSubset.mayOverlap]], no file system call). A rewrite only ever
+   * replaces or prunes a scan of an index's own source, so when this is false no rewrite applies
+   * and the rule need not try them.
    */
   def mayServeAny(indexes: Seq[LogEntry], plan: LogicalPlan): Boolean = indexes.nonEmpty && {
-    val indexRoots = indexes.flatMap(e => if (SourceSubset.declaresGlob(e)) None else Some(e.source.rootPaths))
-    val scanRoots = plan.collect { case r: LogicalRelation => sourceScan(r) }.flatten
-      .map(_.location.rootPaths.map(p => pathOnly(p.toString)))
-    indexRoots.size < indexes.size || indexRoots.exists(_.isEmpty) || scanRoots.exists(_.isEmpty) ||
-    scanRoots.flatten.exists(_.isEmpty) || {
-      val roots = indexRoots.flatten.map(pathOnly)
-      roots.exists(_.isEmpty) || roots.exists(r => scanRoots.flatten.exists(q => within(q, r) || within(r, q)))
-    }
+    val scans = plan.collect { case r: LogicalRelation => sourceScan(r) }.flatten
+      .map(fs => SourceSubset.ScanPaths(fs.location.rootPaths))
+    indexes.exists(e => scans.exists(SourceSubset.mayOverlap(e, _)))
   }
-
-  // The path of `s` without scheme, authority or trailing slash; empty when it is not absolute
-  // or holds glob characters (then it is compared with nothing and taken to overlap).
-  private def pathOnly(s: String): String = {
-    val p = scala.util.Try(new Path(s).toUri.getPath).toOption.getOrElse("")
-    if (!p.startsWith("/") || p.exists(c => "*?[{\\".contains(c))) "" else p.stripSuffix("/")
-  }
-
-  private def within(path: String, dir: String): Boolean =
-    path == dir || path.startsWith(if (dir.endsWith("/")) dir else dir + "/")
 
   /**
    * Drops what is cached of `entry`'s index: its data turned out to be missing, so the cached

@@ -49,18 +49,59 @@ object SourceSubset {
    * around them (`basePath` reads), or directories its glob patterns match. What whyNot looks at
    * to explain an index, before the rules' own decision.
    */
-  def overlaps(entry: LogEntry, source: FileSource): Boolean = {
-    val queryRoots = source.fsRelation.location.rootPaths.map(p => qualified(source, p.toString)).toSet
-    val indexRoots = if (!declaresGlob(entry)) entry.source.rootPaths.map(qualified(source, _))
-    else {
-      val conf = source.fsRelation.sparkSession.sessionState.newHadoopConf()
-      entry.source.rootPaths.flatMap { pattern =>
-        val p = qualified(source, pattern)
-        Option(p.getFileSystem(conf).globStatus(p)).toSeq.flatten.map(s => qualified(source, s.getPath.toString))
+  def overlaps(entry: LogEntry, source: FileSource): Boolean =
+    mayOverlap(entry, ScanPaths(source.fsRelation.location.rootPaths)) && {
+      val queryRoots = source.fsRelation.location.rootPaths.map(p => qualified(source, p.toString)).toSet
+      val indexRoots = if (!declaresGlob(entry)) entry.source.rootPaths.map(qualified(source, _))
+      else {
+        val conf = source.fsRelation.sparkSession.sessionState.newHadoopConf()
+        entry.source.rootPaths.flatMap { pattern =>
+          val p = qualified(source, pattern)
+          Option(p.getFileSystem(conf).globStatus(p)).toSeq.flatten.map(s => qualified(source, s.getPath.toString))
+        }
       }
+      indexRoots.exists(i => queryRoots.exists(q => ancestry(q).contains(i) || ancestry(i).contains(q)))
     }
-    indexRoots.exists(i => queryRoots.exists(q => ancestry(q).contains(i) || ancestry(i).contains(q)))
+
+  /**
+   * A scan's root directories by their paths alone, without scheme, authority or trailing slash
+   * (so no spelling of a file system hides an overlap); None when a root cannot be compared that
+   * way (relative, a glob pattern) or the scan has none.
+   */
+  final case class ScanPaths(paths: Option[Seq[String]])
+
+  object ScanPaths {
+    def apply(roots: Seq[Path]): ScanPaths = {
+      val paths = roots.map(p => pathOnly(p.toString))
+      ScanPaths(if (paths.isEmpty || paths.exists(_.isEmpty)) None else Some(paths))
+    }
   }
+
+  /**
+   * Whether a scan of `scan`'s directories may read data of `entry`'s source, judged on the
+   * paths alone, with no file system call: one of the index's source roots is a scan's root, or
+   * a directory above or below one. What cannot be compared by path (an index over glob
+   * patterns, relative or pattern roots on either side) is taken to overlap, so this is never
+   * false where [[overlaps]] is true: the rule asks it of every index on every pass, before
+   * trying any rewrite.
+   */
+  def mayOverlap(entry: LogEntry, scan: ScanPaths): Boolean = {
+    lazy val indexPaths = entry.source.rootPaths.map(pathOnly)
+    declaresGlob(entry) || scan.paths.forall { scanned =>
+      indexPaths.isEmpty || indexPaths.exists(_.isEmpty) ||
+      indexPaths.exists(i => scanned.exists(q => within(q, i) || within(i, q)))
+    }
+  }
+
+  // The path of `s` without scheme, authority or trailing slash; empty when it is not absolute
+  // or holds glob characters.
+  private def pathOnly(s: String): String = {
+    val p = scala.util.Try(new Path(s).toUri.getPath).toOption.getOrElse("")
+    if (!p.startsWith("/") || p.exists(c => "*?[{\\".contains(c))) "" else p.stripSuffix("/")
+  }
+
+  private def within(path: String, dir: String): Boolean =
+    path == dir || path.startsWith(if (dir.endsWith("/")) dir else dir + "/")
 
   private[hyperspace] def declaresGlob(entry: LogEntry): Boolean =
     entry.source.options.keys.exists(_.equalsIgnoreCase(HyperspaceConf.GLOBBING_PATTERN_OPTION))

@@ -3,10 +3,13 @@ package io.hyperspace.rules
 import java.io.File
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.Hyperspace
+import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
+import io.hyperspace.sources.{FileSource, SourceSubset}
 
 /**
  * The rule's early exit for plans that scan no indexed data ([[CandidateIndexes.mayServeAny]])
@@ -84,6 +87,45 @@ class PlanningWithoutIndexesSuite extends RuleTestSupport {
     assert(CandidateIndexes.mayServeAny(CandidateIndexes.active(spark), TableScanPlans.scansOf(lookup(skipped))))
     val pruned = withHyperspace(on = true)(ApplyHyperspace.indexesIn(lookup(skipped).queryExecution.optimizedPlan))
     assert(pruned.map(_.name) == Seq("skipIdx"))
+  }
+
+  test("the rule's overlap test by path alone is never false where whyNot's exact one is true") {
+    val root = newDir("tree").getAbsolutePath
+    def rows(from: Long) = spark.range(from, from + 40, 1, 2).selectExpr("id", "CONCAT('n', id) AS name", "id % 2 AS p")
+    rows(0).write.partitionBy("p").parquet(s"$root/a")
+    rows(100).write.parquet(s"$root/b")
+    rows(200).write.parquet(s"$root/bc") // a sibling whose name starts as another's does
+    hs.createIndex(spark.read.parquet(s"$root/a"), IndexConfig("treeA", Seq("id"), Seq("name")))
+    hs.createIndex(spark.read.parquet(s"$root/a/p=1"), IndexConfig("treeA1", Seq("id"), Seq("name")))
+    hs.createIndex(spark.read.parquet(s"$root/b"), IndexConfig("treeB", Seq("id"), Seq("name")))
+    val pattern = s"$root/b*"
+    hs.createIndex(spark.read.option(HyperspaceConf.GLOBBING_PATTERN_OPTION, pattern).parquet(pattern),
+      IndexConfig("treeGlob", Seq("id"), Seq("name")))
+    val scans = Seq(
+      spark.read.parquet(s"$root/a"),
+      spark.read.parquet(s"file://$root/a/"),
+      spark.read.parquet(s"$root/a/p=1"),
+      spark.read.option("basePath", s"$root/a").parquet(s"$root/a/p=0"),
+      spark.read.parquet(s"$root/b"),
+      spark.read.parquet(s"$root/bc"),
+      spark.read.parquet(s"$root/bc", s"$root/b"))
+    val active = CandidateIndexes.active(spark).filter(_.name.startsWith("tree")) // the suite shares its catalog
+    assert(active.size == 4)
+    var overlapping = 0
+    for (df <- scans; e <- active) {
+      val source = TableScanPlans.scansOf(df).collectFirst {
+        case r: LogicalRelation => CandidateIndexes.sourceScan(r).map(fs => FileSource(r, fs))
+      }.flatten.get
+      val exact = SourceSubset.overlaps(e, source)
+      val byPath = SourceSubset.mayOverlap(e, SourceSubset.ScanPaths(source.fsRelation.location.rootPaths))
+      val where = s"${e.name} over ${source.fsRelation.location.rootPaths.mkString(", ")}"
+      if (e.name == "treeGlob") assert(byPath, where) // patterns are not compared by path
+      else assert(exact == byPath, where)
+      if (exact) overlapping += 1
+    }
+    // a (two spellings) and a/p=1: treeA, treeA1; a/p=0: treeA; b: treeB, treeGlob; bc: treeGlob;
+    // bc and b: treeB, treeGlob.
+    assert(overlapping == 2 + 2 + 2 + 1 + 2 + 1 + 2)
   }
 
   test("a changed system path is followed by the next query") {
