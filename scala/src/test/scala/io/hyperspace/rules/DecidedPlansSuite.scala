@@ -14,7 +14,8 @@ class DecidedPlansSuite extends RuleTestSupport {
 
   private def token(): Option[String] = CatalogRoot.of(spark, None).version()
 
-  private def within[T](planning: QueryPlanningTracker)(body: => T): T = QueryPlanningTracker.withTracker(planning)(body)
+  private def within[T](planning: QueryPlanningTracker)(body: => T): T =
+    QueryPlanningTracker.withTracker(planning)(body)
 
   test("a plan a pass returned is reused by that query's planning only, and not once the catalog changed") {
     val path = writeSource("decided", rows = 100, files = 2)

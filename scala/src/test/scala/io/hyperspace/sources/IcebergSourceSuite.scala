@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.IndexConfig
-import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.rules.{CandidateIndexes, RuleTestSupport}
 
 /**
  * Iceberg tables as sources, differentially: after appends, deletes (copy-on-write and
@@ -75,6 +75,29 @@ class IcebergSourceSuite extends RuleTestSupport {
     // By path, the same table is served by the same index.
     val byPath = sameResult(lookup(spark.read.format("iceberg").load(iceberg(t).location())))
     assert(indexesUsed(byPath) == Seq("i_basic"), byPath.treeString)
+  }
+
+  test("a table whose data files lie outside its location (write.data.path) is served, refreshed and met by the rule") {
+    val t = "ice.db.elsewhere"
+    val data = newDir("iceberg-data-elsewhere").getAbsolutePath
+    spark.sql(s"CREATE TABLE $t (id BIGINT, k INT, v STRING) USING iceberg TBLPROPERTIES (" +
+      s"'format-version'='2', 'write.data.path'='file://$data')")
+    append(t, 0, 400)
+    val location = new org.apache.hadoop.fs.Path(iceberg(t).location()).toUri.getPath
+    val files = spark.sql(s"SELECT file_path FROM $t.data_files").collect().map(_.getString(0))
+    assert(files.nonEmpty && files.forall(f => f.contains(data) && !f.contains(location + "/")), files.toSeq)
+    createIndex("i_elsewhere", t)
+    // The rule's early exit compares the scan's and the index's roots (the table's location) by
+    // path; neither holds the data files.
+    val scan = TableScans.asFileScans(spark.table(t).queryExecution.analyzed)
+    assert(CandidateIndexes.mayServeAny(CandidateIndexes.active(spark), scan))
+    assert(indexesUsed(sameResult(lookup(spark.table(t)))) == Seq("i_elsewhere"))
+    append(t, 400, 100)
+    hs.refreshIndex("i_elsewhere", "incremental")
+    queries(spark.table(t)).foreach { q =>
+      val plan = sameResult(q())
+      assert(indexesUsed(plan) == Seq("i_elsewhere"), plan.treeString)
+    }
   }
 
   test("a join of two Iceberg tables reads both indexes; one Spark broadcasts is left to it unless hinted to merge") {
