@@ -1,11 +1,11 @@
 package io.hyperspace.rules
 
-import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.functions.{col, sum}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BinaryComparison, Expression, Literal, UnsafeProjection, UnscaledValue}
 import org.apache.spark.sql.catalyst.plans.logical.Aggregate
-import org.apache.spark.sql.execution.FilterExec
+import org.apache.spark.sql.execution.{FilterExec, SparkPlan}
 import org.apache.spark.sql.types.LongType
 
 import io.hyperspace.expressions.{LongAddOrNull, LongDecimalSum, LongMultiplyOrNull}
@@ -171,6 +171,29 @@ class LongDecimalSumSuite extends RuleTestSupport {
         sameResult(agg)
       }
     }
+  }
+
+  test("comparisons on longs follow the settings of the session a plan was made in, not the thread's active one") {
+    val q = factsDf.where("id BETWEEN 100 AND 2700 AND small < 123.45").select("id", "small")
+    val planned = withHyperspace(on = true) {
+      val plan = q.queryExecution.sparkPlan // before the physical rules
+      assert(indexesUsed(plan) == Seq("ldsFacts"), plan.treeString)
+      plan
+    }
+    def compared(plan: SparkPlan): Int = CompareDecimalsOnLongs(plan).collect { case f: FilterExec =>
+      f.condition.collect { case c: BinaryComparison if c.children.exists(_.isInstanceOf[UnscaledValue]) => c }.size
+    }.sum
+    val other = spark.newSession()
+    other.conf.set(Enabled, "false")
+    try {
+      SparkSession.setActiveSession(other)
+      assert(compared(planned) == 1, "the plan's session compares on longs")
+      SparkSession.setActiveSession(spark)
+      withConf(Enabled -> "false")(assert(compared(planned) == 0, "the plan's session turned it off"))
+      other.conf.set(Enabled, "true")
+      SparkSession.setActiveSession(other)
+      withConf(Enabled -> "false")(assert(compared(planned) == 0, "another active session does not turn it on"))
+    } finally SparkSession.setActiveSession(spark)
   }
 
   test("a sum of products that overflows its DECIMAL(38,0): NULL as Spark's, or Spark's error in ANSI mode") {
