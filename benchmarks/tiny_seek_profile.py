@@ -2,8 +2,8 @@
 
 On the TPC-H SF1 lake of DATA_DIR (lineitem, 64 files) with the tpch suite's indexes that serve
 the tiny seeks (li_orderkey, li_all_orderkey, the Z-order li_zorder_shipdate_discount): each of
-star_lookup, point_lookup, date_range and q6_zorder, with and without Hyperspace, rotated, a new
-key or week every round (no result cache helps). Per query: ``spark.sql`` (parse + analysis),
+star_lookup, point_lookup, date_range, q6_zorder and TPC-H Q6 (a job over 15-19 Z-order files), with
+and without Hyperspace, rotated, a new key, week or year every round (no result cache helps). Per query: ``spark.sql`` (parse + analysis),
 optimization (Hyperspace's rules run here), physical planning (the driver-read rule), the
 collect (the read in the driver) and the conversion of the rows to Python, timed apart with
 Spark's own planning tracker; the rule timings of Spark's RuleExecutor metering name what each
