@@ -20,6 +20,8 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
  */
 private[rules] object DecidedPlans {
 
+  // The tracker is not serializable, nor need it be: tags are fields of TreeNode, which is not
+  // Serializable, so a plan serialized anywhere carries none of them.
   private case class Decided(plan: LogicalPlan, planning: QueryPlanningTracker, token: Option[String])
 
   private val Tag = TreeNodeTag[Decided]("hyperspace.decided")
