@@ -92,7 +92,7 @@ object CandidateIndexes extends Logging {
   def mayServeAny(indexes: Seq[LogEntry], plan: LogicalPlan): Boolean = indexes.nonEmpty && {
     val scans = plan.collect { case r: LogicalRelation => sourceScan(r) }.flatten
       .map(fs => SourceSubset.ScanPaths(fs.location.rootPaths))
-    indexes.exists(e => scans.exists(SourceSubset.mayOverlap(e, _)))
+    indexes.exists(SourceSubset.mayOverlap(_, scans))
   }
 
   /**

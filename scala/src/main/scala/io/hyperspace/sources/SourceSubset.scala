@@ -50,7 +50,7 @@ object SourceSubset {
    * to explain an index, before the rules' own decision.
    */
   def overlaps(entry: LogEntry, source: FileSource): Boolean =
-    mayOverlap(entry, ScanPaths(source.fsRelation.location.rootPaths)) && {
+    mayOverlap(entry, Seq(ScanPaths(source.fsRelation.location.rootPaths))) && {
       val queryRoots = source.fsRelation.location.rootPaths.map(p => qualified(source, p.toString)).toSet
       val indexRoots = if (!declaresGlob(entry)) entry.source.rootPaths.map(qualified(source, _))
       else {
@@ -78,19 +78,19 @@ object SourceSubset {
   }
 
   /**
-   * Whether a scan of `scan`'s directories may read data of `entry`'s source, judged on the
-   * paths alone, with no file system call: one of the index's source roots is a scan's root, or
-   * a directory above or below one. What cannot be compared by path (an index over glob
-   * patterns, relative or pattern roots on either side) is taken to overlap, so this is never
-   * false where [[overlaps]] is true: the rule asks it of every index on every pass, before
-   * trying any rewrite.
+   * Whether a scan of the directories of one of `scans` may read data of `entry`'s source,
+   * judged on the paths alone, with no file system call: one of the index's source roots is a
+   * scan's root, or a directory above or below one. What cannot be compared by path (an index
+   * over glob patterns, relative or pattern roots on either side) is taken to overlap, so this
+   * is never false where [[overlaps]] is true: the rule asks it of every index on every pass,
+   * before trying any rewrite (the index's roots are read once for all the plan's scans).
    */
-  def mayOverlap(entry: LogEntry, scan: ScanPaths): Boolean = {
+  def mayOverlap(entry: LogEntry, scans: Seq[ScanPaths]): Boolean = scans.nonEmpty && {
     lazy val indexPaths = entry.source.rootPaths.map(pathOnly)
-    declaresGlob(entry) || scan.paths.forall { scanned =>
+    declaresGlob(entry) || scans.exists(_.paths.forall { scanned =>
       indexPaths.isEmpty || indexPaths.exists(_.isEmpty) ||
       indexPaths.exists(i => scanned.exists(q => within(q, i) || within(i, q)))
-    }
+    })
   }
 
   // The path of `s` without scheme, authority or trailing slash; empty when it is not absolute

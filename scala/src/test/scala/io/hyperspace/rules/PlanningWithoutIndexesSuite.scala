@@ -117,7 +117,7 @@ class PlanningWithoutIndexesSuite extends RuleTestSupport {
         case r: LogicalRelation => CandidateIndexes.sourceScan(r).map(fs => FileSource(r, fs))
       }.flatten.get
       val exact = SourceSubset.overlaps(e, source)
-      val byPath = SourceSubset.mayOverlap(e, SourceSubset.ScanPaths(source.fsRelation.location.rootPaths))
+      val byPath = SourceSubset.mayOverlap(e, Seq(SourceSubset.ScanPaths(source.fsRelation.location.rootPaths)))
       val where = s"${e.name} over ${source.fsRelation.location.rootPaths.mkString(", ")}"
       if (e.name == "treeGlob") assert(byPath, where) // patterns are not compared by path
       else assert(exact == byPath, where)
