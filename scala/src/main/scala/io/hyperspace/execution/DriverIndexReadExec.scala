@@ -7,7 +7,7 @@ import scala.util.control.ControlThrowable
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, Predicate, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{DeclarativeAggregate, Partial}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
@@ -17,6 +17,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.expressions.SharedCodePredicate
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.split.{PageReadCounts, SplitPageRead, SplitSeekFileIndex, SplitSeekParquetFormat}
 import io.hyperspace.shims.{FileListing, SortAggregation}
@@ -108,9 +109,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val pipeline: Iterator[InternalRow] => Iterator[InternalRow] =
       steps.reverse.foldLeft(identity[Iterator[InternalRow]] _) {
         case (below, filter: FilterExec) =>
-          val predicate = Predicate.create(filter.condition, filter.child.output)
-          predicate.initialize(0)
-          rows => below(rows).filter(predicate.eval)
+          val predicate = SharedCodePredicate.create(filter.condition, filter.child.output)
+          rows => below(rows).filter(predicate)
         case (below, project: ProjectExec) =>
           val projection = UnsafeProjection.create(project.projectList, project.child.output)
           projection.initialize(0)

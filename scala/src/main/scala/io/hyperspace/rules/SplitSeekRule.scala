@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, AttributeSet, Expression, IsNotNull, Literal, Predicate, PredicateHelper, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, AttributeSet, Expression, IsNotNull, Literal, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Limit, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation, LogicalRelation}
@@ -15,6 +15,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.expressions.SharedCodePredicate
 import io.hyperspace.index.{BoundedCache, RewriteFamily}
 import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex, IndexHadoopFsRelation}
 import io.hyperspace.index.dataskipping.{DataSkippingStats, RelationSkippingStats}
@@ -390,10 +391,9 @@ object SplitSeekAudit {
       spark, fs.dataSchema, fs.partitionSchema, fs.dataSchema, Nil, options, hadoopConf)
     val read = SplitPageRead.seekReader(spark.sessionState.conf, options, fs.dataSchema, hadoopConf,
       new PageReadCounts, groups, whole)
-    val predicate = Predicate.create(condition, relation.output)
-    predicate.initialize(0)
+    val predicate = SharedCodePredicate.create(condition, relation.output)
     val files = fs.location.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
       .filter(f => groups.contains(f.getPath.toString))
-    files.map(status => read(FileListing.partitionedFile(status)).count(predicate.eval).toLong).sum
+    files.map(status => read(FileListing.partitionedFile(status)).count(predicate).toLong).sum
   }
 }

@@ -1,5 +1,6 @@
 package io.hyperspace.execution
 
+import org.apache.spark.metrics.source.CodegenMetrics
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
@@ -84,6 +85,18 @@ class DriverIndexReadSuite extends RuleTestSupport {
       assert(lookup.limit(1).collect().length == 1)
     }
     sameResult(lookup.limit(5))
+  }
+
+  test("lookups read in the driver that differ only in their key compile no class after the first") {
+    def lookupOf(id: Int) = spark.read.parquet(source).where(s"id = $id AND amount > 0").select("id", "name")
+    withHyperspace(on = true) {
+      assert(driverReads(executed(lookupOf(11))).nonEmpty)
+      lookupOf(11).collect()
+      val compiled = CodegenMetrics.METRIC_COMPILATION_TIME.getCount
+      val found = (12 to 15).map(id => lookupOf(id).collect().map(_.getLong(0)).toSeq)
+      assert(CodegenMetrics.METRIC_COMPILATION_TIME.getCount == compiled)
+      assert(found == (12 to 15).map(id => Seq(id.toLong)))
+    }
   }
 
   test("more matching rows than driverRead.maxRows run as a job, with the same rows") {

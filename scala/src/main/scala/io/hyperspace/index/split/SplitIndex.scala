@@ -148,7 +148,8 @@ object SplitIndex extends IndexKind {
     val data = located.select(keys.map(k => col(IndexColumn.quote(k))) ++
         Seq(col("__hs_file_id").as(CoveringIndex.LineageColumn)) ++ locations: _*)
     val bucketed = data.repartition(definition.numBuckets, keys.map(k => col(IndexColumn.quote(k))): _*)
-    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keys, keys, mode, WriteOptions)
+    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keys, keys, mode,
+      CoveringIndex.writeOptions(definition) ++ WriteOptions)
     if (rowsPerPosition(definition).isDefined) {
       RowGroupTable.add(spark, dataPath,
         footerGroups.map {
