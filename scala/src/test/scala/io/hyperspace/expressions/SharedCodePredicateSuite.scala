@@ -2,7 +2,7 @@ package io.hyperspace.expressions
 
 import org.apache.spark.metrics.source.CodegenMetrics
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BindReferences, Predicate}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, Predicate}
 import org.apache.spark.sql.catalyst.plans.logical.Filter
 
 import io.hyperspace.SparkSessionSuite
@@ -60,8 +60,7 @@ class SharedCodePredicateSuite extends SparkSessionSuite {
       val Filter(condition, child) = df.where(where).queryExecution.optimizedPlan: @unchecked
       (condition, child.output)
     }
-    def compilations(wheres: Seq[String])(create: ((org.apache.spark.sql.catalyst.expressions.Expression,
-        Seq[org.apache.spark.sql.catalyst.expressions.Attribute])) => Any): Long = {
+    def compilations(wheres: Seq[String])(create: ((Expression, Seq[Attribute])) => Any): Long = {
       val planned = wheres.map(conditionOf)
       val before = CodegenMetrics.METRIC_COMPILATION_TIME.getCount
       planned.foreach(create)

@@ -20,11 +20,13 @@ import io.hyperspace.rules.RuleTestSupport
 class IndexKeyEncodingSuite extends RuleTestSupport {
 
   override protected def sessionConfig: Map[String, String] =
-    super.sessionConfig ++ Map("spark.hyperspace.index.lineage.enabled" -> "true", "spark.hyperspace.index.numBuckets" -> "4")
+    super.sessionConfig ++
+      Map("spark.hyperspace.index.lineage.enabled" -> "true", "spark.hyperspace.index.numBuckets" -> "4")
 
   private def writeBatch(path: String, from: Long, mode: String = "append"): Unit =
     spark.range(from, from + 3000, 1, 2).selectExpr(
-      "id", "id DIV 4 AS o", "CAST(id % 40 AS INT) AS k", "CONCAT('s', id % 13) AS s", "DATE_ADD(DATE'2024-01-01', CAST(id % 90 AS INT)) AS d")
+      "id", "id DIV 4 AS o", "CAST(id % 40 AS INT) AS k", "CONCAT('s', id % 13) AS s",
+      "DATE_ADD(DATE'2024-01-01', CAST(id % 90 AS INT)) AS d")
       .write.mode(mode).parquet(path)
 
   /** For each column of `name`'s current files: whether any of its column chunks has a dictionary. */
@@ -60,12 +62,14 @@ class IndexKeyEncodingSuite extends RuleTestSupport {
   }
 
   test("a covering index writes its number and date keys without a dictionary, its string key with one") {
-    everyWrite("encNumbers", p => hs.createIndex(spark.read.parquet(p), IndexConfig("encNumbers", Seq("o", "d"), Seq("k", "s")))) {
+    everyWrite("encNumbers",
+      p => hs.createIndex(spark.read.parquet(p), IndexConfig("encNumbers", Seq("o", "d"), Seq("k", "s")))) {
       columns =>
         assert(!columns("o") && !columns("d"), columns)
         assert(columns("k") && columns("s"), columns) // included columns keep theirs
     }
-    everyWrite("encString", p => hs.createIndex(spark.read.parquet(p), IndexConfig("encString", Seq("s"), Seq("id", "k")))) {
+    everyWrite("encString",
+      p => hs.createIndex(spark.read.parquet(p), IndexConfig("encString", Seq("s"), Seq("id", "k")))) {
       columns => assert(columns("s") && columns("k"), columns)
     }
   }

@@ -152,11 +152,14 @@ object CoveringIndex {
    * Measured (benchmarks/results/h-18-key-encoding.notes.md): 7% smaller and 6% faster to join
    * on `l_orderkey`, a split index on it 35% smaller, and 3-5% larger where the indexed column
    * has a few dozen values (scans equal). Strings keep their dictionary: short repeated strings
-   * are read as codes.
+   * are read as codes. So does a column whose stored name has a dot (a nested field's): Parquet
+   * reads the name in a per-column setting as a dotted path, which matches no column of the
+   * flat index files.
    */
   def writeOptions(definition: IndexDefinition): Map[String, String] = {
     val schema = storedSchema(definition)
-    storedIndexedColumns(definition).filter(c => schema.find(_.name == c).exists(f => fixedWidth(f.dataType)))
+    storedIndexedColumns(definition)
+      .filter(c => !c.contains('.') && schema.find(_.name == c).exists(f => fixedWidth(f.dataType)))
       .map(c => s"parquet.enable.dictionary#$c" -> "false").toMap
   }
 
