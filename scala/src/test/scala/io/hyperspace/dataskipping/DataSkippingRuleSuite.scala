@@ -44,6 +44,8 @@ class DataSkippingRuleSuite extends DataSkippingTestSupport {
         override def onQuery(f: String, qe: org.apache.spark.sql.execution.QueryExecution,
             stats: Seq[RelationSkippingStats]): Unit = stats.foreach(seen.add)
       }
+      // The index build's queries are delivered first, to no one.
+      org.apache.spark.sql.hyperspace.SparkInternals.waitForListenerEvents(spark)
       spark.listenerManager.register(listener)
       try {
         read(dir).where("id < 100 AND cat = 'A'").collect()

@@ -139,6 +139,9 @@ class IndexBucketOrderSuite extends RuleTestSupport {
       override def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit = seen.add(qe)
       override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit = ()
     }
+    // Earlier queries' events (the source's write) are delivered first, to no one: a listener
+    // registered with them still queued would see them as the body's.
+    SparkInternals.waitForListenerEvents(spark)
     spark.listenerManager.register(listener)
     try {
       body
