@@ -94,6 +94,16 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
     } finally spark.sparkContext.removeSparkListener(listener)
   }
 
+  /**
+   * The broadcasts made while `body` ran (ids are given in sequence: one made before and one
+   * after bound them). A job broadcasts its tasks' code, so this also counts jobs' stages.
+   */
+  protected def broadcastsDuring(body: => Any): Long = {
+    val before = spark.sparkContext.broadcast(0).id
+    body
+    spark.sparkContext.broadcast(0).id - before - 1
+  }
+
   /** Runs `body` with the session settings `pairs`, then puts back what each key had before. */
   protected def withConf[T](pairs: (String, String)*)(body: => T): T = {
     val before = pairs.map { case (k, _) => k -> spark.conf.getOption(k) }

@@ -13,11 +13,13 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.expressions.SharedCodePredicate
+import io.hyperspace.index.DriverParquetReader
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.split.{PageReadCounts, SplitPageRead, SplitSeekFileIndex, SplitSeekParquetFormat}
 import io.hyperspace.shims.{FileListing, SortAggregation}
@@ -83,7 +85,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val pushed = scan.dataFilters.flatMap(SparkInternals.sourceFilter)
     // Configured by the format's reader below for the scan's schema, which a page read reuses.
     val hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
-    val readFile = relation.fileFormat.buildReaderWithPartitionValues(
+    def formatReader = relation.fileFormat.buildReaderWithPartitionValues(
       sparkSession = relation.sparkSession,
       dataSchema = relation.dataSchema,
       partitionSchema = relation.partitionSchema,
@@ -91,6 +93,15 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       filters = pushed,
       options = relation.options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
       hadoopConf = hadoopConf)
+    def driverReader = DriverParquetReader(relation.sparkSession, relation.partitionSchema, scan.requiredSchema,
+      pushed, relation.options, hadoopConf)
+    // Only plain Parquet (index files, or a seek's row groups of Parquet sources) is read without the
+    // format's reader: a subclass of Spark's Parquet format (a table format's) may read otherwise.
+    val readFile = relation.fileFormat match {
+      case seek: SplitSeekParquetFormat => driverReader.map(seek.restrict).getOrElse(formatReader)
+      case format if format.getClass == classOf[ParquetFileFormat] => driverReader.getOrElse(formatReader)
+      case _ => formatReader
+    }
     val pageCounts = new PageReadCounts
     // A seek that located its rows within their row groups reads only the pages holding them.
     val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {

@@ -49,6 +49,10 @@ class DriverIndexReadSuite extends RuleTestSupport {
     assert(indexesUsed(plan) == Seq("lookupsById"))
     withHyperspace(on = true) {
       assert(jobsOf(lookup)(_.collect()) == 0)
+      // Nor a broadcast of the Hadoop configuration (planning included; created first: reading the
+      // source's schema broadcasts one).
+      val q = lookup
+      assert(broadcastsDuring(q.collect()) == 0)
       assert(jobsOf(lookup.orderBy("id"))(_.collect()) > 0) // a Sort above: runs as planned
     }
     withHyperspace(on = false)(assert(jobsOf(lookup)(_.collect()) > 0))

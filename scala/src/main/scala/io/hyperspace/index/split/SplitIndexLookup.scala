@@ -15,6 +15,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types.{DataType, LongType, StructType}
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.DriverParquetReader
 import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex, IndexHadoopFsRelation}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.FileListing
@@ -65,14 +66,11 @@ object SplitIndexLookup {
     val files = IndexFileIndex.filesToRead(entry, onKeys)
     if (files.map(_.size).sum > HyperspaceConf.driverReadMaxBytes(spark)) return None
     val options = IndexHadoopFsRelation.lookupOptions + (FileFormat.OPTION_RETURNING_BATCH -> "false")
-    val readFile = new ParquetFileFormat().buildReaderWithPartitionValues(
-      sparkSession = spark,
-      dataSchema = stored,
-      partitionSchema = new StructType(),
-      requiredSchema = required,
-      filters = onIndex.flatMap(SparkInternals.sourceFilter),
-      options = options,
-      hadoopConf = spark.sessionState.newHadoopConfWithOptions(options))
+    val filters = onIndex.flatMap(SparkInternals.sourceFilter)
+    val hadoopConf = spark.sessionState.newHadoopConfWithOptions(options)
+    val readFile = DriverParquetReader(spark, new StructType(), required, filters, options, hadoopConf)
+      .getOrElse(new ParquetFileFormat().buildReaderWithPartitionValues(
+          spark, stored, new StructType(), required, filters, options, hadoopConf))
     // Interpreted: a lookup checks a few hundred rows, and a generated predicate inlines the key,
     // so each new key compiled a class (a fifth of the lookup's time, measured).
     val predicate = Predicate.createInterpreted(BindReferences.bindReference(onIndex.reduce(And), attrs))

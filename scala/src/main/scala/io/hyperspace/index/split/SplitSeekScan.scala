@@ -44,8 +44,12 @@ class SplitSeekParquetFormat(val rowGroups: Map[String, Seq[RowGroupRange]]) ext
       filters: Seq[Filter],
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
-    val read = super.buildReaderWithPartitionValues(
-      sparkSession, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf)
+    restrict(super.buildReaderWithPartitionValues(
+        sparkSession, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf))
+  }
+
+  /** `read`, a reader of Parquet file splits, made to read only the listed row groups. */
+  def restrict(read: PartitionedFile => Iterator[InternalRow]): PartitionedFile => Iterator[InternalRow] = {
     val groups = rowGroups
     (file: PartitionedFile) =>
       groups.get(file.toPath.toString) match {

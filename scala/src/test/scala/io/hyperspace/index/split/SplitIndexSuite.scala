@@ -178,6 +178,10 @@ class SplitIndexSuite extends RuleTestSupport {
       }
       withHyperspace(on = true) {
         assert(jobs(query)(_.collect()) == 0)
+        // Nor a broadcast of the Hadoop configuration, neither the lookup's (while planning) nor the
+        // read's. (Created first: reading the source's schema broadcasts one.)
+        val q = query
+        assert(broadcastsDuring(q.collect()) == 0)
         assert(jobs(query.select("id", "pad"))(_.first()) == 0)
         assert(jobs(query.limit(2))(_.collect()) == 0)
         // Anything else runs the seek as a job: an operator above the scan, a non-deterministic

@@ -1,0 +1,40 @@
+package io.hyperspace.shims
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.mapred.FileSplit
+import org.apache.hadoop.mapreduce.TaskAttemptContext
+import org.apache.parquet.hadoop.metadata.ParquetMetadata
+import org.apache.spark.sql.execution.datasources.PartitionedFile
+import org.apache.spark.sql.execution.datasources.parquet.{OpenedParquetFooter, ParquetFooterReader, VectorizedParquetRecordReader}
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * A Parquet file's footer, row groups included, read for Spark's vectorized reader, which is
+ * given it rather than reading it again. From Spark 4.1 the file is opened once: the stream that
+ * read the footer is handed to the reader, which then owns it.
+ */
+final class OpenedParquetFile private[shims] (opened: OpenedParquetFooter) {
+  private var handedOver = false
+
+  def footer: ParquetMetadata = opened.footer
+
+  def initialize(reader: VectorizedParquetRecordReader, split: FileSplit, context: TaskAttemptContext): Unit = {
+    reader.initialize(split, context, Some(opened.inputFile), Some(opened.inputStream), Some(opened.footer))
+    handedOver = true
+  }
+
+  /** Closes the file's stream unless a reader took it over (a failed or skipped `initialize`). */
+  def close(): Unit = if (!handedOver) opened.inputStreamOpt.ifPresent(_.close())
+}
+
+/** The parts of Spark's Parquet reader set-up that differ between Spark lines. */
+object ParquetFiles {
+
+  def openForVectorizedRead(conf: Configuration, file: PartitionedFile): OpenedParquetFile =
+    new OpenedParquetFile(ParquetFooterReader.openFileAndReadFooter(conf, file, true))
+
+  /** The reader settings Spark 4.1 and 4.2 add to those of every line. */
+  def setLineReadSettings(conf: Configuration, sqlConf: SQLConf): Unit =
+    conf.setBoolean(SQLConf.PARQUET_READER_RESPECT_UNKNOWN_TYPE_ANNOTATION.key,
+      sqlConf.parquetReaderRespectUnknownTypeAnnotation)
+}

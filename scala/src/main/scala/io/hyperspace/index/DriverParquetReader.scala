@@ -1,0 +1,129 @@
+package io.hyperspace.index
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.mapred.FileSplit
+import org.apache.hadoop.mapreduce.{JobID, TaskAttemptID, TaskID, TaskType}
+import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl
+import org.apache.parquet.filter2.predicate.FilterApi
+import org.apache.parquet.hadoop.ParquetInputFormat
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.util.DateTimeUtils
+import org.apache.spark.sql.execution.datasources.{DataSourceUtils, PartitionedFile, RecordReaderIterator}
+import org.apache.spark.sql.execution.datasources.parquet.{ParquetFilters, ParquetOptions, ParquetReadSupport, ParquetUtils, ParquetWriteSupport, VectorizedParquetRecordReader}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.sources.Filter
+import org.apache.spark.sql.types.StructType
+
+import io.hyperspace.shims.ParquetFiles
+
+/**
+ * Spark's vectorized Parquet reader of file splits, returning rows, for reads done in the driver:
+ * what `ParquetFileFormat.buildReaderWithPartitionValues` returns (batches off) without its
+ * broadcast of the Hadoop configuration. That broadcast carries the configuration to tasks; a
+ * read in the driver runs none, yet paid for it on every read, as it serializes the session's
+ * ~1,100 Hadoop settings: 4.5 ms median (min 3.6) a broadcast on the benchmark machine, idle —
+ * a tenth of a `SELECT *` point lookup read in the driver, and paid twice by a split index seek
+ * (its index's read while planning, its source's read). benchmarks/results/h-19-broadcast.notes.md.
+ *
+ * The reading is Spark's own: its record reader, given the settings Spark's set-up writes into
+ * the configuration for it ([[configure]]; `DriverParquetReaderSuite` holds them equal to
+ * Spark's), and per file the same decisions (filters pushed to row groups and pages as the
+ * file's schema allows, calendar rebasing from the file's metadata, INT96 time zones, partition
+ * values appended, on-heap vectors as in any read outside a task). How a file is opened for the
+ * reader differs between Spark lines: `io.hyperspace.shims.ParquetFiles`.
+ *
+ * The returned function reads one file at a time on one thread (a driver read's, or a lookup's):
+ * it sets each file's pushed predicate on a configuration of its own.
+ */
+object DriverParquetReader {
+
+  /**
+   * The reader of `requiredSchema` (then `partitionSchema`'s values) of Parquet file splits, for
+   * rows passing `filters` (a superset: the caller keeps its filter); `hadoopConf` is configured
+   * for it as Spark's Parquet format configures it, so it also serves readers that require that
+   * (`SplitPageRead`). None when Spark would not read the schema with its vectorized reader
+   * (turned off, or types it does not read in batches): then the format's own reader is the one.
+   */
+  def apply(
+      spark: SparkSession,
+      partitionSchema: StructType,
+      requiredSchema: StructType,
+      filters: Seq[Filter],
+      options: Map[String, String],
+      hadoopConf: Configuration): Option[PartitionedFile => Iterator[InternalRow]] = {
+    val sqlConf = spark.sessionState.conf
+    if (!ParquetUtils.isBatchReadSupportedForSchema(sqlConf, StructType(partitionSchema ++ requiredSchema))) {
+      return None
+    }
+    configure(hadoopConf, sqlConf, requiredSchema)
+    val conf = new Configuration(hadoopConf)
+    val parquetOptions = new ParquetOptions(options, sqlConf)
+    val datetimeRebaseMode = parquetOptions.datetimeRebaseModeInRead
+    val int96RebaseMode = parquetOptions.int96RebaseModeInRead
+    val pushDown = sqlConf.parquetFilterPushDown
+    val pushDownDate = sqlConf.parquetFilterPushDownDate
+    val pushDownTimestamp = sqlConf.parquetFilterPushDownTimestamp
+    val pushDownDecimal = sqlConf.parquetFilterPushDownDecimal
+    val pushDownString = sqlConf.parquetFilterPushDownStringPredicate
+    val pushDownInThreshold = sqlConf.parquetFilterPushDownInFilterThreshold
+    val caseSensitive = sqlConf.caseSensitiveAnalysis
+    val int96Conversion = sqlConf.isParquetINT96TimestampConversion
+    val batchSize = sqlConf.parquetVectorizedReaderBatchSize
+    Some { (file: PartitionedFile) =>
+      val opened = ParquetFiles.openForVectorizedRead(conf, file)
+      try {
+        val metadata = opened.footer.getFileMetaData
+        val datetimeRebase = DataSourceUtils.datetimeRebaseSpec(metadata.getKeyValueMetaData.get, datetimeRebaseMode)
+        val int96Rebase = DataSourceUtils.int96RebaseSpec(metadata.getKeyValueMetaData.get, int96RebaseMode)
+        // What converts depends on the file's schema, so each file sets its own (or none).
+        val pushed = if (!pushDown) None else {
+          val parquetFilters = new ParquetFilters(metadata.getSchema, pushDownDate, pushDownTimestamp,
+            pushDownDecimal, pushDownString, pushDownInThreshold, caseSensitive, datetimeRebase)
+          filters.flatMap(parquetFilters.createFilter).reduceOption(FilterApi.and)
+        }
+        pushed match {
+          case Some(predicate) => ParquetInputFormat.setFilterPredicate(conf, predicate)
+          case None => conf.unset(ParquetInputFormat.FILTER_PREDICATE)
+        }
+        // INT96 values are shifted only when a writer other than parquet-mr wrote them, per file.
+        val convertTz = if (int96Conversion && !metadata.getCreatedBy.startsWith("parquet-mr")) {
+          DateTimeUtils.getZoneId(conf.get(SQLConf.SESSION_LOCAL_TIMEZONE.key))
+        } else null
+        val reader = new VectorizedParquetRecordReader(convertTz, datetimeRebase.mode.toString,
+          datetimeRebase.timeZone, int96Rebase.mode.toString, int96Rebase.timeZone, false, batchSize)
+        val rows = new RecordReaderIterator(reader)
+        try {
+          val context = new TaskAttemptContextImpl(conf, new TaskAttemptID(new TaskID(new JobID(), TaskType.MAP, 0), 0))
+          opened.initialize(reader, new FileSplit(file.toPath, file.start, file.length, Array.empty[String]), context)
+          reader.initBatch(partitionSchema, file.partitionValues)
+          // Rows of the reader's current batch, as Spark's scan returns them when not in batches.
+          rows.asInstanceOf[Iterator[InternalRow]]
+        } catch {
+          case e: Throwable =>
+            rows.close()
+            throw e
+        }
+      } finally opened.close()
+    }
+  }
+
+  /**
+   * Writes into `hadoopConf` what Spark's Parquet format writes there before reading
+   * `requiredSchema`: the read support and requested schema, and the session settings its
+   * record readers and schema converter read from the configuration rather than the session.
+   */
+  def configure(hadoopConf: Configuration, sqlConf: SQLConf, requiredSchema: StructType): Unit = {
+    hadoopConf.set(ParquetInputFormat.READ_SUPPORT_CLASS, classOf[ParquetReadSupport].getName)
+    hadoopConf.set(ParquetReadSupport.SPARK_ROW_REQUESTED_SCHEMA, requiredSchema.json)
+    hadoopConf.set(ParquetWriteSupport.SPARK_ROW_SCHEMA, requiredSchema.json)
+    hadoopConf.set(SQLConf.SESSION_LOCAL_TIMEZONE.key, sqlConf.sessionLocalTimeZone)
+    hadoopConf.setBoolean(SQLConf.NESTED_SCHEMA_PRUNING_ENABLED.key, sqlConf.nestedSchemaPruningEnabled)
+    hadoopConf.setBoolean(SQLConf.CASE_SENSITIVE.key, sqlConf.caseSensitiveAnalysis)
+    hadoopConf.setBoolean(SQLConf.PARQUET_BINARY_AS_STRING.key, sqlConf.isParquetBinaryAsString)
+    hadoopConf.setBoolean(SQLConf.PARQUET_INT96_AS_TIMESTAMP.key, sqlConf.isParquetINT96AsTimestamp)
+    hadoopConf.setBoolean(SQLConf.PARQUET_INFER_TIMESTAMP_NTZ_ENABLED.key, sqlConf.parquetInferTimestampNTZEnabled)
+    hadoopConf.setBoolean(SQLConf.LEGACY_PARQUET_NANOS_AS_LONG.key, sqlConf.legacyParquetNanosAsLong)
+    ParquetFiles.setLineReadSettings(hadoopConf, sqlConf)
+  }
+}
