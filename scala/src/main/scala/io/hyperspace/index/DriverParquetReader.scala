@@ -77,7 +77,8 @@ object DriverParquetReader {
         val datetimeRebase = DataSourceUtils.datetimeRebaseSpec(metadata.getKeyValueMetaData.get, datetimeRebaseMode)
         val int96Rebase = DataSourceUtils.int96RebaseSpec(metadata.getKeyValueMetaData.get, int96RebaseMode)
         // What converts depends on the file's schema, so each file sets its own (or none).
-        val pushed = if (!pushDown) None else {
+        val pushed = if (!pushDown) None
+        else {
           val parquetFilters = new ParquetFilters(metadata.getSchema, pushDownDate, pushDownTimestamp,
             pushDownDecimal, pushDownString, pushDownInThreshold, caseSensitive, datetimeRebase)
           filters.flatMap(parquetFilters.createFilter).reduceOption(FilterApi.and)

@@ -26,20 +26,20 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
   private lazy val typed: String = {
     val path = newDir("typed").getAbsolutePath + "/data"
     spark.range(0, 3000, 1, 3).selectExpr(
-        "id",
-        "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id % 100 AS INT) END AS i",
-        "CAST(id % 3 AS TINYINT) AS b", "CAST(id AS SMALLINT) AS s", "id % 2 = 0 AS flag",
-        "CASE WHEN id % 13 = 0 THEN CAST('NaN' AS DOUBLE) ELSE id / 4.0D END AS dbl",
-        "CAST(id / 3.0 AS FLOAT) AS f",
-        "CAST(id * 1.25 - 500 AS DECIMAL(9, 2)) AS dec_small",
-        "CAST(id AS DECIMAL(38, 10)) * 1000000 AS dec_big",
-        "CASE WHEN id % 5 = 0 THEN NULL ELSE concat('name-', id) END AS str",
-        "CAST(concat('bin', id % 17) AS BINARY) AS bin",
-        "DATE_ADD(DATE'2024-01-01', CAST(id % 400 AS INT)) AS d",
-        "TIMESTAMP_SECONDS(1700000000 + id * 37) AS ts",
-        "CAST(TIMESTAMP_SECONDS(1700000000 + id) AS TIMESTAMP_NTZ) AS ntz",
-        "array(id, id + 1) AS arr", "named_struct('x', id, 'y', CAST(id AS STRING)) AS st",
-        "CAST(id % 4 AS INT) AS part")
+      "id",
+      "CASE WHEN id % 7 = 0 THEN NULL ELSE CAST(id % 100 AS INT) END AS i",
+      "CAST(id % 3 AS TINYINT) AS b", "CAST(id AS SMALLINT) AS s", "id % 2 = 0 AS flag",
+      "CASE WHEN id % 13 = 0 THEN CAST('NaN' AS DOUBLE) ELSE id / 4.0D END AS dbl",
+      "CAST(id / 3.0 AS FLOAT) AS f",
+      "CAST(id * 1.25 - 500 AS DECIMAL(9, 2)) AS dec_small",
+      "CAST(id AS DECIMAL(38, 10)) * 1000000 AS dec_big",
+      "CASE WHEN id % 5 = 0 THEN NULL ELSE concat('name-', id) END AS str",
+      "CAST(concat('bin', id % 17) AS BINARY) AS bin",
+      "DATE_ADD(DATE'2024-01-01', CAST(id % 400 AS INT)) AS d",
+      "TIMESTAMP_SECONDS(1700000000 + id * 37) AS ts",
+      "CAST(TIMESTAMP_SECONDS(1700000000 + id) AS TIMESTAMP_NTZ) AS ntz",
+      "array(id, id + 1) AS arr", "named_struct('x', id, 'y', CAST(id AS STRING)) AS st",
+      "CAST(id % 4 AS INT) AS part")
       // Row groups and pages of a few dozen rows: pushed filters have some to skip.
       .write.option("parquet.block.size", "4096").option("parquet.page.size", "1024")
       .partitionBy("part").parquet(path)
@@ -86,7 +86,8 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
     new ParquetFileFormat().buildReaderWithPartitionValues(spark, required, partitions, required, filters,
       options + (FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
 
-  private def rowsOf(read: PartitionedFile => Iterator[InternalRow], files: Seq[PartitionedFile], schema: StructType) = {
+  private def rowsOf(read: PartitionedFile => Iterator[InternalRow], files: Seq[PartitionedFile],
+      schema: StructType) = {
     val toUnsafe = UnsafeProjection.create(schema)
     val toRow = CatalystTypeConverters.createToScalaConverter(schema)
     files.flatMap(f => read(f).map(r => toRow(toUnsafe(r).copy()).asInstanceOf[Row]).toList)
@@ -95,8 +96,9 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
   /** Rows in the same order (both readers read files in order); said by count, not dumped. */
   private def assertSameRows(read: Seq[Row], expected: Seq[Row], what: String): Unit = {
     val same = read == expected
-    assert(same, s"$what: ${read.size} rows against ${expected.size}, first difference at " +
-      read.zip(expected).indexWhere { case (a, b) => a != b })
+    assert(same,
+      s"$what: ${read.size} rows against ${expected.size}, first difference at " +
+        read.zip(expected).indexWhere { case (a, b) => a != b })
   }
 
   test("the configuration written for a read is the one Spark's Parquet format writes") {
@@ -105,7 +107,8 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
       (key, value) <- Seq(
         "spark.sql.caseSensitive" -> "true", "spark.sql.parquet.binaryAsString" -> "true",
         "spark.sql.session.timeZone" -> "Asia/Kolkata", "spark.sql.parquet.int96AsTimestamp" -> "false",
-        "spark.sql.optimizer.nestedSchemaPruning.enabled" -> "false", "spark.sql.parquet.inferTimestampNTZ.enabled" -> "false")
+        "spark.sql.optimizer.nestedSchemaPruning.enabled" -> "false",
+        "spark.sql.parquet.inferTimestampNTZ.enabled" -> "false")
       schema <- Seq(required, new StructType().add("id", LongType))
     } withConf(key -> value) {
       val sparks = spark.sessionState.newHadoopConf()
@@ -152,7 +155,8 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
     val ours = DriverParquetReader(spark, partSchema, required, Nil, Map.empty, spark.sessionState.newHadoopConf()).get
     val firstHalf = rowsOf(ours, Seq(half), StructType(required ++ partSchema))
     assert(firstHalf.nonEmpty && firstHalf.size < rowsOf(ours, files.take(1), StructType(required ++ partSchema)).size)
-    assertSameRows(firstHalf, rowsOf(sparkReader(partSchema, required, Nil), Seq(half), StructType(required ++ partSchema)),
+    assertSameRows(firstHalf,
+      rowsOf(sparkReader(partSchema, required, Nil), Seq(half), StructType(required ++ partSchema)),
       "half a file")
     // The check above can see a broadcast: Spark's reader makes one.
     assert(broadcastsDuring(sparkReader(partSchema, required, Nil)) == 1)
@@ -165,9 +169,11 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
       mode <- Seq(Map.empty[String, String], Map("datetimeRebaseMode" -> "CORRECTED", "int96RebaseMode" -> "CORRECTED"))
       filters <- Seq(Nil, Seq(sources.LessThan("d", java.sql.Date.valueOf("1000-03-01"))))
     } {
-      val ours = DriverParquetReader(spark, new StructType(), schema, filters, mode, spark.sessionState.newHadoopConf()).get
+      val ours =
+        DriverParquetReader(spark, new StructType(), schema, filters, mode, spark.sessionState.newHadoopConf()).get
       val read = rowsOf(ours, files, schema)
-      assertSameRows(read, rowsOf(sparkReader(new StructType(), schema, filters, mode), files, schema), s"$mode $filters")
+      assertSameRows(read, rowsOf(sparkReader(new StructType(), schema, filters, mode), files, schema),
+        s"$mode $filters")
       if (mode.isEmpty) assert(read.map(_.getAs[java.sql.Date]("d").toString).contains("1000-01-01"))
     }
   }
@@ -175,12 +181,15 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
   test("leaves to Spark's reader what Spark reads without its vectorized reader") {
     val schema = new StructType().add("id", LongType)
     withConf("spark.sql.parquet.enableVectorizedReader" -> "false") {
-      assert(DriverParquetReader(spark, new StructType(), schema, Nil, Map.empty, spark.sessionState.newHadoopConf()).isEmpty)
+      assert(DriverParquetReader(spark, new StructType(), schema, Nil, Map.empty,
+          spark.sessionState.newHadoopConf()).isEmpty)
     }
     withConf("spark.sql.parquet.enableNestedColumnVectorizedReader" -> "false") {
       val nested = new StructType().add("arr", ArrayType(LongType))
-      assert(DriverParquetReader(spark, new StructType(), nested, Nil, Map.empty, spark.sessionState.newHadoopConf()).isEmpty)
-      assert(DriverParquetReader(spark, new StructType(), schema, Nil, Map.empty, spark.sessionState.newHadoopConf()).nonEmpty)
+      assert(DriverParquetReader(spark, new StructType(), nested, Nil, Map.empty,
+          spark.sessionState.newHadoopConf()).isEmpty)
+      assert(DriverParquetReader(spark, new StructType(), schema, Nil, Map.empty,
+          spark.sessionState.newHadoopConf()).nonEmpty)
     }
   }
 }
