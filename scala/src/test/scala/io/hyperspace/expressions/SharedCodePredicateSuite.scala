@@ -54,6 +54,19 @@ class SharedCodePredicateSuite extends SparkSessionSuite {
       "id IN (3)", s"id IN (${(1 to 30).mkString(", ")})", "isnull(i) OR i = 7").foreach(check)
   }
 
+  test("keeps Spark's rows for long IN lists of ints, shorts, bytes and dates (Spark's switch), NULL in them or not") {
+    val ints = (1 to 40 by 3).mkString(", ")
+    val dates = (1 to 60 by 4).map(k => s"DATE_ADD(DATE'2024-01-01', $k)").mkString(", ")
+    val wheres = Seq(
+      s"i IN ($ints)", s"i IN ($ints, NULL)", s"NOT (i IN ($ints))", s"isnull(i IN ($ints, NULL))",
+      s"s IN (${(0 to 11).mkString(", ")})", s"t IN (${(-5 to 5).mkString(", ")})", s"d IN ($dates)",
+      s"d IN ($dates) AND i IN ($ints)", s"i IN (${(100 to 120).mkString(", ")})")
+    wheres.foreach(check)
+    // The shape this covers: Spark's optimizer made an InSet of each list.
+    val df = spark.read.parquet(path)
+    assert(wheres.forall(w => df.where(w).queryExecution.optimizedPlan.toString.contains("INSET")))
+  }
+
   test("filters that differ only in their constants compile one class between them") {
     val df = spark.read.parquet(path)
     def conditionOf(where: String) = {
@@ -71,5 +84,12 @@ class SharedCodePredicateSuite extends SparkSessionSuite {
     assert(compilations(lookups(900000)) { case (c, in) => SharedCodePredicate.create(c, in) } <= 1)
     // Spark's own generated predicate compiles one per key: what the count above is measured against.
     assert(compilations(lookups(800000)) { case (c, in) => Predicate.create(c, in) } == 4)
+    // Long IN lists of ints and dates (InSet, which Spark generates as a switch over the values).
+    def lists(base: Int) = (0 until 4).map { k =>
+      val values = (0 until 12).map(v => base + 100 * k + v)
+      s"i IN (${values.mkString(", ")}) AND d IN (${values.map(v => s"DATE_ADD(DATE'2000-01-01', $v)").mkString(", ")})"
+    }
+    assert(compilations(lists(700000)) { case (c, in) => SharedCodePredicate.create(c, in) } <= 1)
+    assert(compilations(lists(600000)) { case (c, in) => Predicate.create(c, in) } == 4)
   }
 }
