@@ -219,6 +219,7 @@ ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.s
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
 	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.execution.DriverIndexReadSuite \
+	io.hyperspace.index.DriverParquetReaderSuite \
 	io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.OnePartitionAggregateSuite \
 	io.hyperspace.rules.BroadcastProbeIndexSuite $(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
 # On the default line `make test` has just run every Python test from the source tree: the wheel
