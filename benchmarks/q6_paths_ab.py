@@ -4,15 +4,21 @@ by the way its rows are read: ``python -m benchmarks.q6_paths_ab --work-dir /wor
 Reuses the indexes a tpch suite run left in its work directory and runs each query with
 Hyperspace in three plans, rotated every round after two warm-up runs of each:
 
-- ``job``: the plan as the defaults make it (for q6: two tasks reading 19 files, a partial
-  aggregate, a shuffle and a second AQE stage);
+- ``job``: the plan Spark splits (for q6: two tasks reading 15 files, a partial aggregate, a
+  shuffle and a second AQE stage), as the defaults made it before driver reads had threads
+  (``spark.hyperspace.index.driverRead.threads`` 1);
 - ``one_task``: the files read as one partition (no shuffle), still as a job (the driver-side
   read turned off);
-- ``driver``: the files read as one partition in the driver, no job.
+- ``driver``: the files read as one partition in the driver on one thread, no job;
+- ``threads``: the defaults: read in the driver on as many threads as the driver has
+  processors (at most 8), no job;
+- ``driver_rows``, ``threads_rows``: ``driver`` and ``threads`` with whole-stage code off, so
+  the driver evaluates the plan's steps row by row instead of running their code over batches.
 
-The one-partition plans are reached through the session settings the one-partition rule reads
-(``spark.sql.files.minPartitionNum`` 1 makes Spark's packing, and so the rule, read them as
-one partition; the defaults' 2 is this machine's core count, what the plan uses unset), which is a measurement device, not a recommendation.
+The one-partition plans of ``one_task`` and ``driver`` are reached through the session settings
+the one-partition rule reads (``spark.sql.files.minPartitionNum`` 1 makes Spark's packing, and so
+the rule, read them as one partition; the defaults' 2 is this machine's core count, what the plan
+uses unset), which is a measurement device, not a recommendation.
 """
 
 from __future__ import annotations
@@ -29,12 +35,23 @@ from benchmarks.suites.seek import _last_job_id
 from benchmarks.suites.tpch import QUERY_DIR, session_over_run
 from hyperspace import enable_hyperspace
 
+_ONE_THREAD = {"spark.hyperspace.index.driverRead.threads": "1"}
 VARIANTS: dict[str, dict[str, str]] = {
-    "job": {},
+    "job": _ONE_THREAD,
     "one_task": {"spark.sql.files.minPartitionNum": "1", "spark.hyperspace.index.driverRead.maxBytes": "0"},
-    "driver": {"spark.sql.files.minPartitionNum": "1"},
+    "driver": {"spark.sql.files.minPartitionNum": "1", **_ONE_THREAD},
+    "threads": {},
+    # The driver reads above with each row through the plan's steps one at a time (the
+    # whole-stage code off), as driver reads were before they ran that code over batches.
+    "driver_rows": {"spark.sql.files.minPartitionNum": "1", **_ONE_THREAD, "spark.sql.codegen.wholeStage": "false"},
+    "threads_rows": {"spark.sql.codegen.wholeStage": "false"},
 }
-DEFAULTS = {"spark.sql.files.minPartitionNum": "2", "spark.hyperspace.index.driverRead.maxBytes": "16m"}
+DEFAULTS = {
+    "spark.sql.files.minPartitionNum": "2",
+    "spark.hyperspace.index.driverRead.maxBytes": "16m",
+    "spark.hyperspace.index.driverRead.threads": "0",
+    "spark.sql.codegen.wholeStage": "true",
+}
 
 
 def _process_cpu_ns(pid: int) -> float:
@@ -53,7 +70,7 @@ def main() -> None:
     parser.add_argument("--work-dir", required=True, help="a tpch suite run's work directory (holds indexes/)")
     parser.add_argument("--data-dir", default="/work/bench-data")
     parser.add_argument("--queries", default="q6")
-    parser.add_argument("--variants", default="job,one_task,driver")
+    parser.add_argument("--variants", default="job,one_task,driver,threads")
     parser.add_argument("--runs", type=int, default=10)
     args = parser.parse_args()
     spark = session_over_run("hyperspace-q6-paths", Path(args.data_dir), Path(args.work_dir))

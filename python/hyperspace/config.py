@@ -228,6 +228,14 @@ class HyperspaceConfig:
         "Rows a driver-side read may hold (matching rows, or a grouped aggregate's input) beyond which it "
         "gives way to a Spark job (default 10000).",
     )
+    driver_read_threads = _Setting(
+        "spark.hyperspace.index.driverRead.threads",
+        int,
+        _from_int,
+        "Threads a driver-side read of several index files reads them on; 0: the driver's processors, at "
+        "most 8 (default 0). With more than one, a global aggregate over at most driver_read_max_bytes of "
+        "index files is planned as one partition, answered in the driver when collected.",
+    )
 
     one_partition_max_bytes = _Setting(
         "spark.hyperspace.index.onePartition.maxBytes",

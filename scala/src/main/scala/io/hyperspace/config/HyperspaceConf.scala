@@ -229,6 +229,16 @@ object HyperspaceConf {
       .checkValue(n => n > 0 && n <= 10000000, "must be between 1 and 10000000")
       .createWithDefault(10000)
 
+  val DRIVER_READ_THREADS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.driverRead.threads")
+      .doc("Threads a driver-side read of several index files reads them on (each a run of " +
+        "consecutive files of about equal bytes); 0: the driver's available processors, at most 8. " +
+        "With more than one, a global aggregate over at most spark.hyperspace.index.driverRead.maxBytes " +
+        "of index files reads them as one partition, to be answered in the driver when collected.")
+      .intConf
+      .checkValue(n => n >= 0 && n <= 64, "must be between 0 and 64")
+      .createWithDefault(0)
+
   val INDEXED_NUM_PARTITIONS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.indexed.numPartitions")
       .doc("Partitions of a new Indexed DataFrame (rows are hash-partitioned on the key); " +
@@ -367,7 +377,7 @@ object HyperspaceConf {
     EXPLAIN_HIGHLIGHT_BEGIN_TAG,
     EXPLAIN_HIGHLIGHT_END_TAG, AUTO_PARTITION_SKETCH,
     CONCURRENCY_WAIT_TIMEOUT, VACUUM_RETENTION, VACUUM_RETENTION_CHECK_ENABLED,
-    DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, ONE_PARTITION_MAX_BYTES, BROADCAST_PROBE_ENABLED,
+    DRIVER_READ_MAX_BYTES, DRIVER_READ_MAX_ROWS, DRIVER_READ_THREADS, ONE_PARTITION_MAX_BYTES, BROADCAST_PROBE_ENABLED,
     DECIMALS_ON_LONGS_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_ROW_FORMAT, INDEXED_JOIN_SELECTION,
@@ -479,6 +489,11 @@ object HyperspaceConf {
   def decimalsOnLongsEnabled(spark: SparkSession): Boolean = DECIMALS_ON_LONGS_ENABLED.readFrom(spark)
   /** Most matching rows a driver-side read collects before it gives way to a job. */
   def driverReadMaxRows(spark: SparkSession): Int = DRIVER_READ_MAX_ROWS.readFrom(spark)
+  /** Threads a driver-side read of several files reads on (0 in the setting: the driver's processors, at most 8). */
+  def driverReadThreads(spark: SparkSession): Int = DRIVER_READ_THREADS.readFrom(spark) match {
+    case 0 => math.min(Runtime.getRuntime.availableProcessors, 8)
+    case n => n
+  }
   /** Largest fraction of a scan's bytes a split index seek may read. */
   def splitMaxReadFraction(spark: SparkSession): Double = SPLIT_MAX_READ_FRACTION.readFrom(spark)
   /** Most row groups a split index seek collects while planning. */

@@ -1,21 +1,26 @@
 package io.hyperspace.execution
 
 import java.io.Closeable
+import java.util.concurrent.atomic.AtomicLong
 
 import scala.collection.mutable.ArrayBuffer
-import scala.util.control.ControlThrowable
+import scala.util.control.{ControlThrowable, NonFatal}
 
+import org.apache.hadoop.fs.FileStatus
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{DeclarativeAggregate, Partial}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenEvaluatorFactory, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector
 import org.apache.spark.sql.hyperspace.SparkInternals
+import org.apache.spark.sql.vectorized.ColumnarBatch
 
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.expressions.SharedCodePredicate
@@ -34,6 +39,14 @@ import io.hyperspace.shims.{FileListing, SortAggregation}
  * an index has cut a lookup or a small range to one file or a few row groups, Spark's fixed cost
  * of a job (stages, a task's launch, its result's trip back) is most of the query's time
  * (benchmarks/results/seek-sf1.md, h-18-driver-aggregate-sf1.md, split-point-profile.md).
+ *
+ * Several index files are read as a job's tasks would read them, without the job: in runs of
+ * consecutive files on `spark.hyperspace.index.driverRead.threads` threads (each run through the
+ * row-by-row steps and a global aggregate's partial step; the rest of the plan over the runs'
+ * rows, in file order), and — outside lookups of a few sorted keys — with the plan's own
+ * whole-stage code over the reader's batches for the Filters and Projects above the scan, which
+ * evaluates them several times faster than row by row (TPC-H Q6 over 15 Z-order files:
+ * benchmarks/results/h-18-q6-threads.notes.md).
  *
  * An aggregate is evaluated as Spark's sort-based aggregation evaluates it in a task (the same
  * aggregate functions, partial and final steps in turn, over all the rows as one partition,
@@ -59,6 +72,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     "numFiles" -> SQLMetrics.createMetric(sparkContext, "files read in the driver"),
     "filesSize" -> SQLMetrics.createSizeMetric(sparkContext, "size of what was read in the driver"),
     "rowsRead" -> SQLMetrics.createMetric(sparkContext, "rows read from the files, before filters"),
+    "readThreads" -> SQLMetrics.createMetric(sparkContext, "threads the files were read on"),
+    "compiledSteps" -> SQLMetrics.createMetric(sparkContext, "steps run as their whole-stage code over batches"),
     "rowGroupsByPages" -> SQLMetrics.createMetric(sparkContext, "split seek row groups read by their located pages"),
     "rowGroupsWhole" -> SQLMetrics.createMetric(sparkContext, "split seek row groups read whole"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
@@ -97,9 +112,15 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       pushed, relation.options, hadoopConf)
     // Only plain Parquet (index files, or a seek's row groups of Parquet sources) is read without the
     // format's reader: a subclass of Spark's Parquet format (a table format's) may read otherwise.
-    val readFile = relation.fileFormat match {
-      case seek: SplitSeekParquetFormat => driverReader.map(seek.restrict).getOrElse(formatReader)
-      case format if format.getClass == classOf[ParquetFileFormat] => driverReader.getOrElse(formatReader)
+    val plainParquet = relation.fileFormat.getClass == classOf[ParquetFileFormat]
+    val ownReader = relation.fileFormat match {
+      case _: SplitSeekParquetFormat => driverReader
+      case _ if plainParquet => driverReader
+      case _ => None
+    }
+    val readFile: PartitionedFile => Iterator[InternalRow] = (relation.fileFormat, ownReader) match {
+      case (seek: SplitSeekParquetFormat, Some(reader)) => seek.restrict(reader)
+      case (_, Some(reader)) => reader
       case _ => formatReader
     }
     val pageCounts = new PageReadCounts
@@ -116,62 +137,131 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       case _ => readFile
     }
     val held = new RowBudget(maxRows)
-    // Each step, from the scan up, as a function of the rows below it.
-    val pipeline: Iterator[InternalRow] => Iterator[InternalRow] =
-      steps.reverse.foldLeft(identity[Iterator[InternalRow]] _) {
-        case (below, filter: FilterExec) =>
-          val predicate = SharedCodePredicate.create(filter.condition, filter.child.output)
-          rows => below(rows).filter(predicate)
-        case (below, project: ProjectExec) =>
-          val projection = UnsafeProjection.create(project.projectList, project.child.output)
-          projection.initialize(0)
-          rows => below(rows).map(projection)
-        case (below, aggregate: BaseAggregateExec) => rows => DriverAggregate(aggregate, below(rows), held)
-        case (below, _: CoalesceExec) => below
-        case (_, other) => throw new IllegalStateException(s"not a step read in the driver: ${other.nodeName}")
-      }
-    // The files' rows as one input (an aggregate sees them all), each file opened when reached.
-    val opened = ArrayBuffer.empty[Iterator[InternalRow]]
-    var rowsRead = 0L
-    val input = files.iterator.flatMap { file =>
-      val raw = read(FileListing.partitionedFile(file)).asInstanceOf[Iterator[InternalRow]]
-      opened += raw
-      raw.map { row => rowsRead += 1; row }
-    }
+    val rowsRead = new AtomicLong
     // Readers and projections reuse their row objects: what is kept is a copy.
     val toOutput = UnsafeProjection.create(output, output)
-    val rows = ArrayBuffer.empty[InternalRow]
-    var complete = false
-    try {
-      val matching = pipeline(input)
-      while (matching.hasNext) {
-        held.hold()
-        rows += toOutput(matching.next()).copy()
-      }
-      complete = true
-    } catch {
-      case RowBudget.Exceeded =>
-    } finally opened.foreach {
-        case c: Closeable => c.close()
-        // The row-based Parquet reader hands out a plain iterator that closes its file at its
-        // end or when its task completes, and the driver runs no task: a read stopped early
-        // (past maxRows) runs it to its end, so the file is not left open until GC.
-        case rest => if (!complete) rest.foreach(_ => ())
-      }
-    if (!complete) None
-    else {
+    val bottomUp = steps.reverse
+    val threads = HyperspaceConf.driverReadThreads(relation.sparkSession)
+    // Several plain Parquet index files are read on several threads, each with a reader of its own.
+    val onThreads =
+      if (plainParquet && ownReader.isDefined && files.size > 1 && threads > 1) DriverIndexRead.stepsPerRun(bottomUp)
+      else None
+    // Where the plan's lowest whole-stage code is Filters and Projects over the scan's batches, each
+    // run reads batches through that code, compiled as a job's task compiles it; otherwise rows.
+    val stage =
+      if (plainParquet && ownReader.isDefined && files.nonEmpty) DriverIndexRead.compiledStage(child, scan) else None
+    def batchReader = DriverParquetReader.batches(relation.sparkSession, relation.partitionSchema,
+      scan.requiredSchema, pushed, relation.options, hadoopConf).get
+    def source(run: Int): RunSource = stage match {
+      case Some(CompiledStage(code, steps)) => RunSource.compiled(batchReader, code, run, steps)
+      case None => RunSource.rows(if (run == 0) read else driverReader.get)
+    }
+    var threadsUsed = 1
+    val collected = onThreads match {
+      case None =>
+        val only = source(0)
+        readRun(files, only, pipeline(bottomUp.drop(only.steps), held), toOutput, held, rowsRead)
+      case Some(perRun) =>
+        val (lower, upper) = bottomUp.splitAt(perRun)
+        val runOutput = if (upper.isEmpty) output else lower.last.output
+        // Created here, one set per run: each thread's reader, code, predicates and projections are its own.
+        val runs = DriverReadThreads.runs(files, threads).zipWithIndex.map { case (run, i) =>
+          val runSource = source(i)
+          val runPipeline = pipeline(lower.drop(runSource.steps), held)
+          val toRunOutput = UnsafeProjection.create(runOutput, runOutput)
+          () => readRun(run, runSource, runPipeline, toRunOutput, held, rowsRead)
+        }
+        threadsUsed = runs.size
+        val runRows = DriverReadThreads.runAll(relation.sparkSession, runs)
+        if (runRows.exists(_.isEmpty)) None
+        else {
+          val rows = runRows.iterator.flatMap(_.get)
+          // The runs' rows (or partial aggregates) are the rows the rest of the plan reads.
+          if (upper.isEmpty) Some(rows.to(ArrayBuffer)) else holdAll(pipeline(upper, held)(rows), toOutput, held)
+        }
+    }
+    collected.map { rows =>
       metrics("numFiles").add(files.size)
       metrics("filesSize").add(relation.location match {
         case seek: SplitSeekFileIndex => seek.plan.bytesToRead // its row groups, not the files they lie in
         case _ => files.map(_.getLen).sum
       })
-      metrics("rowsRead").add(rowsRead)
+      metrics("rowsRead").add(rowsRead.get)
+      metrics("readThreads").add(threadsUsed)
+      metrics("compiledSteps").add(stage.map(_.steps.toLong).getOrElse(0L))
       metrics("rowGroupsByPages").add(pageCounts.byPages)
       metrics("rowGroupsWhole").add(pageCounts.whole)
       metrics("numOutputRows").add(rows.length)
       SQLMetrics.postDriverMetricUpdates(sparkContext,
         sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)
-      Some(rows.toArray)
+      rows.toArray
+    }
+  }
+
+  /** Each step of `bottomUp`, from the scan up, as a function of the rows below it. */
+  private def pipeline(bottomUp: Seq[SparkPlan], held: RowBudget): Iterator[InternalRow] => Iterator[InternalRow] =
+    bottomUp.foldLeft(identity[Iterator[InternalRow]] _) {
+      case (below, filter: FilterExec) =>
+        val predicate = SharedCodePredicate.create(filter.condition, filter.child.output)
+        rows => below(rows).filter(predicate)
+      case (below, project: ProjectExec) =>
+        val projection = UnsafeProjection.create(project.projectList, project.child.output)
+        projection.initialize(0)
+        rows => below(rows).map(projection)
+      case (below, aggregate: BaseAggregateExec) => rows => DriverAggregate(aggregate, below(rows), held)
+      case (below, _: CoalesceExec) => below
+      case (_, other) => throw new IllegalStateException(s"not a step read in the driver: ${other.nodeName}")
+    }
+
+  /**
+   * The rows of `files` (as one input: an aggregate sees them all, each file opened when reached)
+   * through `source`'s first steps then `steps`, as copies made by `copy`; None past the row budget.
+   */
+  private def readRun(
+      files: Seq[FileStatus],
+      source: RunSource,
+      steps: Iterator[InternalRow] => Iterator[InternalRow],
+      copy: UnsafeProjection,
+      held: RowBudget,
+      rowsRead: AtomicLong): Option[ArrayBuffer[InternalRow]] = {
+    val opened = ArrayBuffer.empty[Iterator[AnyRef]]
+    var count = 0L
+    val input = files.iterator.flatMap { file =>
+      val raw = source.open(FileListing.partitionedFile(file))
+      opened += raw
+      raw.map { item => count += source.rowsIn(item); item }
+    }
+    var rows: Option[ArrayBuffer[InternalRow]] = None
+    try rows = holdAll(steps(source.first(input)), copy, held)
+    finally {
+      rowsRead.addAndGet(count)
+      opened.foreach {
+        case c: Closeable => c.close()
+        // The row-based Parquet reader hands out a plain iterator that closes its file at its
+        // end or when its task completes, and the driver runs no task: a read stopped early
+        // (past maxRows) runs it to its end, so the file is not left open until GC.
+        case rest => if (rows.isEmpty) rest.foreach(_ => ())
+      }
+    }
+    rows
+  }
+
+  /**
+   * Copies of all of `rows`, each counted against `held`; None once past it (also while `rows` is
+   * made: a grouped aggregate holds its input before its first row).
+   */
+  private def holdAll(rows: => Iterator[InternalRow], copy: UnsafeProjection, held: RowBudget)
+      : Option[ArrayBuffer[InternalRow]] = {
+    val kept = ArrayBuffer.empty[InternalRow]
+    try {
+      val all = rows
+      while (all.hasNext) {
+        held.hold()
+        kept += copy(all.next()).copy()
+      }
+      Some(kept)
+    } catch {
+      case RowBudget.Exceeded => None
     }
   }
 
@@ -205,7 +295,90 @@ object DriverIndexRead {
     private def step(node: SparkPlan): Option[(Seq[SparkPlan], FileSourceScanExec)] =
       unapply(node.children.head).map { case (steps, scan) => (node +: steps, scan) }
   }
+
+  /**
+   * The whole-stage code of `plan` that is only Filters and Projects over `scan`'s batches (the
+   * columnar scan's rows turned out by generated code), when the driver can run it as a task
+   * would: its code compiles within Spark's method size limit, and the scan's batches are of the
+   * on-heap vectors the driver's reader fills. Not for reads of a few keys of the files' sorted
+   * column: their literals are in the generated code, so each new key would compile a class (5–20
+   * ms), where the rows a lookup decodes (a page or so) cost less row by row.
+   */
+  private[execution] def compiledStage(plan: SparkPlan, scan: FileSourceScanExec): Option[CompiledStage] = {
+    def rowSteps(node: SparkPlan): Option[Int] = node match {
+      case f: FilterExec => rowSteps(f.child).map(_ + 1)
+      case p: ProjectExec => rowSteps(p.child).map(_ + 1)
+      case ColumnarToRowExec(InputAdapter(child)) if child eq scan => Some(0)
+      case ColumnarToRowExec(child) if child eq scan => Some(0)
+      case _ => None
+    }
+    val onHeap = scan.vectorTypes.exists(_.forall(_ == classOf[OnHeapColumnVector].getName))
+    if (!onHeap || IndexHadoopFsRelation.readsSortedKeys(scan.relation)) None
+    else plan.collectFirst {
+      case stage: WholeStageCodegenExec if rowSteps(stage.child).exists(_ > 0) => stage
+    }.flatMap { stage =>
+      val fits = try {
+        val (_, stats) = CodeGenerator.compile(stage.doCodeGen()._2)
+        stats.maxMethodCodeSize <= stage.conf.hugeMethodLimit
+      } catch { case NonFatal(_) => false } // as a job's stage falls back: the steps one at a time
+      if (fits) Some(CompiledStage(stage, rowSteps(stage.child).get)) else None
+    }
+  }
+
+  /**
+   * How many of `bottomUp` (a [[Shape]]'s steps, from the scan up) each run of files read on its
+   * own thread goes through: the Filters, Projects and coalesces, which see one row at a time,
+   * and a global aggregate's partial step (one partial result per run, which its final step
+   * merges as it merges a job's partitions'). None when the lowest aggregate is another kind:
+   * a global aggregate that streams its input would have to hold it, and a grouped one's input
+   * is held and sorted whole anyway.
+   */
+  def stepsPerRun(bottomUp: Seq[SparkPlan]): Option[Int] = {
+    val rowByRow = bottomUp.takeWhile {
+      case _: FilterExec | _: ProjectExec | _: CoalesceExec => true
+      case _ => false
+    }.size
+    bottomUp.drop(rowByRow).headOption match {
+      case None => Some(rowByRow)
+      case Some(aggregate: BaseAggregateExec) if GlobalPartialAggregate.handles(aggregate) => Some(rowByRow + 1)
+      case Some(_) => None
+    }
+  }
 }
+
+/**
+ * What a run of files of a driver-side read starts with: how a file opens (rows, or a reader's
+ * batches), the rows in each item it yields, and the first `steps` of the plan (from the scan up)
+ * already applied to them by `first`.
+ */
+private case class RunSource(
+    open: PartitionedFile => Iterator[AnyRef],
+    rowsIn: AnyRef => Int,
+    first: Iterator[AnyRef] => Iterator[InternalRow],
+    steps: Int)
+
+private object RunSource {
+  def rows(read: PartitionedFile => Iterator[InternalRow]): RunSource =
+    RunSource(read, _ => 1, _.asInstanceOf[Iterator[InternalRow]], 0)
+
+  /**
+   * Batches through a whole-stage code's generated class, as a task evaluates its partition: the
+   * code generated again here (its references — metrics aside — are then this run's own, as a
+   * task's deserialized copy is; the compiled class is Spark's cached one).
+   */
+  def compiled(read: PartitionedFile => Iterator[ColumnarBatch], stage: WholeStageCodegenExec, run: Int, steps: Int)
+      : RunSource = {
+    val (ctx, code) = stage.doCodeGen()
+    val evaluator = new WholeStageCodegenEvaluatorFactory(Right(code), stage.metrics("pipelineTime"),
+      ctx.references.toArray).createEvaluator()
+    // A stage reading a columnar input takes its batches where it expects rows (as in a job, by erasure).
+    RunSource(read, { case batch: ColumnarBatch => batch.numRows; case _ => 1 },
+      batches => evaluator.eval(run, batches.asInstanceOf[Iterator[InternalRow]]), steps)
+  }
+}
+
+/** The plan's whole-stage code over the scan's batches, and how many Filters and Projects are in it. */
+private case class CompiledStage(code: WholeStageCodegenExec, steps: Int)
 
 /**
  * An aggregate step evaluated in the driver as a task's sort-based aggregation evaluates it: the
@@ -282,13 +455,13 @@ private object GlobalPartialAggregate {
   }
 }
 
-/** Rows the driver holds for a driver-side read; past `max` the read gives way to a job. */
+/**
+ * Rows the driver holds for a driver-side read; past `max` the read gives way to a job. Shared by
+ * the threads of one read: once one passes it, the others stop at their next row.
+ */
 private class RowBudget(max: Int) {
-  private var count = 0L
-  def hold(): Unit = {
-    count += 1
-    if (count > max) throw RowBudget.Exceeded
-  }
+  private val count = new AtomicLong
+  def hold(): Unit = if (count.incrementAndGet() > max) throw RowBudget.Exceeded
 }
 
 private object RowBudget {

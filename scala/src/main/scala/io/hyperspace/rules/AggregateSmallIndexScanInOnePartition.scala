@@ -4,7 +4,7 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PredicateHelper}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, Repartition}
 import org.apache.spark.sql.catalyst.rules.Rule
 
@@ -25,9 +25,10 @@ import io.hyperspace.shims.FileRelation
  * or grouped, with or without DISTINCT), so no Exchange is planned, with AQE on or off.
  *
  * A coalesce never changes rows; it only sets how many tasks read them. Above
- * `spark.hyperspace.index.onePartition.maxBytes` the files keep Spark's own split into tasks, and
- * a grouped aggregate that Spark already plans without a shuffle (on the index's buckets) or
- * whose partitioning a join above may use is left alone.
+ * `spark.hyperspace.index.onePartition.maxBytes` the files keep Spark's own split into tasks
+ * (except for a global aggregate to be read in the driver on several threads, which needs the one
+ * partition), and a grouped aggregate that Spark already plans without a shuffle (on the index's
+ * buckets) or whose partitioning a join above may use is left alone.
  */
 object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with PredicateHelper with Logging {
 
@@ -54,7 +55,9 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
   private def eligible(agg: Aggregate, belowJoin: Boolean): Boolean = {
     val global = agg.groupingExpressions.isEmpty
     (global || !belowJoin) && reads(agg.child).exists { case (relation, filters) =>
-      (global || !groupedOnBuckets(agg, relation)) && small(relation, filters)
+      lazy val sizes = relation.location.listFiles(Nil, filters).flatMap(_.files).map(_.fileStatus.getLen)
+      (global || !groupedOnBuckets(agg, relation)) &&
+      (small(relation.sparkSession, sizes) || (global && readInDriverOnThreads(agg, relation.sparkSession, sizes)))
     }
   }
 
@@ -88,12 +91,26 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
    * Spark would spread over several tasks keep them (measured: a year of a Z-order index, 16
    * files, 6 MB, was no faster in one task than in two plus a shuffle).
    */
-  private def small(relation: IndexHadoopFsRelation, filters: Seq[Expression]): Boolean = {
-    val spark = relation.sparkSession
+  private def small(spark: SparkSession, sizes: => Seq[Long]): Boolean = {
     val limit = HyperspaceConf.onePartitionMaxBytes(spark)
-    lazy val sizes = relation.location.listFiles(Nil, filters).flatMap(_.files).map(_.fileStatus.getLen)
     limit > 0 && sizes.sum <= limit &&
     (sizes.sum <= spark.sessionState.conf.filesOpenCostInBytes || onePartition(spark, sizes))
+  }
+
+  /**
+   * Whether a global aggregate over these files, once collected (as a global aggregate's one row
+   * nearly always is: `collect`, `first`, `count`, a scalar subquery), is read in the driver on
+   * several threads (`DriverIndexReadExec`; files up to `spark.hyperspace.index.driverRead.maxBytes`,
+   * `driverRead.threads` above 1), which needs the plan's one partition: the threads then share
+   * the files as a job's tasks would, with no job (a year of the Z-order index, 15 files, 6 MB:
+   * benchmarks/results/h-18-q6-threads.notes.md). Expressions the driver would not evaluate
+   * (non-deterministic ones, subqueries) leave the plan to Spark's split.
+   */
+  private def readInDriverOnThreads(agg: Aggregate, spark: SparkSession, sizes: => Seq[Long]): Boolean = {
+    val limit = HyperspaceConf.driverReadMaxBytes(spark)
+    limit > 0 && HyperspaceConf.driverReadThreads(spark) > 1 &&
+    !agg.exists(_.expressions.exists(e => !e.deterministic || SubqueryExpression.hasSubquery(e))) &&
+    sizes.sum <= limit
   }
 
   /**

@@ -222,6 +222,138 @@ class DriverIndexReadSuite extends RuleTestSupport {
     }
   }
 
+  private def threads(n: Int) = "spark.hyperspace.index.driverRead.threads" -> n.toString
+
+  test("a read of several index files runs on several threads, with the rows one thread reads, in its order") {
+    def wide = spark.read.parquet(source).where("id BETWEEN 100 AND 700 AND amount > 0").select("id", "name", "amount")
+    def ordered(n: Int) = withConf(threads(n)) {
+      val plan = sameResult(wide)
+      val Seq(read) = driverReads(plan)
+      assert(read.metrics("numFiles").value == 4, plan.treeString) // one file a bucket
+      withHyperspace(on = true)((read.metrics("readThreads").value, wide.collect().toSeq))
+    }
+    val (oneThread, rows) = ordered(1)
+    assert(oneThread == 1 && rows.nonEmpty)
+    for (n <- Seq(2, 3, 8)) {
+      val (used, threaded) = ordered(n)
+      assert(used == math.min(n, 4) && threaded == rows, s"$n threads")
+    }
+    withConf(threads(3))(withHyperspace(on = true)(assert(jobsOf(wide)(_.collect()) == 0)))
+  }
+
+  test("runs of files are consecutive, of about equal bytes, and the same for the same files") {
+    def files(sizes: Long*) = sizes.zipWithIndex.map { case (len, i) =>
+      new org.apache.hadoop.fs.FileStatus(len, false, 1, 1, 0, new org.apache.hadoop.fs.Path(s"/f$i"))
+    }
+    def lengths(runs: Seq[Seq[org.apache.hadoop.fs.FileStatus]]) = runs.map(_.map(_.getLen))
+    assert(lengths(DriverReadThreads.runs(files(Seq.fill(15)(100L): _*), 2)) ==
+      Seq(Seq.fill(7)(100L), Seq.fill(8)(100L)))
+    assert(lengths(DriverReadThreads.runs(files(900, 50, 50), 2)) == Seq(Seq(900), Seq(50, 50)))
+    assert(lengths(DriverReadThreads.runs(files(10, 10), 8)) == Seq(Seq(10), Seq(10))) // no empty run
+    assert(lengths(DriverReadThreads.runs(files(0, 0, 0), 2)) == Seq(Seq(0, 0, 0)))
+    val many = files((1 to 40).map(i => (i * 37 % 11 + 1).toLong): _*)
+    val runs = DriverReadThreads.runs(many, 3)
+    assert(runs.flatten == many && runs.size == 3 && runs == DriverReadThreads.runs(many, 3))
+    val bytes = runs.map(_.map(_.getLen).sum)
+    assert(bytes.max - bytes.min <= many.map(_.getLen).max * 2, bytes)
+  }
+
+  test("a global aggregate over index files Spark would split is read as one partition, on threads in the driver") {
+    // Spark spreads even these small files over the two cores once opening a file costs little.
+    val spread = "spark.sql.files.openCostInBytes" -> "1"
+    def q = salesDf.where("id BETWEEN 100 AND 2900").selectExpr("sum(price)", "count(*)", "min(d)", "sum(qty * price)")
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe, spread, threads(2)) {
+        val plan = sameResult(q)
+        val Seq(read) = driverReads(plan)
+        assert(read.metrics("readThreads").value == 2 && shuffles(plan) == 0, plan.treeString)
+        withHyperspace(on = true)(assert(jobsOf(q)(_.collect()) == 0))
+      }
+      // One thread: the plan Spark splits over tasks, with its shuffle, as before driver reads had threads.
+      withConf("spark.sql.adaptive.enabled" -> aqe, spread, threads(1)) {
+        val plan = sameResult(q)
+        assert(driverReads(plan).isEmpty && indexesUsed(plan) == Seq("salesById"), plan.treeString)
+        withHyperspace(on = true)(assert(jobsOf(q)(_.collect()) > 0))
+      }
+      // A grouped aggregate keeps Spark's split: its input would be held whole.
+      withConf("spark.sql.adaptive.enabled" -> aqe, spread, threads(2)) {
+        val plan = sameResult(salesDf.where("id BETWEEN 100 AND 2900").groupBy("g").count())
+        assert(driverReads(plan).isEmpty, plan.treeString)
+      }
+    }
+  }
+
+  test("threads share the row budget: past driverRead.maxRows the query runs as a job, with Spark's rows") {
+    withConf(threads(3), "spark.hyperspace.index.driverRead.maxRows" -> "50") {
+      def wide = spark.read.parquet(source).where("id BETWEEN 100 AND 700").select("id", "name")
+      val plan = sameResult(wide)
+      assert(indexesUsed(plan) == Seq("lookupsById"), plan.treeString)
+      withHyperspace(on = true)(assert(jobsOf(wide)(_.collect()) > 0))
+    }
+  }
+
+  test("a file that fails to read on another thread fails the query with the reader's own error") {
+    val path = writeSource("driver-read-broken", rows = 800, files = 2)
+    hs.createIndex(spark.read.parquet(path), IndexConfig("brokenById", Seq("id"), Seq("name")))
+    def q = spark.read.parquet(path).where("id >= 0").select("id", "name")
+    // The file the last thread reads (the read's last), overwritten with bytes that are not
+    // Parquet, of the same length: the log's sizes still match, so queries keep using the index.
+    val scan = withHyperspace(on = true)(executed(q)).collectFirst { case s: FileSourceScanExec => s }.get
+    val last = new java.io.File(scan.relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).last
+        .fileStatus.getPath.toUri)
+    java.nio.file.Files.write(last.toPath, Array.fill(last.length.toInt)('x'.toByte))
+    def failure(n: Int): Throwable = withConf(threads(n)) {
+      withHyperspace(on = true)(intercept[Throwable](q.collect()))
+    }
+    val (one, several) = (failure(1), failure(4))
+    assert(several.getClass == one.getClass && several.getMessage == one.getMessage, several)
+    assert(!several.isInstanceOf[java.util.concurrent.ExecutionException], several)
+    assert(Iterator.iterate(several)(_.getCause).takeWhile(_ != null).exists(e =>
+        String.valueOf(e.getMessage).contains(last.getName)), several)
+  }
+
+  /** A Z-order index of `sales` over (d, qty) in files of about 4 KB: ranges read several, none sorted on a key. */
+  private lazy val salesByDayAndQty: String = {
+    spark.conf.set("spark.hyperspace.index.zorder.targetFileSize", "4k")
+    try hs.createIndex(salesDf,
+        io.hyperspace.index.zorder.ZOrderCoveringIndexConfig("salesByDayAndQty",
+          Seq("d", "qty"), Seq("id", "g", "price")))
+    finally spark.conf.unset("spark.hyperspace.index.zorder.targetFileSize")
+    "salesByDayAndQty"
+  }
+
+  test("a range read in the driver runs the plan's own whole-stage code over the reader's batches, with Spark's rows") {
+    val index = salesByDayAndQty
+    val range = "d BETWEEN DATE'2024-01-20' AND DATE'2024-02-10' AND qty BETWEEN 3 AND 8"
+    val queries: Seq[() => DataFrame] = Seq(
+      () => salesDf.where(range).selectExpr("sum(price)", "count(*)", "sum(qty * price)", "min(g)", "max(d)"),
+      () => salesDf.where(range + " AND price IS NOT NULL").selectExpr("id", "g", "price * 2 AS p"),
+      () => salesDf.where(range + " AND g = 3").groupBy("qty").agg(Map("price" -> "sum")),
+      () => salesDf.where("d > DATE'2030-01-01' AND qty = 1").selectExpr("count(*)", "sum(price)")) // no file
+    for {
+      aqe <- Seq("true", "false")
+      n <- Seq(1, 3)
+      (q, i) <- queries.zipWithIndex
+    } withConf("spark.sql.adaptive.enabled" -> aqe, threads(n)) {
+      val plan = sameResult(q())
+      val Seq(read) = driverReads(plan)
+      assert(indexesUsed(plan) == Seq(index), plan.treeString)
+      // Filter and Project compiled into the stage over the batches, unless no file is read.
+      assert((read.metrics("compiledSteps").value == 2) == (i != 3), s"query $i: ${plan.treeString}")
+      withHyperspace(on = true)(assert(jobsOf(q())(_.collect()) == 0, s"query $i"))
+    }
+    // Whole-stage code off, or batches of off-heap vectors (which the driver's reader does not
+    // fill): each row through the steps one at a time, with the same rows.
+    for (setting <-
+        Seq("spark.sql.codegen.wholeStage" -> "false", "spark.sql.columnVector.offheap.enabled" -> "true")) {
+      withConf(setting) {
+        val plan = sameResult(queries.head())
+        val Seq(read) = driverReads(plan)
+        assert(read.metrics("compiledSteps").value == 0, s"$setting: ${plan.treeString}")
+      }
+    }
+  }
+
   test("explain shows the aggregate read in the driver") {
     withConf(OneReadPartition) {
       val df = withHyperspace(on = true) {

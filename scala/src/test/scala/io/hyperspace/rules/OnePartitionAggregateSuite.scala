@@ -100,18 +100,31 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     }
   }
 
+  // Driver reads on one thread: a global aggregate read in the driver on several threads is read in
+  // one partition whatever this limit says (DriverIndexReadSuite).
+  private val OneDriverThread = "spark.hyperspace.index.driverRead.threads" -> "1"
+
   test("maxBytes bounds the files read in one partition; 0 turns it off") {
     def q = df.where("id = 4242").selectExpr("count(*)", "sum(x)")
-    withConf(MaxBytesKey -> "0") {
+    withConf(MaxBytesKey -> "0", OneDriverThread) {
       val plan = sameResult(q)
       assert(indexesUsed(plan) == Seq("opById") && shuffles(plan) == 1 && coalesced(plan) == 0, plan.treeString)
     }
-    withConf(MaxBytesKey -> "1") {
+    withConf(MaxBytesKey -> "1", OneDriverThread) {
       assert(shuffles(sameResult(q)) == 1)
+    }
+    // With driver reads on two threads, the global aggregate is read in one partition anyway
+    // (and so in the driver); with driver reads off, not.
+    withConf(MaxBytesKey -> "0", "spark.hyperspace.index.driverRead.threads" -> "2") {
+      val plan = sameResult(q)
+      assert(coalesced(plan) == 1 && shuffles(plan) == 0, plan.treeString)
+      withConf("spark.hyperspace.index.driverRead.maxBytes" -> "0") {
+        assert(coalesced(sameResult(q)) == 0)
+      }
     }
     // Several files Spark spreads over its cores, more bytes than opening one costs, keep their
     // tasks (and the shuffle), under any limit.
-    withConf(OneOpenCostIsSmall) {
+    withConf(OneOpenCostIsSmall, OneDriverThread) {
       val several = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
       assert(indexScans(several).map(_.metrics("numFiles").value).sum > 1, several.treeString)
       assert(coalesced(several) == 0 && shuffles(several) == 1, several.treeString)
@@ -126,7 +139,7 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
     }
     // A scan of every index file, above the limit, keeps Spark's tasks and its shuffle.
     val all = entries("opById").last.content.files.map(_.size).sum
-    withConf(MaxBytesKey -> (all - 1).toString, OneReadPartition) {
+    withConf(MaxBytesKey -> (all - 1).toString, OneReadPartition, OneDriverThread) {
       val plan = sameResult(df.where("id >= 0").selectExpr("count(*)", "sum(x)"))
       assert(indexesUsed(plan) == Seq("opById") && coalesced(plan) == 0, plan.treeString)
     }

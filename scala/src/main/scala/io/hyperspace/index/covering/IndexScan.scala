@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.FileSourceOptions
 import org.apache.spark.sql.catalyst.catalog.BucketSpec
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, EqualNullSafe, EqualTo, Expression, In, InSet, Literal, Murmur3Hash, PlanExpression, Pmod}
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project}
-import org.apache.spark.sql.execution.datasources.{FileIndex, LogicalRelation, PartitionDirectory}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation, PartitionDirectory}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.{DataType, StructType}
 
@@ -165,6 +165,10 @@ object IndexHadoopFsRelation {
    * column, so its reads keep the filter.
    */
   val lookupOptions: Map[String, String] = options + ("parquet.filter.dictionary.enabled" -> "false")
+
+  /** Whether `relation` reads with [[lookupOptions]]: a few keys (or a range) of the column its files are sorted on. */
+  def readsSortedKeys(relation: HadoopFsRelation): Boolean =
+    relation.options.get("parquet.filter.dictionary.enabled").contains("false")
 }
 
 object IndexScan {
