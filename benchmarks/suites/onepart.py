@@ -34,7 +34,8 @@ VARIANTS = ("spark", "hyperspace_shuffle", "hyperspace_job", "hyperspace", "hype
 
 
 def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
-    """No index; the index with Spark's shuffle kept (one-partition read off); one partition run as
+    """No index; the index with Spark's shuffle kept (one-partition read off, driver reads on one
+    thread); one partition run as
     a job (driver-side read off); the default (computed in the driver when the bytes are few); the
     default without adaptive execution (what AQE's own planning at execution costs)."""
     spark.conf.set("spark.sql.adaptive.enabled", str(variant != "hyperspace_no_aqe").lower())
@@ -43,6 +44,8 @@ def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
     else:
         enable_hyperspace(spark)
         conf.one_partition_max_bytes = 0 if variant == "hyperspace_shuffle" else ONE_PARTITION_DEFAULT
+        # Driver reads on threads read a global aggregate's files as one partition too.
+        conf.driver_read_threads = 1 if variant == "hyperspace_shuffle" else 0
         conf.driver_read_max_bytes = 0 if variant == "hyperspace_job" else DRIVER_READ_DEFAULT
 
 
@@ -113,7 +116,8 @@ def _markdown(results: dict[str, Any], load: tuple[float, ...], runs: int) -> li
         "## Small aggregates over an index: one partition, no shuffle, no job",
         "",
         "Variants: *spark* without indexes; *hyperspace_shuffle* with them but "
-        "`onePartition.maxBytes=0` (Spark's plan over the index scan: partial aggregate, Exchange, "
+        "`onePartition.maxBytes=0` and `driverRead.threads=1` (Spark's plan over the index scan: "
+        "partial aggregate, Exchange, "
         "final aggregate); *hyperspace_job* with them, the few index files read as one partition (no "
         "Exchange) by a job (`driverRead.maxBytes=0`); *hyperspace* with them and the defaults (the "
         "same aggregate computed in the driver, no job, when the files are few bytes); "
