@@ -11,7 +11,7 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{DeclarativeAggregate, Partial}
-import org.apache.spark.sql.catalyst.expressions.codegen.CodeGenerator
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodeAndComment, CodegenContext, CodeGenerator}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenEvaluatorFactory, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
@@ -153,7 +153,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     def batchReader = DriverParquetReader.batches(relation.sparkSession, relation.partitionSchema,
       scan.requiredSchema, pushed, relation.options, hadoopConf).get
     def source(run: Int): RunSource = stage match {
-      case Some(CompiledStage(code, steps)) => RunSource.compiled(batchReader, code, run, steps)
+      case Some(compiled) => RunSource.compiled(batchReader, compiled, run)
       case None => RunSource.rows(if (run == 0) read else driverReader.get)
     }
     var threadsUsed = 1
@@ -314,14 +314,16 @@ object DriverIndexRead {
     }
     val onHeap = scan.vectorTypes.exists(_.forall(_ == classOf[OnHeapColumnVector].getName))
     if (!onHeap || IndexHadoopFsRelation.readsSortedKeys(scan.relation)) None
-    else plan.collectFirst {
-      case stage: WholeStageCodegenExec if rowSteps(stage.child).exists(_ > 0) => stage
-    }.flatMap { stage =>
+    else plan.collectFirst(Function.unlift {
+      case stage: WholeStageCodegenExec => rowSteps(stage.child).filter(_ > 0).map((stage, _))
+      case _ => None
+    }).flatMap { case (stage, steps) =>
+      val generated = stage.doCodeGen()
       val fits = try {
-        val (_, stats) = CodeGenerator.compile(stage.doCodeGen()._2)
+        val (_, stats) = CodeGenerator.compile(generated._2)
         stats.maxMethodCodeSize <= stage.conf.hugeMethodLimit
       } catch { case NonFatal(_) => false } // as a job's stage falls back: the steps one at a time
-      if (fits) Some(CompiledStage(stage, rowSteps(stage.child).get)) else None
+      if (fits) Some(CompiledStage(stage, steps, generated)) else None
     }
   }
 
@@ -363,22 +365,26 @@ private object RunSource {
 
   /**
    * Batches through a whole-stage code's generated class, as a task evaluates its partition: the
-   * code generated again here (its references — metrics aside — are then this run's own, as a
+   * code generated for this run alone (its references — metrics aside — are then its own, as a
    * task's deserialized copy is; the compiled class is Spark's cached one).
    */
-  def compiled(read: PartitionedFile => Iterator[ColumnarBatch], stage: WholeStageCodegenExec, run: Int, steps: Int)
-      : RunSource = {
-    val (ctx, code) = stage.doCodeGen()
-    val evaluator = new WholeStageCodegenEvaluatorFactory(Right(code), stage.metrics("pipelineTime"),
+  def compiled(read: PartitionedFile => Iterator[ColumnarBatch], stage: CompiledStage, run: Int): RunSource = {
+    val (ctx, code) = stage.generatedFor(run)
+    val evaluator = new WholeStageCodegenEvaluatorFactory(Right(code), stage.code.metrics("pipelineTime"),
       ctx.references.toArray).createEvaluator()
     // A stage reading a columnar input takes its batches where it expects rows (as in a job, by erasure).
     RunSource(read, { case batch: ColumnarBatch => batch.numRows; case _ => 1 },
-      batches => evaluator.eval(run, batches.asInstanceOf[Iterator[InternalRow]]), steps)
+      batches => evaluator.eval(run, batches.asInstanceOf[Iterator[InternalRow]]), stage.steps)
   }
 }
 
-/** The plan's whole-stage code over the scan's batches, and how many Filters and Projects are in it. */
-private case class CompiledStage(code: WholeStageCodegenExec, steps: Int)
+/**
+ * The plan's whole-stage code over the scan's batches, how many Filters and Projects are in it,
+ * and the code generated to check that it compiles, which the first run uses.
+ */
+private case class CompiledStage(code: WholeStageCodegenExec, steps: Int, checked: (CodegenContext, CodeAndComment)) {
+  def generatedFor(run: Int): (CodegenContext, CodeAndComment) = if (run == 0) checked else code.doCodeGen()
+}
 
 /**
  * An aggregate step evaluated in the driver as a task's sort-based aggregation evaluates it: the

@@ -147,6 +147,8 @@ object IndexHadoopFsRelation {
     BucketSpec(entry.index.numBuckets, columns, columns)
   }
 
+  private val DictionaryFilter = "parquet.filter.dictionary.enabled"
+
   /** Read options of every index scan: a missing or damaged index file fails the query. */
   val options: Map[String, String] = Map(
     FileSourceOptions.IGNORE_MISSING_FILES -> "false",
@@ -164,11 +166,11 @@ object IndexHadoopFsRelation {
    * benchmarks/results/h-18-tiny-seek-profile.notes.md). A Z-order index's files are sorted on no
    * column, so its reads keep the filter.
    */
-  val lookupOptions: Map[String, String] = options + ("parquet.filter.dictionary.enabled" -> "false")
+  val lookupOptions: Map[String, String] = options + (DictionaryFilter -> "false")
 
   /** Whether `relation` reads with [[lookupOptions]]: a few keys (or a range) of the column its files are sorted on. */
   def readsSortedKeys(relation: HadoopFsRelation): Boolean =
-    relation.options.get("parquet.filter.dictionary.enabled").contains("false")
+    relation.options.get(DictionaryFilter) == lookupOptions.get(DictionaryFilter)
 }
 
 object IndexScan {
