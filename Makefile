@@ -264,7 +264,7 @@ FUZZ_QUERIES ?= 2000
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: setup jar
 	HYPERSPACE_FUZZ_SEED=$(FUZZ_SEED) HYPERSPACE_FUZZ_QUERIES=$(FUZZ_QUERIES) \
-	  $(SBT) "testOnly io.hyperspace.rules.DifferentialSuite"
+	  $(SBT) "testOnly io.hyperspace.rules.DifferentialSuite io.hyperspace.execution.DriverReadDifferentialSuite"
 	HYPERSPACE_FUZZ_EXAMPLES=$(FUZZ_QUERIES) $(VPY) -m pytest tests/test_optimizer.py -q
 
 # More rounds of the chaos suite (kills, races, queries beside vacuum) with a fresh seed; CI runs
