@@ -113,19 +113,17 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     // Only plain Parquet (index files, or a seek's row groups of Parquet sources) is read without the
     // format's reader: a subclass of Spark's Parquet format (a table format's) may read otherwise.
     val plainParquet = relation.fileFormat.getClass == classOf[ParquetFileFormat]
-    val ownReader = relation.fileFormat match {
-      case _: SplitSeekParquetFormat => driverReader
-      case _ if plainParquet => driverReader
-      case _ => None
-    }
-    val readFile: PartitionedFile => Iterator[InternalRow] = (relation.fileFormat, ownReader) match {
-      case (seek: SplitSeekParquetFormat, Some(reader)) => seek.restrict(reader)
-      case (_, Some(reader)) => reader
+    val ownReads = (plainParquet || relation.fileFormat.isInstanceOf[SplitSeekParquetFormat]) &&
+      DriverParquetReader.readsInBatches(relation.sparkSession, relation.partitionSchema, scan.requiredSchema)
+    // Built when rows are read one at a time: a read through the plan's compiled code reads batches only.
+    lazy val readFile: PartitionedFile => Iterator[InternalRow] = (relation.fileFormat, ownReads) match {
+      case (seek: SplitSeekParquetFormat, true) => seek.restrict(driverReader.get)
+      case (_, true) => driverReader.get
       case _ => formatReader
     }
     val pageCounts = new PageReadCounts
     // A seek that located its rows within their row groups reads only the pages holding them.
-    val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
+    lazy val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
       case seek: SplitSeekParquetFormat if seek.positioned > 0 =>
         SplitPageRead.seekReader(conf, relation.options, scan.requiredSchema, hadoopConf, pageCounts, seek.rowGroups,
           readFile)
@@ -144,12 +142,12 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val threads = HyperspaceConf.driverReadThreads(relation.sparkSession)
     // Several plain Parquet index files are read on several threads, each with a reader of its own.
     val onThreads =
-      if (plainParquet && ownReader.isDefined && files.size > 1 && threads > 1) DriverIndexRead.stepsPerRun(bottomUp)
+      if (plainParquet && ownReads && files.size > 1 && threads > 1) DriverIndexRead.stepsPerRun(bottomUp)
       else None
     // Where the plan's lowest whole-stage code is Filters and Projects over the scan's batches, each
     // run reads batches through that code, compiled as a job's task compiles it; otherwise rows.
     val stage =
-      if (plainParquet && ownReader.isDefined && files.nonEmpty) DriverIndexRead.compiledStage(child, scan) else None
+      if (plainParquet && ownReads && files.nonEmpty) DriverIndexRead.compiledStage(child, scan) else None
     def batchReader = DriverParquetReader.batches(relation.sparkSession, relation.partitionSchema,
       scan.requiredSchema, pushed, relation.options, hadoopConf).get
     def source(run: Int): RunSource = stage match {

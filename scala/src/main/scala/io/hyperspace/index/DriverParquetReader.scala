@@ -70,6 +70,13 @@ object DriverParquetReader {
     reader(spark, partitionSchema, requiredSchema, filters, options, hadoopConf, returningBatches = true)
       .map(read => read.andThen(_.asInstanceOf[Iterator[ColumnarBatch]]))
 
+  /**
+   * Whether [[apply]] and [[batches]] read `requiredSchema` (then `partitionSchema`): whether Spark
+   * reads the schema with its vectorized reader. Decided without building a reader.
+   */
+  def readsInBatches(spark: SparkSession, partitionSchema: StructType, requiredSchema: StructType): Boolean =
+    ParquetUtils.isBatchReadSupportedForSchema(spark.sessionState.conf, StructType(partitionSchema ++ requiredSchema))
+
   private def reader(
       spark: SparkSession,
       partitionSchema: StructType,
@@ -79,9 +86,7 @@ object DriverParquetReader {
       hadoopConf: Configuration,
       returningBatches: Boolean): Option[PartitionedFile => Iterator[AnyRef]] = {
     val sqlConf = spark.sessionState.conf
-    if (!ParquetUtils.isBatchReadSupportedForSchema(sqlConf, StructType(partitionSchema ++ requiredSchema))) {
-      return None
-    }
+    if (!readsInBatches(spark, partitionSchema, requiredSchema)) return None
     configure(hadoopConf, sqlConf, requiredSchema)
     // One copy of the configuration for all the files, held by one task context (a JobConf is
     // not copied again by it): a copy per file, as a task's reader makes, is ~0.4 ms of ~1,100
