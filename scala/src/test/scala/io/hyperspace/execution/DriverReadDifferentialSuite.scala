@@ -140,4 +140,28 @@ class DriverReadDifferentialSuite extends RuleTestSupport {
         s"on threads $onThreads, compiled $compiled, row by row $rowByRow, past the budget $budgetExceeded")
     }
   }
+
+  test("generated queries run at once from several threads, reading on the shared threads, return Spark's rows") {
+    val queries = Seq.fill(24)(query())
+    val expected = withHyperspace(on = false)(queries.map(q => rowsOf(q())))
+    // Eight readers a query over eight callers: more runs at once than the shared pool has threads.
+    withConf("spark.hyperspace.index.driverRead.threads" -> "8") {
+      withHyperspace(on = true) {
+        val pool = java.util.concurrent.Executors.newFixedThreadPool(8)
+        try {
+          val results = (0 until 3).flatMap(_ => queries.indices).map { i =>
+            pool.submit(new java.util.concurrent.Callable[(Int, Seq[String], Long)] {
+              override def call(): (Int, Seq[String], Long) = {
+                val df = queries(i)()
+                val rows = rowsOf(df)
+                (i, rows, driverReads(executed(df)).map(_.metrics("readThreads").value).sum)
+              }
+            })
+          }.map(_.get(5, java.util.concurrent.TimeUnit.MINUTES))
+          results.foreach { case (i, rows, _) => assert(rows == expected(i), s"query $i differs run concurrently") }
+          assert(results.count(_._3 > 1) >= 6, "too few queries read on several threads for the test to mean anything")
+        } finally pool.shutdownNow()
+      }
+    }
+  }
 }
