@@ -15,7 +15,9 @@ import org.apache.spark.sql.types.DataType
  * How a Z-order covering index lays its rows out: ranks of each indexed column from sampled
  * quantiles ([[ZOrderValue]]), then rows range-partitioned on the Z-value into files of about
  * the target size, each file sorted by it. Consecutive files thus hold consecutive stretches of
- * the curve, and each stretch spans a narrow range of every indexed column.
+ * the curve, and each stretch spans a narrow range of every indexed column of many values; a
+ * column of few values has its ranks in the low bits, so the stretches are led by the others
+ * (docs/zorder.md, measured both ways).
  */
 object ZOrderLayout {
 
