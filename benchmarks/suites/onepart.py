@@ -35,9 +35,9 @@ VARIANTS = ("spark", "hyperspace_shuffle", "hyperspace_job", "hyperspace", "hype
 
 def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
     """No index; the index with Spark's shuffle kept (one-partition read off, driver reads on one
-    thread); one partition run as
-    a job (driver-side read off); the default (computed in the driver when the bytes are few); the
-    default without adaptive execution (what AQE's own planning at execution costs)."""
+    thread); one partition run as a job (driver-side read off); the default (computed in the driver
+    when the bytes are few); the default without adaptive execution (what AQE's own planning at
+    execution costs)."""
     spark.conf.set("spark.sql.adaptive.enabled", str(variant != "hyperspace_no_aqe").lower())
     if variant == "spark":
         disable_hyperspace(spark)
@@ -117,8 +117,7 @@ def _markdown(results: dict[str, Any], load: tuple[float, ...], runs: int) -> li
         "",
         "Variants: *spark* without indexes; *hyperspace_shuffle* with them but "
         "`onePartition.maxBytes=0` and `driverRead.threads=1` (Spark's plan over the index scan: "
-        "partial aggregate, Exchange, "
-        "final aggregate); *hyperspace_job* with them, the few index files read as one partition (no "
+        "partial aggregate, Exchange, final aggregate); *hyperspace_job* with them, the few index files read as one partition (no "
         "Exchange) by a job (`driverRead.maxBytes=0`); *hyperspace* with them and the defaults (the "
         "same aggregate computed in the driver, no job, when the files are few bytes); "
         f"*hyperspace_no_aqe* the default with `spark.sql.adaptive.enabled=false`. Milliseconds, medians of {runs} interleaved runs per variant; load "

@@ -34,9 +34,6 @@ class DriverIndexReadSuite extends RuleTestSupport {
     hs.createIndex(spark.read.parquet(sales), IndexConfig("salesById", Seq("id"), Seq("g", "price", "qty", "d")))
   }
 
-  private def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] =
-    plan.collect { case d: DriverIndexReadExec => d }
-
   /** The number of Spark jobs `action` starts on `df` (created first: reading a schema may take a job). */
   private def jobsOf[T](df: DataFrame)(action: DataFrame => T): Int = jobsDuring(action(df))
 

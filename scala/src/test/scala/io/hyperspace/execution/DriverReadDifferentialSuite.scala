@@ -3,7 +3,6 @@ package io.hyperspace.execution
 import scala.util.Random
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.functions.expr
 
 import io.hyperspace.index.IndexConfig
@@ -110,8 +109,6 @@ class DriverReadDifferentialSuite extends RuleTestSupport {
     // A budget of a few rows: a read of more runs out of it and its plan runs as a job.
     "spark.hyperspace.index.driverRead.maxRows" -> pick("10000", "10000", "10000", "25"),
     "spark.hyperspace.index.driverRead.maxBytes" -> pick("16m", "16m", "16m", "0"))
-
-  private def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] = plan.collect { case d: DriverIndexReadExec => d }
 
   test("generated filters, projections and aggregates read in the driver return Spark's rows under any setting") {
     var onThreads, compiled, rowByRow, budgetExceeded = 0

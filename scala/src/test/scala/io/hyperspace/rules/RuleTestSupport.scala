@@ -33,13 +33,17 @@ trait RuleTestSupport extends HyperspaceSuite {
     case s: FileSourceScanExec if s.relation.isInstanceOf[IndexHadoopFsRelation] => s
   }
 
+  /** The plan's reads done in the driver when its rows are collected there. */
+  protected def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] = plan.collect { case d: DriverIndexReadExec =>
+    d
+  }
+
   /**
    * Index files the executed plan read: by its index scans, or in the driver when its rows were
    * collected there ([[DriverIndexReadExec]]).
    */
   protected def indexFilesRead(plan: SparkPlan): Long =
-    indexScans(plan).map(_.metrics("numFiles").value).sum +
-      plan.collect { case d: DriverIndexReadExec => d.metrics("numFiles").value }.sum
+    indexScans(plan).map(_.metrics("numFiles").value).sum + driverReads(plan).map(_.metrics("numFiles").value).sum
 
   protected def indexesUsed(plan: SparkPlan): Seq[String] =
     indexScans(plan).map(_.relation.asInstanceOf[IndexHadoopFsRelation].entry.name).distinct.sorted

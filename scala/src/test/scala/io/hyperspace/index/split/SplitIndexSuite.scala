@@ -12,7 +12,6 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.types.IntegerType
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.execution.DriverIndexReadExec
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.{RuleTestSupport, SplitSeekAudit}
@@ -22,8 +21,6 @@ class SplitIndexSuite extends RuleTestSupport {
   private val Rows = 6000
   private val AuditKey = "spark.hyperspace.audit.sampleRate"
   private val DriverReadKey = "spark.hyperspace.index.split.driverRead.maxBytes"
-
-  private def driverReads(plan: SparkPlan): Seq[DriverIndexReadExec] = plan.collect { case d: DriverIndexReadExec => d }
 
   // Small row groups, so each source file has many and a seek has something to choose among.
   private val smallRowGroups = Map("parquet.block.size" -> "4096", "parquet.page.size.row.check.min" -> "10",
