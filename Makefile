@@ -264,7 +264,11 @@ FUZZ_QUERIES ?= 2000
 FUZZ_SEED ?= $(shell date +%s)
 fuzz: setup jar
 	HYPERSPACE_FUZZ_SEED=$(FUZZ_SEED) HYPERSPACE_FUZZ_QUERIES=$(FUZZ_QUERIES) \
-	  $(SBT) "testOnly io.hyperspace.rules.DifferentialSuite io.hyperspace.execution.DriverReadDifferentialSuite"
+	  $(SBT) "testOnly io.hyperspace.rules.DifferentialSuite io.hyperspace.execution.DriverReadDifferentialSuite \
+	    io.hyperspace.rules.OnePartitionAggregateSuite io.hyperspace.maintenance.HybridScanSuite \
+	    io.hyperspace.dataskipping.DataSkippingEndToEndDifferentialSuite \
+	    io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite io.hyperspace.index.split.SplitIndexSuite \
+	    io.hyperspace.index.split.SplitJoinPruningSuite io.hyperspace.index.zorder.ZOrderCoveringIndexSuite"
 	HYPERSPACE_FUZZ_EXAMPLES=$(FUZZ_QUERIES) $(VPY) -m pytest tests/test_optimizer.py -q
 
 # More rounds of the chaos suite (kills, races, queries beside vacuum) with a fresh seed; CI runs

@@ -3,6 +3,7 @@ package io.hyperspace.dataskipping
 import scala.util.Random
 
 import io.hyperspace.index.dataskipping._
+import io.hyperspace.testing.Fuzz
 
 /**
  * Random predicates over random clustered data in many files, through the optimizer rule: the
@@ -11,8 +12,8 @@ import io.hyperspace.index.dataskipping._
  */
 class DataSkippingEndToEndDifferentialSuite extends DataSkippingTestSupport {
 
-  private val seed = sys.env.get("HYPERSPACE_FUZZ_SEED").map(_.toLong).getOrElse(20240607L)
-  private val queries = sys.env.get("HYPERSPACE_FUZZ_QUERIES").map(_.toInt).getOrElse(40)
+  private val seed = Fuzz.seed(20240607L)
+  private val queries = Fuzz.queries(40)
 
   /** A random predicate over the clustered columns, in SQL. */
   private def predicate(r: Random, depth: Int = 0): String = {

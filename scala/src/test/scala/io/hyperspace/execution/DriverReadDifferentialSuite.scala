@@ -8,6 +8,7 @@ import org.apache.spark.sql.functions.expr
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
 import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.testing.Fuzz
 
 /**
  * Generated filters, projections and aggregates over index reads done in the driver, each run with
@@ -20,8 +21,8 @@ import io.hyperspace.rules.RuleTestSupport
  */
 class DriverReadDifferentialSuite extends RuleTestSupport {
 
-  private val seed = sys.env.get("HYPERSPACE_FUZZ_SEED").map(_.toLong).getOrElse(20261127L)
-  private val queryCount = sys.env.get("HYPERSPACE_FUZZ_QUERIES").map(_.toInt).getOrElse(60)
+  private val seed = Fuzz.seed(20261127L)
+  private val queryCount = Fuzz.queries(60)
   private val rnd = new Random(seed)
 
   private lazy val path: String = {

@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import io.hyperspace.execution.BucketUnionExec
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.sources.SelectedFilesIndex
+import io.hyperspace.testing.Fuzz
 
 class HybridScanSuite extends MaintenanceTestSupport {
 
@@ -172,7 +173,7 @@ class HybridScanSuite extends MaintenanceTestSupport {
   }
 
   test("random sequences of changes and refreshes: every query equals the source (differential)") {
-    val seed = sys.env.get("HYPERSPACE_FUZZ_SEED").map(_.toLong).getOrElse(20261121L)
+    val seed = Fuzz.seed(20261121L)
     val random = new Random(seed)
     val dir = newSource("random", partitioned = true, rows = 300, files = 3)
     create("random", dir)

@@ -7,6 +7,7 @@ import org.apache.spark.sql.execution.{CoalesceExec, SparkPlan}
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.zorder.ZOrderCoveringIndexConfig
+import io.hyperspace.testing.Fuzz
 
 /**
  * Aggregates over an index scan of a few small files read them in one partition and plan no
@@ -170,7 +171,7 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
   }
 
   test("differential: generated aggregates over small index scans give Spark's rows") {
-    val random = new Random(1818)
+    val random = new Random(Fuzz.seed(1818L))
     def pick[T](xs: T*): T = xs(random.nextInt(xs.size))
     def filter(): String = pick(
       s"id = ${random.nextInt(Rows + 50) - 25}",
@@ -183,7 +184,7 @@ class OnePartitionAggregateSuite extends RuleTestSupport {
       s"d >= DATE'2024-12-${10 + random.nextInt(20)}' OR id = ${random.nextInt(Rows)}")
     def aggregate(): String = pick("count(*)", "count(g)", "sum(x)", "avg(x)", "min(s)", "max(d)",
       "count(DISTINCT g)", "sum(k * 2)", "max(x) - min(x)")
-    val queries = Option(System.getenv("HYPERSPACE_FUZZ_QUERIES")).map(_.toInt).getOrElse(40)
+    val queries = Fuzz.queries(40)
     var withoutShuffle = 0
     for (i <- 0 until queries) {
       val where = filter()

@@ -65,14 +65,35 @@ trait RuleTestSupport extends HyperspaceSuite {
   /** Rows as a sorted multiset of strings: equal results compare equal whatever the order. */
   protected def rowsOf(df: DataFrame): Seq[String] = df.collect().toSeq.map(rowString).sorted
 
-  private def rowString(r: Row): String = r.toSeq.map {
+  private def rowString(r: Row): String = r.toSeq.map(valueString).mkString("|")
+
+  private def valueString(v: Any): String = v match {
     case d: Double if d.isNaN => "NaN"
     // Sums and averages of doubles depend on the order rows arrive in, which an index changes:
     // compare them to 12 significant digits, far above that noise and far below a wrong row.
     case d: Double if !d.isInfinite => "%.12g".format(d)
     case a: Array[Byte] => a.mkString("[", ",", "]")
     case other => String.valueOf(other)
-  }.mkString("|")
+  }
+
+  /** The rows of `df` in [[rowsOf]]'s order, each with its string. */
+  private def sortedRows(df: DataFrame): Seq[(String, Row)] =
+    df.collect().toSeq.map(r => rowString(r) -> r).sortBy(_._1)
+
+  /**
+   * Whether two results of [[sortedRows]] hold the same rows. Their strings are equal, or differ
+   * only where a double's 12th digit rounded either way (a sum of doubles in another order):
+   * such doubles must agree to a relative 1e-9; every other value exactly.
+   */
+  private def sameRows(a: Seq[(String, Row)], b: Seq[(String, Row)]): Boolean =
+    a.size == b.size && a.zip(b).forall { case ((s, r), (t, q)) =>
+      s == t ||
+      (r.size == q.size && r.toSeq.zip(q.toSeq).forall {
+        case (x: Double, y: Double) => valueString(x) == valueString(y) ||
+          math.abs(x - y) <= 1e-9 * math.max(math.abs(x), math.abs(y))
+        case (x, y) => valueString(x) == valueString(y)
+      })
+    }
 
   /**
    * A join of `left` and `right` on `on`, both sides indexed (`indexes`), at Spark's default
@@ -102,12 +123,15 @@ trait RuleTestSupport extends HyperspaceSuite {
 
   /** Runs `query` with Hyperspace off and on; asserts equal results; returns the plan with it on. */
   protected def sameResult(query: => DataFrame): SparkPlan = {
-    val expected = withHyperspace(on = false)(rowsOf(query))
+    val expected = withHyperspace(on = false)(sortedRows(query))
     withHyperspace(on = true) {
       val df = query
-      val actual = rowsOf(df)
-      assert(actual == expected,
-        s"results differ with Hyperspace on:\n${df.queryExecution.optimizedPlan.treeString}")
+      val actual = sortedRows(df)
+      if (!sameRows(actual, expected)) {
+        val differ = actual.map(_._1).zipAll(expected.map(_._1), "(none)", "(none)").filter { case (x, y) => x != y }
+        fail(s"results differ with Hyperspace on (${actual.size} rows against ${expected.size}; with, without): " +
+          s"${differ.take(5).mkString(", ")}\n${df.queryExecution.optimizedPlan.treeString}")
+      }
       executed(df)
     }
   }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BindReferences, Coalesce, CommonExpressionRef, Expression, Literal, Not, RuntimeReplaceable, With}
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.types._
+import io.hyperspace.testing.Fuzz
 
 /**
  * Random data in many small files, random filters: no file holding a row that satisfies a
@@ -16,8 +17,8 @@ import org.apache.spark.sql.types._
  */
 class DataSkippingDifferentialSuite extends SketchTestSupport {
 
-  private val seed = sys.env.get("HYPERSPACE_FUZZ_SEED").map(_.toLong).getOrElse(20240611L)
-  private val numQueries = sys.env.get("HYPERSPACE_FUZZ_QUERIES").map(_.toInt).getOrElse(300)
+  private val seed = Fuzz.seed(20240611L)
+  private val numQueries = Fuzz.queries(300)
   private val numFiles = 40
   private val rowsPerFile = 40
   private val categories = Seq("red", "green", "blue", "Ünïcode", "日本", "")

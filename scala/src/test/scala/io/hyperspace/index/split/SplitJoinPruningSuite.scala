@@ -9,6 +9,7 @@ import org.apache.spark.sql.functions.col
 
 import io.hyperspace.indexed.IndexedDataFrame
 import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.testing.Fuzz
 
 class SplitJoinPruningSuite extends RuleTestSupport {
 
@@ -109,20 +110,23 @@ class SplitJoinPruningSuite extends RuleTestSupport {
 
   test("differential: generated small sides and join types; pruning only where the big side is not preserved") {
     withIndex("jDiff") {
-      val random = new Random(19)
+      val random = new Random(Fuzz.seed(19L))
+      val count = Fuzz.queries(24)
       // Where the big side is not preserved and the other side is broadcast: an outer join
       // broadcasts its inner side, here the big one, so only inner and left semi joins prune.
       val prunable = Set("inner", "left_semi", "inner_swapped")
+      val joinTypes = Seq("inner", "left_semi", "left_anti", "left_outer", "full_outer", "right_outer",
+        "inner_swapped", "left_outer_swapped")
+      var prunableJoins = 0
       var pruned = 0
-      (1 to 24).foreach { i =>
+      (1 to count).foreach { i =>
         val keys = Seq.fill(1 + random.nextInt(5))(random.nextInt(20500))
         val small = random.nextInt(3) match {
           case 0 => dim.where(s"name IN (${names(keys)})")
           case 1 => dim.where(s"name IN (${names(keys)}) OR name = 'n20000'") // with the NULL key
           case _ => dim.where(s"name IN (${names(keys)}) AND tag < ${random.nextInt(10)}") // maybe no row
         }
-        val joinType = Seq("inner", "left_semi", "left_anti", "left_outer", "full_outer", "right_outer",
-          "inner_swapped", "left_outer_swapped")(i % 8)
+        val joinType = joinTypes(i % joinTypes.size)
         val query = () =>
           joinType match {
             case "inner_swapped" => joined(small, "inner", swapped = true)
@@ -133,10 +137,12 @@ class SplitJoinPruningSuite extends RuleTestSupport {
         if (prunable(joinType)) {
           // Or the big side is not read at all: adaptive execution drops a join with an empty side.
           assert(seekScans(plan).nonEmpty || !readsBig(plan), plan.treeString)
-          pruned += 1
+          prunableJoins += 1
+          if (seekScans(plan).nonEmpty) pruned += 1
         } else assert(seekScans(plan).isEmpty, s"$joinType must not prune the preserved side")
       }
-      assert(pruned == 9)
+      // Most small sides have rows: those joins read the big side pruned.
+      assert(pruned > prunableJoins / 2, s"$pruned of $prunableJoins joins pruned")
     }
   }
 

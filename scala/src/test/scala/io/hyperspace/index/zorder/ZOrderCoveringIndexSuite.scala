@@ -14,6 +14,7 @@ import io.hyperspace.execution.DriverIndexReadExec
 import io.hyperspace.index.{CatalogVersion, IndexConfig, IndexDataFiles}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.rules.RuleTestSupport
+import io.hyperspace.testing.Fuzz
 
 class ZOrderCoveringIndexSuite extends RuleTestSupport {
 
@@ -225,7 +226,7 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
     create(df, ZOrderCoveringIndexConfig("zAB", Seq("a", "b"), Seq("id", "s", "d")))
     create(df, ZOrderCoveringIndexConfig("zSD", Seq("s", "d"), Seq("id", "a", "b")))
     try {
-      val random = new Random(18)
+      val random = new Random(Fuzz.seed(18L))
       def pick[T](xs: T*): T = xs(random.nextInt(xs.size))
       def leaf(): String = {
         val (x, y) = (random.nextInt(1000), random.nextInt(1000))
@@ -240,7 +241,7 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
       }
       val used = scala.collection.mutable.Set.empty[String]
       var skipped = 0L
-      (1 to 80).foreach { _ =>
+      (1 to Fuzz.queries(80)).foreach { _ =>
         val filter = pick(1, 2, 3) match {
           case 1 => leaf()
           case 2 => s"(${leaf()}) AND (${leaf()})"
