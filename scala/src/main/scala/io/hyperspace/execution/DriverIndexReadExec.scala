@@ -6,7 +6,9 @@ import java.util.concurrent.atomic.AtomicLong
 import scala.collection.mutable.ArrayBuffer
 import scala.util.control.{ControlThrowable, NonFatal}
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.FileStatus
+import org.apache.hadoop.mapred.JobConf
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
@@ -98,8 +100,11 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val relation = scan.relation
     val files = relation.location.listFiles(Nil, scan.dataFilters).flatMap(_.files).map(_.fileStatus)
     val pushed = scan.dataFilters.flatMap(SparkInternals.sourceFilter)
-    // Configured by the format's reader below for the scan's schema, which a page read reuses.
-    val hadoopConf = relation.sparkSession.sessionState.newHadoopConfWithOptions(relation.options)
+    // Configured by the format's reader below for the scan's schema, which a page read reuses; the
+    // reader of the first run (on whose thread the page read reads) holds it as its own.
+    val hadoopConf = DriverParquetReader.jobConf(relation.sparkSession, relation.options)
+    // The other runs' readers, on other threads, each set their files' predicates on a copy.
+    def confOf(run: Int): Configuration = if (run == 0) hadoopConf else new JobConf(hadoopConf)
     def formatReader = relation.fileFormat.buildReaderWithPartitionValues(
       sparkSession = relation.sparkSession,
       dataSchema = relation.dataSchema,
@@ -108,8 +113,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       filters = pushed,
       options = relation.options + (FileFormat.OPTION_RETURNING_BATCH -> "false"),
       hadoopConf = hadoopConf)
-    def driverReader = DriverParquetReader(relation.sparkSession, relation.partitionSchema, scan.requiredSchema,
-      pushed, relation.options, hadoopConf)
+    def driverReader(run: Int) = DriverParquetReader(relation.sparkSession, relation.partitionSchema,
+      scan.requiredSchema, pushed, relation.options, confOf(run))
     // Only plain Parquet (index files, or a seek's row groups of Parquet sources) is read without the
     // format's reader: a subclass of Spark's Parquet format (a table format's) may read otherwise.
     val plainParquet = relation.fileFormat.getClass == classOf[ParquetFileFormat]
@@ -117,8 +122,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       DriverParquetReader.readsInBatches(relation.sparkSession, relation.partitionSchema, scan.requiredSchema)
     // Built when rows are read one at a time: a read through the plan's compiled code reads batches only.
     lazy val readFile: PartitionedFile => Iterator[InternalRow] = (relation.fileFormat, ownReads) match {
-      case (seek: SplitSeekParquetFormat, true) => seek.restrict(driverReader.get)
-      case (_, true) => driverReader.get
+      case (seek: SplitSeekParquetFormat, true) => seek.restrict(driverReader(0).get)
+      case (_, true) => driverReader(0).get
       case _ => formatReader
     }
     val pageCounts = new PageReadCounts
@@ -148,11 +153,11 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     // run reads batches through that code, compiled as a job's task compiles it; otherwise rows.
     val stage =
       if (plainParquet && ownReads && files.nonEmpty) DriverIndexRead.compiledStage(child, scan) else None
-    def batchReader = DriverParquetReader.batches(relation.sparkSession, relation.partitionSchema,
-      scan.requiredSchema, pushed, relation.options, hadoopConf).get
+    def batchReader(run: Int) = DriverParquetReader.batches(relation.sparkSession, relation.partitionSchema,
+      scan.requiredSchema, pushed, relation.options, confOf(run)).get
     def source(run: Int): RunSource = stage match {
-      case Some(compiled) => RunSource.compiled(batchReader, compiled, run)
-      case None => RunSource.rows(if (run == 0) read else driverReader.get)
+      case Some(compiled) => RunSource.compiled(batchReader(run), compiled, run)
+      case None => RunSource.rows(if (run == 0) read else driverReader(run).get)
     }
     var threadsUsed = 1
     val collected = onThreads match {

@@ -4,13 +4,14 @@ import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.expressions.{Expression, PredicateHelper}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{CatalogRoot, IndexCatalog, IndexKinds}
-import io.hyperspace.index.covering.IndexHadoopFsRelation
+import io.hyperspace.index.{CatalogRoot, IndexKinds}
+import io.hyperspace.index.covering.{IndexFileIndex, IndexHadoopFsRelation}
 import io.hyperspace.index.dataskipping.SkippedFilesIndex
 import io.hyperspace.index.zorder.ZOrderFileIndex
 import io.hyperspace.log.{ContentFile, LogEntry}
@@ -30,23 +31,15 @@ case class ApplyHyperspace(spark: SparkSession) extends Rule[LogicalPlan] with L
 
   override def apply(plan: LogicalPlan): LogicalPlan = {
     recordQueriesIfAsked()
-    if (!isEnabled) plan else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark), catalogRoot())
-  }
-
-  // The session's system path, resolved once per configured value: the rule runs in every
-  // fixed-point iteration of every query's optimization, and each pass needs only the token.
-  // One per rule, i.e. per session; a race between two queries at worst resolves it twice.
-  @volatile private var lastRoot: Option[CatalogRoot] = None
-
-  private def catalogRoot(): CatalogRoot = {
-    val root = CatalogRoot.of(spark, lastRoot)
-    lastRoot = Some(root)
-    root
+    if (!isEnabled) plan
+    else ApplyHyperspace.rewrite(spark, plan, ApplyHyperspace.logOf(spark), CatalogRoot.forSession(spark))
   }
 
   // The advisor's query recorder is registered from here because this rule is the one part of
   // Hyperspace every session it is installed in runs (extension, attach, a Spark Connect
   // server's sessions), before the query it optimizes runs: that query is already recorded.
+  // Spark builds its optimizer's rules anew for each run of the optimizer: the flag spares the
+  // later passes of one query's planning (`install` itself registers a session's recorder once).
   @volatile private var recorderInstalled = false
 
   private def recordQueriesIfAsked(): Unit =
@@ -80,7 +73,7 @@ trait IndexRewrite {
   def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan
 }
 
-object ApplyHyperspace extends Logging {
+object ApplyHyperspace extends Logging with PredicateHelper {
 
   /**
    * `plan` rewritten with the session's ACTIVE indexes — what the live rule does once rewriting
@@ -125,9 +118,7 @@ object ApplyHyperspace extends Logging {
       val decided =
         if (!log.recording && !CandidateIndexes.mayServeAny(active, scans)) plan
         else {
-          // One Hadoop configuration for the query's listings of index data.
-          val catalog = new IndexCatalog(spark)
-          TableScans.restore(rewriteWithReadableIndexes(spark, catalog, scans, active, log))
+          TableScans.restore(rewriteWithReadableIndexes(spark, root.conf, scans, active, log))
         }
       if (log.recording) decided else DecidedPlans.remember(decided, token)
     }
@@ -176,7 +167,7 @@ object ApplyHyperspace extends Logging {
    */
   private def rewriteWithReadableIndexes(
       spark: SparkSession,
-      catalog: IndexCatalog,
+      conf: org.apache.hadoop.conf.Configuration,
       plan: LogicalPlan,
       indexes: Seq[LogEntry],
       log: DecisionLog): LogicalPlan = {
@@ -184,7 +175,7 @@ object ApplyHyperspace extends Logging {
     val readable = scala.collection.mutable.Map[((String, String, Long), Option[Seq[String]]), Boolean]()
     def isReadable(e: LogEntry, reads: Option[Seq[ContentFile]]): Boolean = readable.getOrElseUpdate(
       (e.identity, reads.map(_.map(_.path))),
-      CandidateIndexes.missingData(spark, e, Some(catalog.hadoopConf), reads) match {
+      CandidateIndexes.missingData(spark, e, Some(conf), reads) match {
         case None => true
         case Some(reason) =>
           logWarning(s"Hyperspace does not use index '${e.name}': $reason")
@@ -269,19 +260,36 @@ object ApplyHyperspace extends Logging {
   }
 
   /**
-   * The indexes `plan` reads, each with the data files its scan reads when the scan chose them at
-   * planning (a Z-order index's range), else None (all the files its listing finds).
+   * The indexes `plan` reads, each with the data files its scan reads when they are known at
+   * planning — a Z-order index's range, or the buckets a filter right above a covering index's
+   * scan pins to its keys — else None (all the files its listing finds).
    */
-  private def indexReadsIn(plan: LogicalPlan): Seq[(LogEntry, Option[Seq[ContentFile]])] = plan.collect {
-    case FileRelation(_, r: IndexHadoopFsRelation) =>
-      Seq(r.entry ->
-        (r.location match {
-          case z: ZOrderFileIndex => Some(z.kept)
-          case _ => None
-        }))
-    case FileRelation(_, r) if r.location.isInstanceOf[SkippedFilesIndex] =>
-      r.location.asInstanceOf[SkippedFilesIndex].entries.map(_ -> None)
-  }.flatten
+  private def indexReadsIn(plan: LogicalPlan): Seq[(LogEntry, Option[Seq[ContentFile]])] = {
+    val pinned = plan.collect {
+      case Filter(condition, scan @ FileRelation(_, r: IndexHadoopFsRelation))
+          if r.location.isInstanceOf[IndexFileIndex] =>
+        pinnedBucketFiles(r.entry, splitConjunctivePredicates(condition)).map(scan -> _)
+    }.flatten
+    plan.collect {
+      case scan @ FileRelation(_, r: IndexHadoopFsRelation) =>
+        Seq(r.entry ->
+          (r.location match {
+            case z: ZOrderFileIndex => Some(z.kept)
+            case _ => pinned.collectFirst { case (s, files) if s eq scan => files }
+          }))
+      case FileRelation(_, r) if r.location.isInstanceOf[SkippedFilesIndex] =>
+        r.location.asInstanceOf[SkippedFilesIndex].entries.map(_ -> None)
+    }.flatten
+  }
+
+  /**
+   * The files of the buckets of covering index `entry` that `filters` pin the indexed column to,
+   * if they do: a lookup's scan opens no other ([[IndexFileIndex.filesToRead]], whatever form a
+   * later optimizer pass gives the same `=`, `IN` or `<=>` filter), so a file of another bucket
+   * missing does not keep the lookup from the index.
+   */
+  private def pinnedBucketFiles(entry: LogEntry, filters: Seq[Expression]): Option[Seq[ContentFile]] =
+    IndexFileIndex.bucketsToRead(entry, filters).map(IndexFileIndex.filesOfBuckets(entry, _))
 
   /** The index entries a logical plan reads (covering indexes) or prunes files with (data skipping). */
   def indexesIn(plan: LogicalPlan): Seq[LogEntry] = plan.collect {

@@ -122,6 +122,23 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
     }
   }
 
+  test("the job configuration of a read is the session's with the relation's options, as Spark builds it") {
+    val shared = spark.sparkContext.hadoopConfiguration
+    shared.set("hyperspace.test.shared", "context")
+    try withConf("hyperspace.test.session" -> "session", "spark.sql.session.timeZone" -> "Asia/Kolkata") {
+        val options = Map("path" -> "/not/this", "paths" -> "[]", "mergeSchema" -> "true",
+          "hyperspace.test.shared" -> "option", "hyperspace.test.null" -> null)
+        def entries(c: Configuration) = c.iterator().asScala.map(e => e.getKey -> e.getValue).toMap
+        val (sparks, ours) = (entries(spark.sessionState.newHadoopConfWithOptions(options)),
+          entries(DriverParquetReader.jobConf(spark, options)))
+        assert(sparks == ours, s"differs at ${(sparks.toSet diff ours.toSet) ++ (ours.toSet diff sparks.toSet)}")
+        assert(ours.get("hyperspace.test.shared").contains("option") &&
+          ours.get("hyperspace.test.session").contains("session"))
+        assert(!ours.contains("path") && !ours.contains("hyperspace.test.null"))
+      }
+    finally shared.unset("hyperspace.test.shared")
+  }
+
   test("reads the rows Spark's reader reads, with the same filters pushed, and no broadcast") {
     val full = spark.read.parquet(typed).schema
     val required = StructType(full.filterNot(_.name == "part"))

@@ -3,7 +3,13 @@ package io.hyperspace.rules
 import java.io.File
 import java.nio.file.Files
 
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, In, Literal}
+import org.apache.spark.sql.types.LongType
+
 import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex}
+import io.hyperspace.log.ContentFile
 
 class FilterAndJoinRuleSuite extends RuleTestSupport {
 
@@ -187,5 +193,26 @@ class FilterAndJoinRuleSuite extends RuleTestSupport {
     assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))) == Seq("removedByHand"))
     org.apache.commons.io.FileUtils.deleteDirectory(new File(indexDir("removedByHand"), "v__=0"))
     assert(indexesUsed(sameResult(spark.read.parquet(path).where("id = 5").select("name"))).isEmpty)
+  }
+
+  test("a lookup checks, and needs, only the files of the buckets it reads") {
+    val path = writeSource("bucketsChecked", rows = 400, files = 2)
+    hs.createIndex(spark.read.parquet(path), IndexConfig("bucketsChecked", Seq("id"), Seq("name")))
+    val lookup = () => spark.read.parquet(path).where("id IN (5, 6)").select("name")
+    val range = () => spark.read.parquet(path).where("id > 5").select("name", "id")
+    assert(indexesUsed(sameResult(lookup())) == Seq("bucketsChecked"))
+    assert(indexesUsed(sameResult(range())) == Seq("bucketsChecked"))
+    val entry = logOf("bucketsChecked").latestStable.get
+    val id = AttributeReference("id", LongType)()
+    val buckets = IndexFileIndex.bucketsToRead(entry, Seq(In(id, Seq(Literal(5L), Literal(6L))))).get
+    val (read, others) = entry.content.files.partition(f => CoveringIndex.bucketOf(f).exists(buckets.contains))
+    assert(read.nonEmpty && others.nonEmpty, s"buckets $buckets of ${entry.content.files.map(_.name)}")
+    def delete(f: ContentFile): Unit = assert(new File(new Path(entry.content.pathOf(f)).toUri.getPath).delete())
+    delete(others.head)
+    // The lookup opens none of the other buckets' files: still served by the index. A range reads them all.
+    assert(indexesUsed(sameResult(lookup())) == Seq("bucketsChecked"))
+    assert(indexesUsed(sameResult(range())).isEmpty)
+    read.foreach(delete)
+    assert(indexesUsed(sameResult(lookup())).isEmpty)
   }
 }

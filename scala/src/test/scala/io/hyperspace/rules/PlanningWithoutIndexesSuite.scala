@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 
 import io.hyperspace.Hyperspace
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.IndexConfig
+import io.hyperspace.index.{CatalogRoot, IndexConfig}
 import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, MinMaxSketch}
 import io.hyperspace.sources.{FileSource, SourceSubset}
 
@@ -138,6 +138,30 @@ class PlanningWithoutIndexesSuite extends RuleTestSupport {
     try assert(used(path).isEmpty)
     finally spark.conf.set(key, systemPath.getAbsolutePath)
     assert(used(path) == Seq("beforeMove"))
+  }
+
+  test("the system path is resolved once per session and configured value, not per query") {
+    val path = writeSource("resolvedOnce", rows = 40, files = 1)
+    hs.createIndex(spark.read.parquet(path), IndexConfig("resolvedOnceIdx", Seq("id"), Seq("name")))
+    val other = spark.newSession()
+    other.conf.set("spark.hyperspace.system.path", systemPath.getAbsolutePath)
+    other.conf.set("spark.hyperspace.apply.enabled", "true")
+    def query(): DataFrame = other.read.parquet(path).where("id = 5").select("name")
+    assert(CatalogRoot.resolvedFor(other).isEmpty)
+    assert(indexesUsed(executed(query())) == Seq("resolvedOnceIdx"))
+    val first = CatalogRoot.resolvedFor(other).getOrElse(fail("the rule resolved no root for the session"))
+    // Spark builds the optimizer's rules anew per query: the root is the session's, kept across queries.
+    assert(indexesUsed(executed(query())) == Seq("resolvedOnceIdx"))
+    assert(CatalogRoot.resolvedFor(other).exists(_ eq first))
+    assert(!CatalogRoot.resolvedFor(spark).exists(_ eq first), "another session's root")
+    // A new system path is resolved by the next query, and kept in its turn.
+    val elsewhere = newDir("resolvedElsewhere").getAbsolutePath
+    other.conf.set("spark.hyperspace.system.path", elsewhere)
+    assert(indexesUsed(executed(query())).isEmpty)
+    val moved = CatalogRoot.resolvedFor(other).getOrElse(fail("no root after the move"))
+    assert(moved.configured == elsewhere && !(moved eq first))
+    assert(indexesUsed(executed(query())).isEmpty)
+    assert(CatalogRoot.resolvedFor(other).exists(_ eq moved))
   }
 
   test("no index anywhere, or an unusable system path, leaves queries as Spark plans them") {

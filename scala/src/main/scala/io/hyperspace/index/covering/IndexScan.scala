@@ -58,12 +58,13 @@ object IndexFileIndex {
     new BoundedCache[((String, String, Long), Seq[Expression]), Seq[ContentFile]](256, 1000000L, _.size.toLong + 1)
 
   private def selectFiles(entry: LogEntry, filters: Seq[Expression]): Seq[ContentFile] = {
-    val inBuckets = bucketsToRead(entry, filters) match {
-      case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
-      case None => entry.content.files
-    }
+    val inBuckets = bucketsToRead(entry, filters).map(filesOfBuckets(entry, _)).getOrElse(entry.content.files)
     FileRanges.filesToRead(entry.name, inBuckets, entry.index, CoveringIndex.storedIndexedColumns(entry.index), filters)
   }
+
+  /** The files of `entry` in `buckets` (and any file without a bucket number). */
+  def filesOfBuckets(entry: LogEntry, buckets: Set[Int]): Seq[ContentFile] =
+    entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
 
   /**
    * The buckets that can hold rows satisfying all of `filters` (a conjunction), when some filter
