@@ -63,7 +63,7 @@ trait RuleTestSupport extends HyperspaceSuite {
   protected def shuffles(plan: SparkPlan): Int = plan.collect { case s: ShuffleExchangeExec => s }.size
 
   /** Rows as a sorted multiset of strings: equal results compare equal whatever the order. */
-  protected def rowsOf(df: DataFrame): Seq[String] = df.collect().toSeq.map(rowString).sorted
+  protected def rowsOf(df: DataFrame): Seq[String] = sortedRows(df).map(_._1)
 
   private def rowString(r: Row): String = r.toSeq.map(valueString).mkString("|")
 
