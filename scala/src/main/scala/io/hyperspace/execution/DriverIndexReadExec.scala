@@ -11,7 +11,7 @@ import org.apache.hadoop.fs.FileStatus
 import org.apache.hadoop.mapred.JobConf
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, JoinedRow, MutableProjection, RowOrdering, SortOrder, SpecificInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Ascending, Attribute, InterpretedMutableProjection, JoinedRow, MutableProjection, RowOrdering, SortOrder, SpecificInternalRow, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{DeclarativeAggregate, Partial}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodeAndComment, CodegenContext, CodeGenerator}
 import org.apache.spark.sql.catalyst.rules.Rule
@@ -25,7 +25,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.vectorized.ColumnarBatch
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.expressions.SharedCodePredicate
+import io.hyperspace.expressions.{FewRowsProjection, SharedCodePredicate}
 import io.hyperspace.index.DriverParquetReader
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.split.{PageReadCounts, SplitPageRead, SplitSeekFileIndex, SplitSeekParquetFormat}
@@ -76,8 +76,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     "rowsRead" -> SQLMetrics.createMetric(sparkContext, "rows read from the files, before filters"),
     "readThreads" -> SQLMetrics.createMetric(sparkContext, "threads the files were read on"),
     "compiledSteps" -> SQLMetrics.createMetric(sparkContext, "steps run as their whole-stage code over batches"),
-    "rowGroupsByPages" -> SQLMetrics.createMetric(sparkContext, "split seek row groups read by their located pages"),
-    "rowGroupsWhole" -> SQLMetrics.createMetric(sparkContext, "split seek row groups read whole"),
+    "rowGroupsByPages" -> SQLMetrics.createMetric(sparkContext, "row groups read by their located pages"),
+    "rowGroupsWhole" -> SQLMetrics.createMetric(sparkContext, "located row groups read whole"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
 
   override protected def doExecute(): RDD[InternalRow] = child.execute()
@@ -127,6 +127,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       case _ => formatReader
     }
     val pageCounts = new PageReadCounts
+    // A lookup of a few keys of a covering index's sorted column reads only the rows holding them.
+    val keyRows = if (plainParquet && ownReads) SortedKeyRows.of(scan) else None
     // A seek that located its rows within their row groups reads only the pages holding them.
     lazy val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
       case seek: SplitSeekParquetFormat if seek.positioned > 0 =>
@@ -137,18 +139,21 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
           pageCounts.whole += seek.rowGroups.get(file.toPath.toString).map(_.size).getOrElse(0)
           readFile(file)
         }
-      case _ => readFile
+      case _ =>
+        keyRows.map(_.reader(conf, relation.options, scan, hadoopConf, pageCounts, readFile)).getOrElse(readFile)
     }
     val held = new RowBudget(maxRows)
     val rowsRead = new AtomicLong
     // Readers and projections reuse their row objects: what is kept is a copy.
-    val toOutput = UnsafeProjection.create(output, output)
+    val toOutput = FewRowsProjection.create(output, output)
     val bottomUp = steps.reverse
     val threads = HyperspaceConf.driverReadThreads(relation.sparkSession)
-    // Several plain Parquet index files are read on several threads, each with a reader of its own.
+    // Several plain Parquet index files are read on several threads, each with a reader of its own
+    // (a located lookup reads few rows of each: on one).
     val onThreads =
-      if (plainParquet && ownReads && files.size > 1 && threads > 1) DriverIndexRead.stepsPerRun(bottomUp)
-      else None
+      if (plainParquet && ownReads && keyRows.isEmpty && files.size > 1 && threads > 1) {
+        DriverIndexRead.stepsPerRun(bottomUp)
+      } else None
     // Where the plan's lowest whole-stage code is Filters and Projects over the scan's batches, each
     // run reads batches through that code, compiled as a job's task compiles it; otherwise rows.
     val stage =
@@ -171,7 +176,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
         val runs = DriverReadThreads.runs(files, threads).zipWithIndex.map { case (run, i) =>
           val runSource = source(i)
           val runPipeline = pipeline(lower.drop(runSource.steps), held)
-          val toRunOutput = UnsafeProjection.create(runOutput, runOutput)
+          val toRunOutput = FewRowsProjection.create(runOutput, runOutput)
           () => readRun(run, runSource, runPipeline, toRunOutput, held, rowsRead)
         }
         threadsUsed = runs.size
@@ -208,8 +213,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
         val predicate = SharedCodePredicate.create(filter.condition, filter.child.output)
         rows => below(rows).filter(predicate)
       case (below, project: ProjectExec) =>
-        val projection = UnsafeProjection.create(project.projectList, project.child.output)
-        projection.initialize(0)
+        val projection = FewRowsProjection.create(project.projectList, project.child.output)
         rows => below(rows).map(projection)
       case (below, aggregate: BaseAggregateExec) => rows => DriverAggregate(aggregate, below(rows), held)
       case (below, _: CoalesceExec) => below
@@ -224,7 +228,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       files: Seq[FileStatus],
       source: RunSource,
       steps: Iterator[InternalRow] => Iterator[InternalRow],
-      copy: UnsafeProjection,
+      copy: InternalRow => UnsafeRow,
       held: RowBudget,
       rowsRead: AtomicLong): Option[ArrayBuffer[InternalRow]] = {
     val opened = ArrayBuffer.empty[Iterator[AnyRef]]
@@ -253,7 +257,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
    * Copies of all of `rows`, each counted against `held`; None once past it (also while `rows` is
    * made: a grouped aggregate holds its input before its first row).
    */
-  private def holdAll(rows: => Iterator[InternalRow], copy: UnsafeProjection, held: RowBudget)
+  private def holdAll(rows: => Iterator[InternalRow], copy: InternalRow => UnsafeRow, held: RowBudget)
       : Option[ArrayBuffer[InternalRow]] = {
     val kept = ArrayBuffer.empty[InternalRow]
     try {
@@ -454,13 +458,14 @@ private object GlobalPartialAggregate {
     val declared = functions(agg)
     val bufferAttributes = declared.flatMap(_.aggBufferAttributes)
     val buffer = new SpecificInternalRow(bufferAttributes.map(_.dataType))
-    MutableProjection.create(declared.flatMap(_.initialValues), Nil).target(buffer)(InternalRow.empty)
+    // The initial values and the final buffer are one row each: interpreted, not generated.
+    InterpretedMutableProjection.createProjection(declared.flatMap(_.initialValues)).target(buffer)(InternalRow.empty)
     val update = MutableProjection.create(declared.flatMap(_.updateExpressions), bufferAttributes ++ agg.child.output)
     update.initialize(0)
     update.target(buffer)
     val joined = new JoinedRow(buffer, InternalRow.empty)
     input.foreach(row => update(joined.withRight(row)))
-    UnsafeProjection.create(bufferAttributes, bufferAttributes)(buffer).copy()
+    FewRowsProjection.create(bufferAttributes, bufferAttributes)(buffer).copy()
   }
 }
 

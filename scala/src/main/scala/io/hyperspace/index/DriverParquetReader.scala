@@ -4,11 +4,13 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.mapred.{FileSplit, JobConf}
 import org.apache.hadoop.mapreduce.{JobID, TaskAttemptID, TaskID, TaskType}
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl
-import org.apache.parquet.filter2.predicate.FilterApi
+import org.apache.parquet.filter2.predicate.{FilterApi, FilterPredicate}
 import org.apache.parquet.hadoop.ParquetInputFormat
+import org.apache.parquet.hadoop.metadata.FileMetaData
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.DateTimeUtils
+import org.apache.spark.sql.catalyst.util.RebaseDateTime.RebaseSpec
 import org.apache.spark.sql.execution.datasources.{DataSourceUtils, PartitionedFile, RecordReaderIterator}
 import org.apache.spark.sql.execution.datasources.parquet.{ParquetFilters, ParquetOptions, ParquetReadSupport, ParquetUtils, ParquetWriteSupport, VectorizedParquetRecordReader}
 import org.apache.spark.sql.internal.SQLConf
@@ -116,12 +118,6 @@ object DriverParquetReader {
     val datetimeRebaseMode = parquetOptions.datetimeRebaseModeInRead
     val int96RebaseMode = parquetOptions.int96RebaseModeInRead
     val pushDown = sqlConf.parquetFilterPushDown
-    val pushDownDate = sqlConf.parquetFilterPushDownDate
-    val pushDownTimestamp = sqlConf.parquetFilterPushDownTimestamp
-    val pushDownDecimal = sqlConf.parquetFilterPushDownDecimal
-    val pushDownString = sqlConf.parquetFilterPushDownStringPredicate
-    val pushDownInThreshold = sqlConf.parquetFilterPushDownInFilterThreshold
-    val caseSensitive = sqlConf.caseSensitiveAnalysis
     val int96Conversion = sqlConf.isParquetINT96TimestampConversion
     val batchSize = sqlConf.parquetVectorizedReaderBatchSize
     Some { (file: PartitionedFile) =>
@@ -131,12 +127,7 @@ object DriverParquetReader {
         val datetimeRebase = DataSourceUtils.datetimeRebaseSpec(metadata.getKeyValueMetaData.get, datetimeRebaseMode)
         val int96Rebase = DataSourceUtils.int96RebaseSpec(metadata.getKeyValueMetaData.get, int96RebaseMode)
         // What converts depends on the file's schema, so each file sets its own (or none).
-        val pushed = if (!pushDown) None
-        else {
-          val parquetFilters = new ParquetFilters(metadata.getSchema, pushDownDate, pushDownTimestamp,
-            pushDownDecimal, pushDownString, pushDownInThreshold, caseSensitive, datetimeRebase)
-          filters.flatMap(parquetFilters.createFilter).reduceOption(FilterApi.and)
-        }
+        val pushed = if (!pushDown) None else parquetPredicate(metadata, filters, sqlConf, datetimeRebase)
         pushed match {
           case Some(predicate) => ParquetInputFormat.setFilterPredicate(conf, predicate)
           case None => conf.unset(ParquetInputFormat.FILTER_PREDICATE)
@@ -162,6 +153,22 @@ object DriverParquetReader {
         }
       } finally opened.close()
     }
+  }
+
+  /**
+   * `filters` as the Parquet predicate Spark's scan pushes into a reader of the file `metadata`
+   * describes (those it can convert for the file's schema, and-ed); None when none converts.
+   */
+  def parquetPredicate(
+      metadata: FileMetaData,
+      filters: Seq[Filter],
+      sqlConf: SQLConf,
+      datetimeRebase: RebaseSpec): Option[FilterPredicate] = {
+    val parquetFilters = new ParquetFilters(metadata.getSchema, sqlConf.parquetFilterPushDownDate,
+      sqlConf.parquetFilterPushDownTimestamp, sqlConf.parquetFilterPushDownDecimal,
+      sqlConf.parquetFilterPushDownStringPredicate, sqlConf.parquetFilterPushDownInFilterThreshold,
+      sqlConf.caseSensitiveAnalysis, datetimeRebase)
+    filters.flatMap(parquetFilters.createFilter).reduceOption(FilterApi.and)
   }
 
   /**

@@ -18,12 +18,13 @@ import org.apache.parquet.internal.column.columnindex.OffsetIndex
 import org.apache.parquet.internal.filter2.columnindex.RowRanges
 import org.apache.parquet.io.ColumnIOFactory
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.{DataSourceUtils, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.{ParquetOptions, ParquetReadSupport}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
+
+import io.hyperspace.expressions.FewRowsProjection
 
 /** How the row groups of a driver-side seek read were read. */
 final class PageReadCounts {
@@ -138,7 +139,7 @@ object SplitPageRead {
       val columnIO = new ColumnIOFactory(meta.getCreatedBy).getColumnIO(requested, fileSchema, true)
       val requestedPaths = requested.getColumns.asScala.map(c => ColumnPath.get(c.getPath: _*)).toSet
       val attributes = DataTypeUtils.toAttributes(requiredSchema)
-      val toUnsafe = UnsafeProjection.create(attributes, attributes)
+      val toUnsafe = FewRowsProjection.create(attributes, attributes)
       val blocks = footer.getBlocks.asScala
       positioned.foreach { group =>
         val block = if (group.ordinal >= 0 && group.ordinal < blocks.size) Some(blocks(group.ordinal)) else None
@@ -157,16 +158,22 @@ object SplitPageRead {
         }
         if (!pays) readWhole += group
         else {
-          val pages: PageReadStore = file.readFilteredRowGroup(group.ordinal, ranges.get)
-          if (pages != null) {
-            val records = columnIO.getRecordReader(pages, materializer, FilterCompat.NOOP)
-            var i = 0L
-            while (i < pages.getRowCount) {
-              val row = records.read()
-              if (row != null && !records.shouldSkipCurrentRecord()) rows += toUnsafe(row).copy()
-              i += 1
+          // One range at a time: given several, parquet-mr's record reader returned the rows
+          // following the first range's instead of the next range's (Parquet 1.17; two rows of one
+          // row group in different pages, `SortedKeyRowsSuite`), so a row was lost.
+          group.rows.foreach { range =>
+            val pages: PageReadStore =
+              file.readFilteredRowGroup(group.ordinal, rowRanges(Seq(range), block.get.getRowCount))
+            if (pages != null) {
+              val records = columnIO.getRecordReader(pages, materializer, FilterCompat.NOOP)
+              var i = 0L
+              while (i < pages.getRowCount) {
+                val row = records.read()
+                if (row != null && !records.shouldSkipCurrentRecord()) rows += toUnsafe(row).copy()
+                i += 1
+              }
+              counts.rowsDecoded += pages.getRowCount
             }
-            counts.rowsDecoded += pages.getRowCount
           }
           counts.byPages += 1
         }
