@@ -78,6 +78,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     "compiledSteps" -> SQLMetrics.createMetric(sparkContext, "steps run as their whole-stage code over batches"),
     "rowGroupsByPages" -> SQLMetrics.createMetric(sparkContext, "row groups read by their located pages"),
     "rowGroupsWhole" -> SQLMetrics.createMetric(sparkContext, "located row groups read whole"),
+    "keysDecoded" -> SQLMetrics.createMetric(sparkContext, "key values decoded to locate rows"),
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
 
   override protected def doExecute(): RDD[InternalRow] = child.execute()
@@ -199,6 +200,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
       metrics("compiledSteps").add(stage.map(_.steps.toLong).getOrElse(0L))
       metrics("rowGroupsByPages").add(pageCounts.byPages)
       metrics("rowGroupsWhole").add(pageCounts.whole)
+      metrics("keysDecoded").add(pageCounts.keysDecoded)
       metrics("numOutputRows").add(rows.length)
       SQLMetrics.postDriverMetricUpdates(sparkContext,
         sparkContext.getLocalProperty(SQLExecution.EXECUTION_ID_KEY), metrics.values.toSeq)

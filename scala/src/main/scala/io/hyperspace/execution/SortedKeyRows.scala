@@ -7,7 +7,7 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.column.impl.ColumnReadStoreImpl
 import org.apache.parquet.filter2.compat.FilterCompat
-import org.apache.parquet.hadoop.ParquetFileReader
+import org.apache.parquet.hadoop.{ParquetFileReader, ParquetInputFormat}
 import org.apache.parquet.hadoop.metadata.ColumnPath
 import org.apache.parquet.hadoop.util.HadoopInputFile
 import org.apache.parquet.internal.filter2.columnindex.ColumnIndexFilter
@@ -61,7 +61,7 @@ private[execution] final class SortedKeyRows private (key: Attribute, keyFilter:
     val pushed = scan.dataFilters.filter(_.references.forall(_.exprId == key.exprId))
       .flatMap(SparkInternals.sourceFilter)
     file =>
-      locate(file, hadoopConf, sqlConf, options, pushed) match {
+      locate(file, hadoopConf, sqlConf, options, pushed, counts) match {
         case Some(groups) if located(groups) <= SortedKeyRows.MaxLocatedRows =>
           pages(file.toPath, groups, g => whole(file.copy(start = g.start, length = g.bytes)))
         case _ => whole(file)
@@ -79,7 +79,8 @@ private[execution] final class SortedKeyRows private (key: Attribute, keyFilter:
       conf: Configuration,
       sqlConf: SQLConf,
       readOptions: Map[String, String],
-      pushed: Seq[org.apache.spark.sql.sources.Filter]): Option[Seq[RowGroupRange]] = {
+      pushed: Seq[org.apache.spark.sql.sources.Filter],
+      counts: PageReadCounts): Option[Seq[RowGroupRange]] = {
     // Every row group in footer order (the ordinals the page read takes); pages are chosen below.
     val options = HadoopReadOptions.builder(conf).withRecordFilter(FilterCompat.NOOP)
       .useStatsFilter(false).useDictionaryFilter(false).useColumnIndexFilter(false).useBloomFilter(false)
@@ -92,7 +93,12 @@ private[execution] final class SortedKeyRows private (key: Attribute, keyFilter:
       found.map(_.asPrimitiveType).filter(t => SortedKeyRows.reads(key.dataType, t)).map { column =>
         val rebase = DataSourceUtils.datetimeRebaseSpec(meta.getKeyValueMetaData.get,
           new ParquetOptions(readOptions, sqlConf).datetimeRebaseModeInRead)
-        val onKey = DriverParquetReader.parquetPredicate(meta, pushed, sqlConf, rebase)
+        // Pages are narrowed as Spark's reader narrows them: not when the session turns Parquet
+        // filter pushdown off or the configuration its column-index filtering (a way around a
+        // page index written wrong); then every page of the key is a candidate.
+        val pageIndex = sqlConf.parquetFilterPushDown &&
+          conf.getBoolean(ParquetInputFormat.COLUMN_INDEX_FILTERING_ENABLED, true)
+        val onKey = (if (pageIndex) DriverParquetReader.parquetPredicate(meta, pushed, sqlConf, rebase) else None)
           .map(FilterCompat.get).getOrElse(FilterCompat.NOOP)
         val requested = new MessageType("key", column)
         reader.setRequestedSchema(requested)
@@ -108,6 +114,7 @@ private[execution] final class SortedKeyRows private (key: Attribute, keyFilter:
             val values = new ColumnReadStoreImpl(store, SortedKeyRows.Ignored, requested, meta.getCreatedBy)
               .getColumnReader(descriptor)
             val rowIndexes = candidates.iterator
+            counts.keysDecoded += candidates.rowCount
             while (rowIndexes.hasNext) {
               val index = rowIndexes.nextLong()
               row.update(0,

@@ -66,6 +66,24 @@ class SortedKeyRowsSuite extends RuleTestSupport {
     }
   }
 
+  test("the key's pages are narrowed by the page index only where Spark's reader narrows them") {
+    def keysDecoded(): Long = {
+      val plan = sameResult(query("id = 7777"))
+      val Seq(driverRead) = driverReads(plan)
+      assert(driverRead.metrics("rowsRead").value == 1, plan.treeString)
+      driverRead.metrics("keysDecoded").value
+    }
+    val narrowed = keysDecoded()
+    // The key's bucket holds about 3,000 rows in pages of 100: a few pages' keys, not all of them.
+    assert(narrowed > 0 && narrowed <= 300, narrowed)
+    for (off <- Seq("spark.sql.parquet.filterPushdown" -> "false", "parquet.filter.columnindex.enabled" -> "false")) {
+      withConf(off) {
+        val all = keysDecoded()
+        assert(all > 1000 && all > 4 * narrowed, s"$off: $all against $narrowed")
+      }
+    }
+  }
+
   test("a key with no rows reads none") {
     assert(read("id = 5", "by_id") == (0L, 0L)) // id 5 is a NULL row
     assert(read("k = -1", "by_k")._1 == 0L)

@@ -34,6 +34,8 @@ final class PageReadCounts {
   var whole = 0L
   /** Rows decoded by page reads (the located row ranges; whole row groups not counted). */
   var rowsDecoded = 0L
+  /** Key values decoded to locate rows (a covering index's sorted key: its candidate pages). */
+  var keysDecoded = 0L
 }
 
 /**
@@ -160,10 +162,11 @@ object SplitPageRead {
         else {
           // One range at a time: given several, parquet-mr's record reader returned the rows
           // following the first range's instead of the next range's (Parquet 1.17; two rows of one
-          // row group in different pages, `SortedKeyRowsSuite`), so a row was lost.
-          group.rows.foreach { range =>
+          // row group in different pages, `SortedKeyRowsSuite`), so a row was lost. The ranges are
+          // the merged ones, so that rows of overlapping located ranges are read once.
+          ranges.get.getRanges.asScala.foreach { range =>
             val pages: PageReadStore =
-              file.readFilteredRowGroup(group.ordinal, rowRanges(Seq(range), block.get.getRowCount))
+              file.readFilteredRowGroup(group.ordinal, rowRanges(Seq((range.from, range.to)), block.get.getRowCount))
             if (pages != null) {
               val records = columnIO.getRecordReader(pages, materializer, FilterCompat.NOOP)
               var i = 0L

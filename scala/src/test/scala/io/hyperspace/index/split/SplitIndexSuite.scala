@@ -625,15 +625,26 @@ class SplitIndexSuite extends RuleTestSupport {
     // Configures `conf` for the schema, as the driver-side read has it configured.
     format.buildReaderWithPartitionValues(spark, schema, new org.apache.spark.sql.types.StructType(), schema, Nil,
       Map(org.apache.spark.sql.execution.datasources.FileFormat.OPTION_RETURNING_BATCH -> "false"), conf)
-    def read(group: RowGroupRange): (PageReadCounts, Int) = {
+    def readRows(group: RowGroupRange): (PageReadCounts, Seq[Long]) = {
       val counts = new PageReadCounts
       val out = SplitPageRead.reader(spark.sessionState.conf, Map.empty, schema, conf, counts)(
-        new Path(file), Seq(group), _ => Iterator.empty).size
+        new Path(file), Seq(group), _ => Iterator.empty).map(_.getLong(0)).toSeq
       (counts, out)
     }
+    def read(group: RowGroupRange): (PageReadCounts, Int) = {
+      val (counts, out) = readRows(group)
+      (counts, out.size)
+    }
+    // The file's ids in row order (the first row group's first): a range's rows are known by their ids.
+    assert(ordinal == 0 && rows > 2012, rowGroupsOf(file))
+    val ids = spark.read.parquet(file).select("id").collect().map(_.getLong(0)).toSeq
     // Some rows of one page: by pages, those rows (and no more than the range).
-    val (few, fewRows) = read(RowGroupRange(start, bytes, ordinal, Seq((10L, 20L))))
-    assert(few.byPages == 1 && few.whole == 0 && fewRows == 11 && few.rowsDecoded == 11)
+    val (few, fewRows) = readRows(RowGroupRange(start, bytes, ordinal, Seq((10L, 20L))))
+    assert(few.byPages == 1 && few.whole == 0 && few.rowsDecoded == 11 && fewRows == ids.slice(10, 21))
+    // Overlapping ranges: each row once. Ranges on different pages: each range's own rows.
+    assert(readRows(RowGroupRange(start, bytes, ordinal, Seq((10L, 20L), (15L, 25L))))._2 == ids.slice(10, 26))
+    assert(readRows(RowGroupRange(start, bytes, ordinal, Seq((2010L, 2011L), (5L, 6L))))._2 ==
+      ids.slice(5, 7) ++ ids.slice(2010, 2012))
     // Most of the row group: not worth it, read whole.
     val (most, _) = read(RowGroupRange(start, bytes, ordinal, Seq((0L, rows - 2))))
     assert(most.byPages == 0 && most.whole == 1)
