@@ -93,11 +93,10 @@ private[execution] final class SortedKeyRows private (key: Attribute, keyFilter:
       found.map(_.asPrimitiveType).filter(t => SortedKeyRows.reads(key.dataType, t)).map { column =>
         val rebase = DataSourceUtils.datetimeRebaseSpec(meta.getKeyValueMetaData.get,
           new ParquetOptions(readOptions, sqlConf).datetimeRebaseModeInRead)
-        // Pages are narrowed as Spark's reader narrows them: not when the session turns Parquet
-        // filter pushdown off or the configuration its column-index filtering (a way around a
-        // page index written wrong); then every page of the key is a candidate.
-        val pageIndex = sqlConf.parquetFilterPushDown &&
-          conf.getBoolean(ParquetInputFormat.COLUMN_INDEX_FILTERING_ENABLED, true)
+        // Pages are narrowed as Spark's reader narrows them: with no predicate when pushdown is
+        // off, and none either when column-index filtering is off (a way around a page index
+        // written wrong); then every page of the key is a candidate.
+        val pageIndex = conf.getBoolean(ParquetInputFormat.COLUMN_INDEX_FILTERING_ENABLED, true)
         val onKey = (if (pageIndex) DriverParquetReader.parquetPredicate(meta, pushed, sqlConf, rebase) else None)
           .map(FilterCompat.get).getOrElse(FilterCompat.NOOP)
         val requested = new MessageType("key", column)

@@ -117,7 +117,6 @@ object DriverParquetReader {
     val parquetOptions = new ParquetOptions(options, sqlConf)
     val datetimeRebaseMode = parquetOptions.datetimeRebaseModeInRead
     val int96RebaseMode = parquetOptions.int96RebaseModeInRead
-    val pushDown = sqlConf.parquetFilterPushDown
     val int96Conversion = sqlConf.isParquetINT96TimestampConversion
     val batchSize = sqlConf.parquetVectorizedReaderBatchSize
     Some { (file: PartitionedFile) =>
@@ -127,7 +126,7 @@ object DriverParquetReader {
         val datetimeRebase = DataSourceUtils.datetimeRebaseSpec(metadata.getKeyValueMetaData.get, datetimeRebaseMode)
         val int96Rebase = DataSourceUtils.int96RebaseSpec(metadata.getKeyValueMetaData.get, int96RebaseMode)
         // What converts depends on the file's schema, so each file sets its own (or none).
-        val pushed = if (!pushDown) None else parquetPredicate(metadata, filters, sqlConf, datetimeRebase)
+        val pushed = parquetPredicate(metadata, filters, sqlConf, datetimeRebase)
         pushed match {
           case Some(predicate) => ParquetInputFormat.setFilterPredicate(conf, predicate)
           case None => conf.unset(ParquetInputFormat.FILTER_PREDICATE)
@@ -157,13 +156,15 @@ object DriverParquetReader {
 
   /**
    * `filters` as the Parquet predicate Spark's scan pushes into a reader of the file `metadata`
-   * describes (those it can convert for the file's schema, and-ed); None when none converts.
+   * describes (those it can convert for the file's schema, and-ed); None when none converts or
+   * the session turns Parquet filter pushdown off.
    */
   def parquetPredicate(
       metadata: FileMetaData,
       filters: Seq[Filter],
       sqlConf: SQLConf,
-      datetimeRebase: RebaseSpec): Option[FilterPredicate] = {
+      datetimeRebase: RebaseSpec): Option[FilterPredicate] = if (!sqlConf.parquetFilterPushDown) None
+  else {
     val parquetFilters = new ParquetFilters(metadata.getSchema, sqlConf.parquetFilterPushDownDate,
       sqlConf.parquetFilterPushDownTimestamp, sqlConf.parquetFilterPushDownDecimal,
       sqlConf.parquetFilterPushDownStringPredicate, sqlConf.parquetFilterPushDownInFilterThreshold,
