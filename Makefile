@@ -25,6 +25,7 @@ pinned        = $(or $(call version_of,$(1).$(SPARK)),$(call version_of,$(1)))
 SPARK_VERSION := $(call pinned,spark)
 DELTA_VERSION := $(call pinned,delta)
 OTHER_LINES   := $(filter-out $(SPARK),$(SPARK_LINES))
+NON_DEFAULT_LINES := $(filter-out $(SPARK_DEFAULT),$(SPARK_LINES))
 
 PYTHON ?= python3
 VENV   := $(if $(filter $(SPARK),$(SPARK_DEFAULT)),.venv,.venv-$(SPARK))
@@ -165,9 +166,10 @@ test: setup
 	$(MAKE) --no-print-directory test-python
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
-# adds the long runs: the generated suites at larger sizes and the pytest tests marked `full` (a
+# adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one
+# setting per case in CI (testing/Fuzz.scala), and the pytest tests marked `full` (a
 # second path, through Python, to a capability a Scala suite already checks in CI).
-FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4
+FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true
 test-full: setup
 	$(FULL_SIZES) $(SBT) test package
 	$(MAKE) --no-print-directory jar
@@ -203,9 +205,9 @@ test-python: setup jar
 # extension and the Spark-line check, the index lifecycle, and Iceberg sources (the default line,
 # 4.2, has no Iceberg runtime: this is where they run in CI). The Python side is then checked the way
 # users get it (test-wheel): the one wheel, carrying every line's jar, installed into a fresh venv
-# per line with exactly that line's pyspark, runs the package and its jar choice, sessions, the
-# README's Python examples, the lifecycle, Iceberg through the Python API and spark-submit on a
-# standalone cluster.
+# per line with exactly that line's pyspark, runs the package and its jar choice and the README's
+# Python examples; on the default line spark-submit on a standalone cluster, on the others sessions,
+# the lifecycle and Iceberg through the Python API.
 #
 # The Scala Iceberg suites run on the newest line with an Iceberg runtime (ICEBERG_SCALA_LINES;
 # `make test-lines ICEBERG_SCALA_LINES="4.0 4.1"` for every one): the Iceberg code is one source
@@ -216,18 +218,30 @@ ICEBERG_LINES := $(foreach l,$(SPARK_LINES),$(if $(filter none,$(call iceberg_of
 ICEBERG_SCALA_LINES ?= $(lastword $(ICEBERG_LINES))
 ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.sources.IcebergDeletesSuite \
 	io.hyperspace.sources.IcebergDataSkippingSuite
+# Every other line runs the core suites (the differential ones, the lifecycle, the extension, the
+# line check, the Parquet reader); four more are spread over them: the driver-side reads and the
+# one-partition aggregates, whose shims (Parquet files, sort aggregation) differ most from the default
+# line's on the oldest line, run there; bucket order and the broadcast probe, with no shim of their
+# own, on the newest. `make test-lines LINE_SPREAD=no` runs all four on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
-	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.execution.DriverIndexReadSuite \
-	io.hyperspace.index.DriverParquetReaderSuite \
-	io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.OnePartitionAggregateSuite \
-	io.hyperspace.rules.BroadcastProbeIndexSuite $(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
+	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.index.DriverParquetReaderSuite \
+	$(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
+OLDEST_LINE_SUITES := io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite
+NEWEST_LINE_SUITES := io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.BroadcastProbeIndexSuite
+LINE_SPREAD ?= yes
+spread_to = $(if $(or $(filter no,$(LINE_SPREAD)),$(filter $(SPARK),$(1))),$(2))
+LINE_SCALA_SUITES += $(call spread_to,$(firstword $(NON_DEFAULT_LINES)),$(OLDEST_LINE_SUITES)) \
+	$(call spread_to,$(lastword $(NON_DEFAULT_LINES)),$(NEWEST_LINE_SUITES))
 # On the default line `make test` has just run every Python test from the source tree: the wheel
-# there needs only what installing changes (the package and its jar, the README, spark-submit).
-WHEEL_INSTALL_TESTS := tests/test_package.py 'tests/test_connect.py::test_readme_examples[classic]' \
-	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks
-WHEEL_PY_TESTS := $(WHEEL_INSTALL_TESTS) $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,tests/test_session.py \
-	tests/test_lifecycle.py tests/test_iceberg_sources.py)
+# there needs only what installing changes (the package and its jar, the README, spark-submit of the
+# jar the wheel carries to a standalone cluster). The other lines add sessions, the lifecycle and
+# Iceberg; their jar choice is test_package's, and what spark-submit checks beyond it (the wheel's
+# jar reaching executors through --jars) does not depend on the line, so it runs on the default one.
+WHEEL_INSTALL_TESTS := tests/test_package.py 'tests/test_connect.py::test_readme_examples[classic]'
+WHEEL_PY_TESTS := $(WHEEL_INSTALL_TESTS) $(if $(filter $(SPARK),$(SPARK_DEFAULT)), \
+	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks, \
+	tests/test_session.py tests/test_lifecycle.py tests/test_iceberg_sources.py)
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20

@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNes
 import org.apache.spark.sql.functions._
 
 import io.hyperspace._
+import io.hyperspace.testing.Fuzz
 
 /**
  * The cost-based choice between the indexed join and Spark's own join: for both shapes (the index
@@ -118,34 +119,37 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
       "id AS pv")
     // Probe sides this small run in one task by default (tested below); here a task per slot,
     // or per probe partition when the probe side is read in place.
-    for (aqe <- Seq(true, false); inPlace <- Seq(false, true)) {
+    val cases = for (joinType <- JoinTypes; onLeft <- Seq(true, false); condition <- Seq(false, true))
+      yield (joinType, onLeft, condition)
+    for (((joinType, onLeft, condition), n) <- cases.zipWithIndex; (aqe, inPlace) <- Fuzz.settingsFor(Settings, n)) {
       withConf("spark.sql.adaptive.enabled" -> aqe.toString, OneTaskProbeRows -> "0",
         ProbeInPlace -> inPlace.toString) {
         val i = indexed.toDF
-        for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
-          onLeft <- Seq(true, false); condition <- Seq(false, true)) {
-          def on(a: DataFrame, b: DataFrame): org.apache.spark.sql.Column = {
-            val key = a("fk") === b("pk")
-            if (condition) key && (a("fid") % 3 =!= b("pv") % 3) else key
-          }
-          val (got, want) =
-            if (onLeft) (i.join(broadcast(p), on(i, p), joinType), factPlain.join(p, on(factPlain, p), joinType))
-            else (p.hint("broadcast").join(i, on(i, p), joinType), p.join(factPlain, on(factPlain, p), joinType))
-          val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
-            s"condition $condition"
-          assertSameRows(got, want, clue)
-          val join = indexedJoins(got)
-          assert(join.size == 1 && join.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
-          assert(join.head.execute().getNumPartitions == 2, clue)
-          assert(join.head.probeInPlace == (inPlace && decidedByProbeRows(joinType, onLeft)), clue)
-          val movement = if (join.head.probeInPlace) "probe read in place, a task per probe partition"
-          else "probe broadcast, 2 tasks"
-          assert(join.head.simpleString(100).contains(movement), join.head.simpleString(100))
+        def on(a: DataFrame, b: DataFrame): org.apache.spark.sql.Column = {
+          val key = a("fk") === b("pk")
+          if (condition) key && (a("fid") % 3 =!= b("pv") % 3) else key
         }
+        val (got, want) =
+          if (onLeft) (i.join(broadcast(p), on(i, p), joinType), factPlain.join(p, on(factPlain, p), joinType))
+          else (p.hint("broadcast").join(i, on(i, p), joinType), p.join(factPlain, on(factPlain, p), joinType))
+        val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
+          s"condition $condition"
+        assertSameRows(got, want, clue)
+        val join = indexedJoins(got)
+        assert(join.size == 1 && join.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
+        assert(join.head.execute().getNumPartitions == 2, clue)
+        assert(join.head.probeInPlace == (inPlace && decidedByProbeRows(joinType, onLeft)), clue)
+        val movement = if (join.head.probeInPlace) "probe read in place, a task per probe partition"
+        else "probe broadcast, 2 tasks"
+        assert(join.head.simpleString(100).contains(movement), join.head.simpleString(100))
       }
     }
     indexed.unpersist(blocking = true)
   }
+
+  private val JoinTypes = Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti")
+  // (adaptive execution, probe side read in place): each join case runs under one of them in CI.
+  private val Settings = Seq((true, false), (true, true), (false, false), (false, true))
 
   private val OneTaskProbeRows = "spark.hyperspace.indexed.join.oneTaskProbeRows"
   private val ProbeInPlace = "spark.hyperspace.indexed.join.probeInPlace"
@@ -165,44 +169,43 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
     val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
       "id AS pv")
     val empty = p.where("pv < 0")
-    for (aqe <- Seq(true, false); inPlace <- Seq(false, true)) {
+    val cases = for (joinType <- JoinTypes; onLeft <- Seq(true, false); probe <- Seq(p, empty))
+      yield (joinType, onLeft, probe)
+    for (((joinType, onLeft, probe), n) <- cases.zipWithIndex; (aqe, inPlace) <- Fuzz.settingsFor(Settings, n)) {
       withConf("spark.sql.adaptive.enabled" -> aqe.toString, ProbeInPlace -> inPlace.toString) {
         val i = indexed.toDF
-        for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
-          onLeft <- Seq(true, false); probe <- Seq(p, empty)) {
-          def join(a: DataFrame, b: DataFrame, key: String): DataFrame =
-            if (onLeft) a.join(broadcast(b), a(key) === b("pk"), joinType)
-            else b.hint("broadcast").join(a, a(key) === b("pk"), joinType)
-          val got = join(i, probe, "fk")
-          val want = join(factPlain, probe, "fk")
-          val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
-            s"${if (probe eq empty) "empty" else "2,000-row"} probe"
-          assertSameRows(got, want, clue)
-          val nodes = indexedJoins(got)
-          // Adaptive execution may replace a join with an empty probe side by an empty relation.
-          if (nodes.nonEmpty || !aqe || (probe ne empty)) {
-            assert(nodes.size == 1 && nodes.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
-            assert(nodes.head.execute().getNumPartitions == 1, clue)
-            assert(nodes.head.outputPartitioning == org.apache.spark.sql.catalyst.plans.physical.SinglePartition,
-              clue)
-            assert(nodes.head.probeInPlace == (inPlace && decidedByProbeRows(joinType, onLeft)), clue)
-            val movement = if (nodes.head.probeInPlace) "probe read in place, 1 task" else "probe broadcast, 1 tasks"
-            assert(nodes.head.simpleString(100).contains(movement), nodes.head.simpleString(100))
+        def join(a: DataFrame, b: DataFrame, key: String): DataFrame =
+          if (onLeft) a.join(broadcast(b), a(key) === b("pk"), joinType)
+          else b.hint("broadcast").join(a, a(key) === b("pk"), joinType)
+        val got = join(i, probe, "fk")
+        val want = join(factPlain, probe, "fk")
+        val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
+          s"${if (probe eq empty) "empty" else "2,000-row"} probe"
+        assertSameRows(got, want, clue)
+        val nodes = indexedJoins(got)
+        // Adaptive execution may replace a join with an empty probe side by an empty relation.
+        if (nodes.nonEmpty || !aqe || (probe ne empty)) {
+          assert(nodes.size == 1 && nodes.head.broadcastProbe, s"$clue:\n${got.queryExecution.executedPlan}")
+          assert(nodes.head.execute().getNumPartitions == 1, clue)
+          assert(nodes.head.outputPartitioning == org.apache.spark.sql.catalyst.plans.physical.SinglePartition,
+            clue)
+          assert(nodes.head.probeInPlace == (inPlace && decidedByProbeRows(joinType, onLeft)), clue)
+          val movement = if (nodes.head.probeInPlace) "probe read in place, 1 task" else "probe broadcast, 1 tasks"
+          assert(nodes.head.simpleString(100).contains(movement), nodes.head.simpleString(100))
+        }
+        // A grouped and a global aggregate over the join: no shuffle (the join's output is all
+        // in one partition), and the rows of the same aggregates over plain DataFrames.
+        val cols = got.columns
+        val aggs = Seq(
+          (got.groupBy(got(cols.head)).agg(count(lit(1)), sum(got(cols.last))),
+            want.groupBy(want(cols.head)).agg(count(lit(1)), sum(want(cols.last)))),
+          (got.agg(count(lit(1)), sum(got(cols.last))), want.agg(count(lit(1)), sum(want(cols.last)))))
+        for ((a, b) <- aggs) {
+          assertSameRows(a, b, s"$clue, aggregated")
+          val shuffles = executedNodes(a).collect {
+            case e: org.apache.spark.sql.execution.exchange.ShuffleExchangeExec => e
           }
-          // A grouped and a global aggregate over the join: no shuffle (the join's output is all
-          // in one partition), and the rows of the same aggregates over plain DataFrames.
-          val cols = got.columns
-          val aggs = Seq(
-            (got.groupBy(got(cols.head)).agg(count(lit(1)), sum(got(cols.last))),
-              want.groupBy(want(cols.head)).agg(count(lit(1)), sum(want(cols.last)))),
-            (got.agg(count(lit(1)), sum(got(cols.last))), want.agg(count(lit(1)), sum(want(cols.last)))))
-          for ((a, b) <- aggs) {
-            assertSameRows(a, b, s"$clue, aggregated")
-            val shuffles = executedNodes(a).collect {
-              case e: org.apache.spark.sql.execution.exchange.ShuffleExchangeExec => e
-            }
-            assert(shuffles.isEmpty, s"$clue:\n${a.queryExecution.executedPlan}")
-          }
+          assert(shuffles.isEmpty, s"$clue:\n${a.queryExecution.executedPlan}")
         }
       }
     }
@@ -371,24 +374,25 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
       val indexed = withConf("spark.hyperspace.indexed.rowFormat" -> form,
         "spark.hyperspace.indexed.compression" -> codec)(source.createIndex("fk", 4)).cache()
       // The probe side broadcast (joined in one task, and in a task per slot) or shuffled.
-      for (aqe <- Seq(true, false); (threshold, oneTask) <- Seq("10m" -> "20000", "10m" -> "0", "-1" -> "0");
-        rows <- Seq(1, 1003)) {
+      val settings = for (aqe <- Seq(true, false); movement <- Seq("10m" -> "20000", "10m" -> "0", "-1" -> "0"))
+        yield (aqe, movement)
+      val cases = for (rows <- Seq(1, 1003); joinType <- JoinTypes; onLeft <- Seq(true, false))
+        yield (rows, joinType, onLeft)
+      for (((rows, joinType, onLeft), n) <- cases.zipWithIndex;
+        (aqe, (threshold, oneTask)) <- Fuzz.settingsFor(settings, n)) {
         withConf("spark.sql.adaptive.enabled" -> aqe.toString, "spark.sql.autoBroadcastJoinThreshold" -> threshold,
           OneTaskProbeRows -> oneTask, "spark.hyperspace.indexed.joinSelection" -> "index") {
           val i = indexed.toDF
           val p = probeOf(rows)
-          for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti");
-            onLeft <- Seq(true, false)) {
-            def on(a: DataFrame): org.apache.spark.sql.Column =
-              a("fk") === p("pk") && (a("fid") % 5 =!= p("pv") % 5)
-            val (got, want) =
-              if (onLeft) (i.join(p, on(i), joinType), plain.join(p, on(plain), joinType))
-              else (p.join(i, on(i), joinType), p.join(plain, on(plain), joinType))
-            val clue = s"$form/$codec rows, AQE $aqe, threshold $threshold, $rows probe rows, $joinType, " +
-              s"index on ${if (onLeft) "left" else "right"}"
-            assertSameRows(got, want, clue)
-            assert(indexedJoins(got).size == 1, s"$clue:\n${got.queryExecution.executedPlan}")
-          }
+          def on(a: DataFrame): org.apache.spark.sql.Column =
+            a("fk") === p("pk") && (a("fid") % 5 =!= p("pv") % 5)
+          val (got, want) =
+            if (onLeft) (i.join(p, on(i), joinType), plain.join(p, on(plain), joinType))
+            else (p.join(i, on(i), joinType), p.join(plain, on(plain), joinType))
+          val clue = s"$form/$codec rows, AQE $aqe, threshold $threshold, $rows probe rows, $joinType, " +
+            s"index on ${if (onLeft) "left" else "right"}"
+          assertSameRows(got, want, clue)
+          assert(indexedJoins(got).size == 1, s"$clue:\n${got.queryExecution.executedPlan}")
         }
       }
       indexed.unpersist(blocking = true)

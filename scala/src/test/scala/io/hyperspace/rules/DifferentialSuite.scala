@@ -172,7 +172,8 @@ class DifferentialSuite extends RuleTestSupport {
     try {
       // Both sources are within the default threshold: Spark broadcasts whichever side it can.
       spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "10485760")
-      for (aqe <- Seq("false", "true"); how <- types; variant <- 0 until 3) {
+      val cases = for (how <- types; variant <- 0 until 3) yield (how, variant)
+      for (((how, variant), n) <- cases.zipWithIndex; aqe <- Fuzz.settingsFor(Seq("false", "true"), n)) {
         spark.conf.set("spark.sql.adaptive.enabled", aqe)
         val left = if (variant == 1) a.where(predicate("i")).select("i", "s") else a.select("i", "s", "dbl")
         val right = b.select("k", "v")

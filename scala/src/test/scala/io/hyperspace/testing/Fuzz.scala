@@ -9,4 +9,17 @@ object Fuzz {
   def seed(default: Long): Long = sys.env.get("HYPERSPACE_FUZZ_SEED").map(_.toLong).getOrElse(default)
 
   def queries(default: Int): Int = sys.env.get("HYPERSPACE_FUZZ_QUERIES").map(_.toInt).getOrElse(default)
+
+  /** Whether a sweep runs every case under every setting (`make test-full`), not one setting per case. */
+  val allSettings: Boolean = sys.env.get("HYPERSPACE_ALL_SETTINGS").contains("true")
+
+  /**
+   * The settings case number `caseIndex` of a sweep runs under. In CI one each: the settings in
+   * turn, rotated by one for each block of `settings.size` cases, so that when the innermost loops
+   * of the cases span a block, a setting meets every value of the outer loops and, across blocks,
+   * every value of the inner ones. `make test-full` runs every case under every setting.
+   */
+  def settingsFor[A](settings: Seq[A], caseIndex: Int): Seq[A] =
+    if (allSettings) settings
+    else Seq(settings((caseIndex + caseIndex / settings.size) % settings.size))
 }
