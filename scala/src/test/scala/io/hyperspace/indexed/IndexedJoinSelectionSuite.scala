@@ -96,8 +96,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
       withConf("spark.sql.adaptive.enabled" -> aqe.toString) {
         val fact = factIndexed.toDF
         val small = probe(300)
-        for (joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi",
-            "left_anti")) {
+        for (joinType <- JoinTypes) {
           val joined = small.join(fact, small("pk") === fact("fk"), joinType)
           assertSameRows(joined, small.join(factPlain, small("pk") === factPlain("fk"), joinType),
             joinType)
@@ -406,8 +405,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
       val keys = 1 + rng.nextInt(800)
       val p = spark.range(n).selectExpr(s"CASE WHEN id % 37 = 0 THEN NULL ELSE (id * 13) % $keys END AS pk",
         "id AS pv")
-      val joinType = Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi",
-        "left_anti")(rng.nextInt(6))
+      val joinType = JoinTypes(rng.nextInt(6))
       val threshold = Seq("-1", "10m", "100k")(rng.nextInt(3))
       val (indexed, plain) =
         if (rng.nextBoolean()) (factIndexed.toDF, factPlain) else (dimIndexed.toDF, dimPlain)
