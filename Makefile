@@ -193,10 +193,11 @@ test-quick: setup jar
 	$(VPY) -m pytest $(PY_UNIT_TESTS) -q -ra -m "not slow and not chaos and not full"
 
 # Two pytest-xdist workers (PYTEST_WORKERS=0 runs in this process): each module goes whole to one
-# worker (tests/conftest.py), and a module's tests mostly wait on Spark, so two use CI's 2 cores.
+# worker (tests/conftest.py), and a module's tests mostly wait on Spark, so two use CI's 2 cores;
+# the units with a slow or chaos test are queued first (conftest.py says why), in that order.
 PYTEST_MARKS ?= not full
 PYTEST_WORKERS ?= 2
-PYTEST_XDIST = $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup)
+PYTEST_XDIST = $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 test-python: setup jar
 	$(VPY) -m pytest tests -q -ra --durations=25 $(PYTEST_XDIST) $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
 
@@ -218,30 +219,33 @@ ICEBERG_LINES := $(foreach l,$(SPARK_LINES),$(if $(filter none,$(call iceberg_of
 ICEBERG_SCALA_LINES ?= $(lastword $(ICEBERG_LINES))
 ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.sources.IcebergDeletesSuite \
 	io.hyperspace.sources.IcebergDataSkippingSuite
-# Every other line runs the core suites (the differential ones, the lifecycle, the extension, the
-# line check, the Parquet reader); four more are spread over them: the driver-side reads and the
-# one-partition aggregates, whose shims (Parquet files, sort aggregation) differ most from the default
-# line's on the oldest line, run there; bucket order and the broadcast probe, with no shim of their
-# own, on the newest. `make test-lines LINE_SPREAD=no` runs all four on every line.
+# Every other line runs the core suites (data skipping's differential suite, the lifecycle, the
+# extension, the line check, the Parquet reader); five more are spread over them. The rules'
+# differential suite, the driver-side reads and the one-partition aggregates run on the oldest line,
+# whose shims (Parquet files, sort aggregation, injected functions) differ most from the default
+# line's: the middle line shares each of its shims with the oldest or the newest, which run these
+# suites. Bucket order and the broadcast probe, with no shim of their own, run on the newest other
+# line. `make test-lines LINE_SPREAD=no` runs all five on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
-	io.hyperspace.rules.DifferentialSuite io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
+	io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
 	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.index.DriverParquetReaderSuite \
 	$(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
-OLDEST_LINE_SUITES := io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite
+OLDEST_LINE_SUITES := io.hyperspace.rules.DifferentialSuite io.hyperspace.execution.DriverIndexReadSuite \
+	io.hyperspace.rules.OnePartitionAggregateSuite
 NEWEST_LINE_SUITES := io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.BroadcastProbeIndexSuite
 LINE_SPREAD ?= yes
 spread_to = $(if $(or $(filter no,$(LINE_SPREAD)),$(filter $(SPARK),$(1))),$(2))
 LINE_SCALA_SUITES += $(call spread_to,$(firstword $(NON_DEFAULT_LINES)),$(OLDEST_LINE_SUITES)) \
 	$(call spread_to,$(lastword $(NON_DEFAULT_LINES)),$(NEWEST_LINE_SUITES))
-# On the default line `make test` has just run every Python test from the source tree: the wheel
-# there needs only what installing changes (the package and its jar, the README, spark-submit of the
-# jar the wheel carries to a standalone cluster). The other lines add sessions, the lifecycle and
-# Iceberg; their jar choice is test_package's, and what spark-submit checks beyond it (the wheel's
-# jar reaching executors through --jars) does not depend on the line, so it runs on the default one.
+# On the default line `make test` has just run every Python test from the source tree, spark-submit
+# on a standalone cluster included (tests/test_cluster.py, with the very jar the wheel carries): the
+# wheel needs only what installing changes (the package and its jar choice, the README's examples
+# in a session of the wheel's jar). Every other line adds the lifecycle through the Python API; the
+# oldest also sessions without the jar or the extension and Iceberg (its older runtime: the Scala
+# Iceberg suites run on the newest line with one). `make test-lines LINE_SPREAD=no` runs them on each.
 WHEEL_INSTALL_TESTS := tests/test_package.py 'tests/test_connect.py::test_readme_examples[classic]'
-WHEEL_PY_TESTS := $(WHEEL_INSTALL_TESTS) $(if $(filter $(SPARK),$(SPARK_DEFAULT)), \
-	tests/test_cluster.py::test_spark_submit_with_jars_runs_the_extension_in_executor_tasks, \
-	tests/test_session.py tests/test_lifecycle.py tests/test_iceberg_sources.py)
+WHEEL_PY_TESTS := $(WHEEL_INSTALL_TESTS) $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,tests/test_lifecycle.py) \
+	$(call spread_to,$(firstword $(NON_DEFAULT_LINES)),tests/test_session.py tests/test_iceberg_sources.py)
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20

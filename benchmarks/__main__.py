@@ -1,4 +1,4 @@
-"""``python -m benchmarks [--suite tpch|overhead|all] [--sf 1] [--runs 5] [--name NAME]``."""
+"""``python -m benchmarks [--suite tpch|overhead,seek|all] [--sf 1] [--runs 5] [--name NAME]``."""
 
 from __future__ import annotations
 
@@ -19,9 +19,24 @@ from hyperspace import configure_spark_with_hyperspace
 HERE = Path(__file__).resolve().parent
 
 
+def _suites(value: str) -> list[str]:
+    """``all`` or a comma-separated list of suite names, in the order given."""
+    if value == "all":
+        return list(SUITES)
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SUITES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown suite(s) {', '.join(unknown) or value!r}; known: {', '.join(SUITES)}"
+        )
+    return list(dict.fromkeys(names))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--suite", default="all", choices=["all", *SUITES])
+    parser.add_argument(
+        "--suite", default="all", type=_suites, help=f"all, or comma-separated suites of: {', '.join(SUITES)}"
+    )
     parser.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--files", type=int, default=64, help="files lineitem and orders are spread over")
     parser.add_argument("--buckets", type=int, default=16, help="buckets of indexes and tuned tables")
@@ -54,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     work_dir = data_dir / f"work-{name}"
     shutil.rmtree(work_dir, ignore_errors=True)
     builder = local_session("8g", max(4, args.buckets), f"hyperspace-bench-{name}", work_dir / "warehouse")
-    chosen = list(SUITES) if args.suite == "all" else [args.suite]
+    chosen = args.suite
     if "lakehouse" in chosen:  # Delta and Iceberg tables: their jars, extensions and catalogs, when available
         builder = lakehouse.builder_hook(builder, work_dir)
         if args.quick:

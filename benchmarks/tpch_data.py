@@ -4,6 +4,7 @@ min/max statistics cannot help) — plus a CSV copy of lineitem. Cached under th
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import sys
@@ -44,25 +45,34 @@ def _tpchgen() -> str:
 
 
 def prepare(spark: SparkSession, data_dir: Path, sf: float, files: int) -> TpchLake:
-    """The lake for scale factor ``sf``, generated and laid out only when missing."""
+    """The lake for scale factor ``sf``, generated and laid out only when missing. Runs that share a
+    data directory (two benchmark processes, the smoke tests side by side) take turns: one lays the
+    lake out while the others wait on its lock, then find it ready."""
     root = data_dir / f"tpch-sf{sf:g}-{files}files"
     lake = TpchLake(root, sf, files)
-    raw = root / "raw"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".prepare.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _generate_and_lay_out(spark, lake)
+    return lake
+
+
+def _generate_and_lay_out(spark: SparkSession, lake: TpchLake) -> None:
+    raw = lake.root / "raw"
     if not (raw / "_READY").exists():
         shutil.rmtree(raw, ignore_errors=True)
         raw.mkdir(parents=True)
-        subprocess.run([_tpchgen(), "parquet", "-s", f"{sf:g}", "--output-dir", str(raw)], check=True)
+        subprocess.run([_tpchgen(), "parquet", "-s", f"{lake.sf:g}", "--output-dir", str(raw)], check=True)
         (raw / "_READY").touch()
-    ready = root / "lake" / "_READY"
+    ready = lake.root / "lake" / "_READY"
     if not ready.exists():
-        shutil.rmtree(root / "lake", ignore_errors=True)
+        shutil.rmtree(lake.root / "lake", ignore_errors=True)
         for table in TABLES:
             df = spark.read.parquet(str(raw / f"{table}.parquet"))
             if table in SPREAD:
-                df = df.orderBy(F.rand(seed=17)).repartition(files)
+                df = df.orderBy(F.rand(seed=17)).repartition(lake.files)
             else:
                 df = df.coalesce(1)
             df.write.parquet(lake.path(table))
         spark.read.parquet(lake.path("lineitem")).write.option("header", "true").csv(lake.lineitem_csv)
         ready.touch()
-    return lake

@@ -49,10 +49,29 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """With pytest-xdist's ``--dist loadgroup`` (``make test-python``) a module is the unit a worker
     takes: its module-scoped fixtures (a table, a JVM) are built once, and its tests run in file
     order (test_optimizer.py checks after its property what the property saw). The modules marked
-    ``ivy`` are one unit."""
+    ``ivy`` are one unit. A test that names its own ``xdist_group`` (independent processes, no
+    module fixture, e.g. the benchmark smoke runs) keeps it, so such tests can go to both workers.
+
+    The units holding a test marked ``slow`` or ``chaos`` (another JVM, process or cluster: minutes
+    each) are queued first, in file order, the rest after them (``make test-python`` passes
+    ``--no-loadscope-reorder``, so xdist keeps this order rather than putting the units of many tests
+    first): the long units start while the short ones remain to even out the two workers, instead of
+    one long unit ending the run on one worker while the other idles."""
+    group_of: dict[str, str] = {}
     for item in items:
-        group = "ivy" if item.get_closest_marker("ivy") else item.nodeid.split("::", 1)[0]
+        if item.get_closest_marker("ivy"):
+            group = "ivy"
+        elif (own := item.get_closest_marker("xdist_group")) is not None:
+            group_of[item.nodeid] = own.args[0] if own.args else own.kwargs.get("name", "default")
+            continue
+        else:
+            group = item.nodeid.split("::", 1)[0]
+        group_of[item.nodeid] = group
         item.add_marker(pytest.mark.xdist_group(group))
+    long_units = {
+        group_of[item.nodeid] for item in items if item.get_closest_marker("slow") or item.get_closest_marker("chaos")
+    }
+    items.sort(key=lambda item: group_of[item.nodeid] not in long_units)  # stable: file order kept
 
 
 def versions() -> dict[str, str]:

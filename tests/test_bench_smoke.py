@@ -1,5 +1,9 @@
 """`make bench-quick` as part of the test suite: every benchmark suite runs end to end at a tiny
-scale and writes its three result files. Nothing about timings is asserted."""
+scale and writes its result files. Nothing about timings is asserted.
+
+The suites run in four processes, one test each, so that pytest-xdist's workers share them (one
+run of all ten took ~10 minutes of one worker on a slow day); only the lakehouse suite resolves
+Delta and Iceberg through Ivy, so only its test is in the ``ivy`` group."""
 
 from __future__ import annotations
 
@@ -7,24 +11,30 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import REPO, versions
 
-pytestmark = [pytest.mark.slow, pytest.mark.ivy]
+pytestmark = pytest.mark.slow
 
 
-def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
+def quick_run(tmp_path: Path, suites: str) -> tuple[str, dict[str, Any]]:
+    """Runs ``python -m benchmarks --quick --suite <suites>``; its report's text and raw results.
+    Each run has a name of its own: the name is also its work directory's, which a run clears first."""
     results = tmp_path / "results"
+    name = "smoke-" + suites.replace(",", "-")
     run = subprocess.run(
         [
             sys.executable,
             "-m",
             "benchmarks",
             "--quick",
+            "--suite",
+            suites,
             "--name",
-            "smoke",
+            name,
             "--data-dir",
             str(REPO / "benchmarks" / "data"),
             "--results-dir",
@@ -36,9 +46,16 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
         cwd=str(REPO),
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
-    report = (results / "smoke.md").read_text()
-    raw = json.loads((results / "smoke.json").read_text())
-    assert (results / "smoke.png").stat().st_size > 0
+    raw = json.loads((results / f"{name}.json").read_text())
+    assert set(raw["suites"]) == set(suites.split(","))
+    assert raw["environment"]["scaleFactor"] == 0.01
+    return (results / f"{name}.md").read_text(), raw
+
+
+@pytest.mark.xdist_group("bench-smoke-tpch")
+def test_quick_tpch_and_seek_suites(tmp_path: Path) -> None:
+    report, raw = quick_run(tmp_path, "tpch,seek")
+    assert (tmp_path / "results" / "smoke-tpch-seek.png").stat().st_size > 0
     queries = raw["suites"]["tpch"]["queries"]
     assert set(queries) == {
         "point_lookup",
@@ -69,22 +86,39 @@ def test_quick_benchmark_run_writes_the_results(tmp_path: Path) -> None:
     assert queries["join"]["hyperspace"]["facts"]["indexes"] == ["li_orderkey"]
     assert queries["broadcast_join"]["hyperspace"]["facts"]["indexes"] == ["li_partkey"]
     assert queries["no_index"]["hyperspace"]["facts"]["indexes"] == []
-    assert raw["environment"]["scaleFactor"] == 0.01
-    assert "| point_lookup |" in report and "## Optimizer overhead" in report
-    assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "10", "100"}
+    assert "| point_lookup |" in report
     # A lookup of one small index file is read in the driver (no job) unless that is turned off.
     seek = raw["suites"]["seek"]["queries"]["star_lookup"]
     assert seek["hyperspace"]["jobs"] == 0 and seek["hyperspace_job"]["jobs"] >= 1, seek
     assert seek["hyperspace"]["rowCount"] > 0 and "## Tiny seeks" in report
+
+
+@pytest.mark.xdist_group("bench-smoke-indexed")
+def test_quick_indexed_maintenance_and_overhead_suites(tmp_path: Path) -> None:
+    report, raw = quick_run(tmp_path, "indexed,maintenance,overhead")
+    indexed = raw["suites"]["indexed"]
+    assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000
+    assert indexed["memory"]["indexBlockManagerBytes"] > 0 and "## Indexed DataFrame" in report
+    assert "## Maintenance and hybrid scan" in report
+    assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "10", "100"}
+    assert "## Optimizer overhead" in report
+
+
+@pytest.mark.xdist_group("bench-smoke-split")
+def test_quick_split_onepart_dataskipping_and_broadcast_suites(tmp_path: Path) -> None:
+    report, raw = quick_run(tmp_path, "split,onepart,dataskipping,broadcast")
     # An aggregate of one order's lines (one small index file) plans no shuffle unless turned off.
     onepart = raw["suites"]["onepart"]["queries"]["order_total"]
     assert onepart["hyperspace"]["exchanges"] == 0 and onepart["hyperspace_shuffle"]["exchanges"] == 1, onepart
     # ... and is computed in the driver (no job) unless the driver-side read is turned off.
     assert onepart["hyperspace"]["jobs"] == 0 and onepart["hyperspace_job"]["jobs"] >= 1, onepart
-    assert "## Small aggregates over an index" in report
-    indexed = raw["suites"]["indexed"]
-    assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000
-    assert indexed["memory"]["indexBlockManagerBytes"] > 0 and "## Indexed DataFrame" in report
+    for section in ("## Small aggregates over an index", "## Split index", "## Data skipping", "## Never slower"):
+        assert section in report, section
+
+
+@pytest.mark.ivy
+def test_quick_lakehouse_suite(tmp_path: Path) -> None:
+    _, raw = quick_run(tmp_path, "lakehouse")
     # Iceberg runs on the lines with a runtime for it, and says why not on the others.
     iceberg = raw["suites"]["lakehouse"]["formats"]["iceberg"]
     if versions()["iceberg"] == "none":

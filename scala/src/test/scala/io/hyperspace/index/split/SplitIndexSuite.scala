@@ -106,14 +106,20 @@ class SplitIndexSuite extends RuleTestSupport {
       // (read from the source by Spark with its own row indexes), and the table agrees with the footer.
       val byId = entry.source.files.map(f => f.id -> f.path).toMap
       val sample = data.where("k IS NOT NULL").orderBy("k").limit(100).collect()
-      sample.foreach { r =>
-        val rgs = rowGroupsOf(byId(r.getLong(1)))
-        val g = rgs(r.getInt(2))
-        val info = table((r.getLong(1), r.getInt(2)))
-        assert(info == RowGroupInfo(r.getLong(1), g._1, g._2, g._3, g._4, g._5), (info, g))
-        val rows = withHyperspace(on = false)(spark.read.parquet(byId(r.getLong(1)))
-            .where(s"k = ${r.getInt(0)}").selectExpr("_metadata.row_index").collect().map(_.getLong(0)))
-        assert(rows.exists(i => i >= g._2 && i < g._2 + g._3 && (i - g._2) / per == r.getInt(3)), (r, g, rows.toSeq))
+      // One read per source file of the sample's keys (not one job per sampled row).
+      sample.groupBy(_.getLong(1)).foreach { case (fileId, located) =>
+        val rgs = rowGroupsOf(byId(fileId))
+        val rowsOfKey = withHyperspace(on = false)(spark.read.parquet(byId(fileId))
+            .where(s"k IN (${located.map(_.getInt(0)).distinct.mkString(", ")})")
+            .selectExpr("k", "_metadata.row_index").collect())
+          .groupBy(_.getInt(0)).map { case (k, rows) => k -> rows.map(_.getLong(1)).toSeq }
+        located.foreach { r =>
+          val g = rgs(r.getInt(2))
+          val info = table((fileId, r.getInt(2)))
+          assert(info == RowGroupInfo(fileId, g._1, g._2, g._3, g._4, g._5), (info, g))
+          val rows = rowsOfKey.getOrElse(r.getInt(0), Nil)
+          assert(rows.exists(i => i >= g._2 && i < g._2 + g._3 && (i - g._2) / per == r.getInt(3)), (r, g, rows))
+        }
       }
       // zstd-compressed index files.
       val file = entry.content.pathOf(entry.content.files.head).toString
