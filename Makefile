@@ -202,13 +202,12 @@ test-python: setup jar
 	$(VPY) -m pytest tests -q -ra --durations=25 $(PYTEST_XDIST) $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
 
 # The lines CI does not test in full get a representative subset (a few minutes each): the
-# build, every rule's differential suite (covering filter/join/aggregate, data skipping), the
-# extension and the Spark-line check, the index lifecycle, and Iceberg sources (the default line,
-# 4.2, has no Iceberg runtime: this is where they run in CI). The Python side is then checked the way
-# users get it (test-wheel): the one wheel, carrying every line's jar, installed into a fresh venv
-# per line with exactly that line's pyspark, runs the package and its jar choice and the README's
-# Python examples; on the default line spark-submit on a standalone cluster, on the others sessions,
-# the lifecycle and Iceberg through the Python API.
+# build, the extension and the Spark-line check, and suites spread over the lines by their shims
+# (below): every rule's differential suite (covering filter/join/aggregate, data skipping), the
+# index lifecycle, and Iceberg sources (the default line, 4.2, has no Iceberg runtime: this is where
+# they run in CI). The Python side is then checked the way users get it (test-wheel): the one wheel,
+# carrying every line's jar, installed into a fresh venv per line with exactly that line's pyspark,
+# runs the package and its jar choice, and more on the other lines (below).
 #
 # The Scala Iceberg suites run on the newest line with an Iceberg runtime (ICEBERG_SCALA_LINES;
 # `make test-lines ICEBERG_SCALA_LINES="4.0 4.1"` for every one): the Iceberg code is one source
@@ -219,19 +218,21 @@ ICEBERG_LINES := $(foreach l,$(SPARK_LINES),$(if $(filter none,$(call iceberg_of
 ICEBERG_SCALA_LINES ?= $(lastword $(ICEBERG_LINES))
 ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.sources.IcebergDeletesSuite \
 	io.hyperspace.sources.IcebergDataSkippingSuite
-# Every other line runs the core suites (data skipping's differential suite, the lifecycle, the
-# extension, the line check, the Parquet reader); five more are spread over them. The rules'
-# differential suite, the driver-side reads and the one-partition aggregates run on the oldest line,
-# whose shims (Parquet files, sort aggregation, injected functions) differ most from the default
-# line's: the middle line shares each of its shims with the oldest or the newest, which run these
-# suites. Bucket order and the broadcast probe, with no shim of their own, run on the newest other
-# line. `make test-lines LINE_SPREAD=no` runs all five on every line.
+# Every other line runs the core suites (the extension with its injected functions, the line check,
+# the Parquet reader); seven more are spread over them. Data skipping's differential suite, the
+# lifecycle, the rules' differential suite, the driver-side reads and the one-partition aggregates
+# run on the oldest line, whose shims (Parquet files, sort aggregation, injected functions, file
+# sink listings) differ most from the default line's: the middle line shares its other shims with
+# the oldest or the newest, its injected functions are registered by the extension's suite, and its
+# indexes are created and queried by the Iceberg suites and its wheel's lifecycle. Bucket order and
+# the broadcast probe, with no shim of their own, run on the newest other line.
+# `make test-lines LINE_SPREAD=no` runs all seven on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
-	io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
-	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.index.DriverParquetReaderSuite \
+	io.hyperspace.index.DriverParquetReaderSuite \
 	$(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
-OLDEST_LINE_SUITES := io.hyperspace.rules.DifferentialSuite io.hyperspace.execution.DriverIndexReadSuite \
-	io.hyperspace.rules.OnePartitionAggregateSuite
+OLDEST_LINE_SUITES := io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
+	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.rules.DifferentialSuite \
+	io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite
 NEWEST_LINE_SUITES := io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.BroadcastProbeIndexSuite
 LINE_SPREAD ?= yes
 spread_to = $(if $(or $(filter no,$(LINE_SPREAD)),$(filter $(SPARK),$(1))),$(2))
@@ -239,13 +240,14 @@ LINE_SCALA_SUITES += $(call spread_to,$(firstword $(NON_DEFAULT_LINES)),$(OLDEST
 	$(call spread_to,$(lastword $(NON_DEFAULT_LINES)),$(NEWEST_LINE_SUITES))
 # On the default line `make test` has just run every Python test from the source tree, spark-submit
 # on a standalone cluster included (tests/test_cluster.py, with the very jar the wheel carries): the
-# wheel needs only what installing changes (the package and its jar choice, the README's examples
-# in a session of the wheel's jar). Every other line adds the lifecycle through the Python API; the
-# oldest also sessions without the jar or the extension and Iceberg (its older runtime: the Scala
-# Iceberg suites run on the newest line with one). `make test-lines LINE_SPREAD=no` runs them on each.
-WHEEL_INSTALL_TESTS := tests/test_package.py 'tests/test_connect.py::test_readme_examples[classic]'
-WHEEL_PY_TESTS := $(WHEEL_INSTALL_TESTS) $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,tests/test_lifecycle.py) \
-	$(call spread_to,$(firstword $(NON_DEFAULT_LINES)),tests/test_session.py tests/test_iceberg_sources.py)
+# wheel needs only what installing changes, the package and its jar choice (sessions started with
+# the wheel's jars). Every other line adds the lifecycle through the Python API; the oldest also the
+# README's examples, sessions without the jar or the extension and Iceberg (its older runtime: the
+# Scala Iceberg suites run on the newest line with one). `make test-lines LINE_SPREAD=no` runs them
+# on each.
+WHEEL_PY_TESTS := tests/test_package.py $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,tests/test_lifecycle.py) \
+	$(call spread_to,$(firstword $(NON_DEFAULT_LINES)),'tests/test_connect.py::test_readme_examples[classic]' \
+	tests/test_session.py tests/test_iceberg_sources.py)
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20

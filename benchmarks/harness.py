@@ -71,7 +71,8 @@ def run_queries(
 ) -> dict[str, dict[str, Measurement]]:
     """Runs every query under every variant: a warm-up each, then ``runs`` rounds in which the
     variants take turns (the order rotates every round, so drift hits all of them). Fails if
-    any run of any variant returns rows different from the first variant's."""
+    any run of any variant returns rows different from the first variant's. ``runs=0`` (the quick
+    smoke run) times the warm-ups instead: each query once per variant, figures of a cold run."""
     results: dict[str, dict[str, Measurement]] = {}
     for name, sql in queries.items():
         per_variant = {v.name: Measurement() for v in variants}
@@ -79,7 +80,10 @@ def run_queries(
         for v in variants:  # warm-up, result check and plan facts
             v.prepare(name)
             df = spark.sql(sql)
+            start = time.perf_counter()
             rows = canonical_rows(df.collect())
+            if runs == 0:
+                per_variant[v.name].seconds.append(time.perf_counter() - start)
             per_variant[v.name].facts = plan_facts(spark, df)
             if expected is None:
                 expected = rows

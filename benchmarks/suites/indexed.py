@@ -94,7 +94,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     n = QUICK_ROWS if ctx.quick else FULL_ROWS
     keys = max(1, n // KEYS_PER_ROW)
     partitions = ctx.buckets
-    runs = max(ctx.runs, 3) if ctx.quick else max(ctx.runs, 7)
+    runs = 1 if ctx.quick else max(ctx.runs, 7)
     probe_sizes = [100, 1_000, 5_000] if ctx.quick else [10_000, 100_000, 1_000_000]
     append_sizes = [10, 100, 1_000] if ctx.quick else [1_000, 10_000, 100_000]
     rng = random.Random(42)

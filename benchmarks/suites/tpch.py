@@ -213,7 +213,8 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         Variant("spark", lambda q: (files(q), disable_hyperspace(spark))),
         Variant("tuned", lambda q: (tuned(q), disable_hyperspace(spark))),
     ]
-    ctx.log(f"tpch: {len(queries)} queries x {len(variants)} variants x {ctx.runs} runs (interleaved)")
+    timed = f"{ctx.runs} runs (interleaved)" if ctx.runs else "a timed warm-up"
+    ctx.log(f"tpch: {len(queries)} queries x {len(variants)} variants x {timed}")
     measured = run_queries(spark, {k: v[0] for k, v in queries.items()}, variants, ctx.runs, ctx.log)
     disable_hyperspace(spark)
     return {

@@ -184,44 +184,6 @@ class IcebergSourceSuite extends RuleTestSupport {
     }
   }
 
-  test("merge-on-read deletes, updates and merges: deleted rows never come back through an index") {
-    // Once refused as a whole (any delete file); now the files with delete files are read through
-    // Iceberg's scan, the rest from the index (IcebergDeletesSuite tests it in detail).
-    val t = table("mor", mode = "merge-on-read")
-    createIndex("i_mor", t)
-    val changes: Seq[(String, String)] = Seq(
-      "delete" -> s"DELETE FROM $t WHERE id % 7 = 0",
-      "update" -> s"UPDATE $t SET v = 'updated' WHERE k = 3",
-      "merge" ->
-        (s"MERGE INTO $t USING updates u ON $t.id = u.id " +
-          "WHEN MATCHED THEN UPDATE SET v = u.v WHEN NOT MATCHED THEN INSERT *"))
-    changes.zipWithIndex.foreach { case ((what, sql), i) =>
-      spark.sql(sql)
-      assert(spark.sql(s"SELECT count(*) FROM $t.delete_files").head().getLong(0) > 0, s"$what wrote no delete file")
-      queries(spark.table(t)).foreach { q =>
-        val plan = sameResult(q())
-        assert(indexesUsed(plan).isEmpty, s"after $what: ${plan.treeString}")
-      }
-      withHybridScan {
-        queries(spark.table(t)).foreach { q =>
-          val plan = sameResult(q())
-          assert(indexesUsed(plan) == Seq("i_mor"), s"after $what: ${plan.treeString}")
-        }
-      }
-      hs.refreshIndex("i_mor", Seq("incremental", "quick", "full")(i))
-      withHybridScan(queries(spark.table(t)).foreach(q => assert(indexesUsed(sameResult(q())) == Seq("i_mor"))))
-    }
-    createIndex("i_mor_new", t)
-    queries(spark.table(t)).foreach(q => sameResult(q()))
-    // Compaction applies the delete files; refreshed, the index serves the table without hybrid scan.
-    spark.sql("CALL ice.system.rewrite_data_files(table => 'db.mor', options => map('rewrite-all', 'true'))").collect()
-    hs.refreshIndex("i_mor", "full")
-    queries(spark.table(t)).foreach { q =>
-      val plan = sameResult(q())
-      assert(indexesUsed(plan).contains("i_mor"), plan.treeString)
-    }
-  }
-
   /**
    * Refreshes `index` over `t` in `mode`, asserting how the table's files were found (`found`: the
    * refresh message's words) and that the entry then records exactly the files planning the table's

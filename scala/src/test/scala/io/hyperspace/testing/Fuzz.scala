@@ -10,7 +10,11 @@ object Fuzz {
 
   def queries(default: Int): Int = sys.env.get("HYPERSPACE_FUZZ_QUERIES").map(_.toInt).getOrElse(default)
 
-  /** Whether a sweep runs every case under every setting (`make test-full`), not one setting per case. */
+  /**
+   * Whether a sweep runs every case under every setting (`make test-full`), not one setting per
+   * case; tests that repeat their cases under a second setting or after each step take them all
+   * then, a sample in CI.
+   */
   val allSettings: Boolean = sys.env.get("HYPERSPACE_ALL_SETTINGS").contains("true")
 
   /**
