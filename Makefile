@@ -241,13 +241,14 @@ LINE_SCALA_SUITES += $(call spread_to,$(firstword $(NON_DEFAULT_LINES)),$(OLDEST
 # On the default line `make test` has just run every Python test from the source tree, spark-submit
 # on a standalone cluster included (tests/test_cluster.py, with the very jar the wheel carries): the
 # wheel needs only what installing changes, the package and its jar choice (sessions started with
-# the wheel's jars). Every other line adds the lifecycle through the Python API; the oldest also the
-# README's examples, sessions without the jar or the extension and Iceberg (its older runtime: the
-# Scala Iceberg suites run on the newest line with one). `make test-lines LINE_SPREAD=no` runs them
-# on each.
-WHEEL_PY_TESTS := tests/test_package.py $(if $(filter $(SPARK),$(SPARK_DEFAULT)),,tests/test_lifecycle.py) \
+# the wheel's jars). The newest other line adds the lifecycle through the Python API; the oldest the
+# README's examples (which create, use and delete indexes) and Iceberg (its older runtime: the Scala
+# Iceberg suites run on the newest line with one). Sessions without the jar or the extension
+# (tests/test_session.py) are the package's own logic, whatever the line: `make test` runs them.
+# `make test-lines LINE_SPREAD=no` runs every one of these on each line.
+WHEEL_PY_TESTS := tests/test_package.py $(call spread_to,$(lastword $(NON_DEFAULT_LINES)),tests/test_lifecycle.py) \
 	$(call spread_to,$(firstword $(NON_DEFAULT_LINES)),'tests/test_connect.py::test_readme_examples[classic]' \
-	tests/test_session.py tests/test_iceberg_sources.py)
+	tests/test_iceberg_sources.py)
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
