@@ -79,11 +79,12 @@ def run_queries(
         expected: list[str] | None = None
         for v in variants:  # warm-up, result check and plan facts
             v.prepare(name)
+            start = time.perf_counter()  # as the timed rounds: from spark.sql to the collected rows
             df = spark.sql(sql)
-            start = time.perf_counter()
-            rows = canonical_rows(df.collect())
+            collected = df.collect()
             if runs == 0:
                 per_variant[v.name].seconds.append(time.perf_counter() - start)
+            rows = canonical_rows(collected)
             per_variant[v.name].facts = plan_facts(spark, df)
             if expected is None:
                 expected = rows
