@@ -16,7 +16,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{DeclarativeAggregate
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodeAndComment, CodegenContext, CodeGenerator}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CoalesceExec, CollectLimitExec, ColumnarToRowExec, ExecSubqueryExpression, FileSourceScanExec, FilterExec, InputAdapter, ProjectExec, SQLExecution, SparkPlan, UnaryExecNode, WholeStageCodegenEvaluatorFactory, WholeStageCodegenExec}
-import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.execution.aggregate.{BaseAggregateExec, HashAggregateExec}
 import org.apache.spark.sql.execution.datasources.{FileFormat, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
@@ -46,9 +46,9 @@ import io.hyperspace.shims.{FileListing, SortAggregation}
  * consecutive files on `spark.hyperspace.index.driverRead.threads` threads (each run through the
  * row-by-row steps and a global aggregate's partial step; the rest of the plan over the runs'
  * rows, in file order), and — outside lookups of a few sorted keys — with the plan's own
- * whole-stage code over the reader's batches for the Filters and Projects above the scan, which
- * evaluates them several times faster than row by row (TPC-H Q6 over 15 Z-order files:
- * benchmarks/results/h-18-q6-threads.notes.md).
+ * whole-stage code over the reader's batches for the Filters and Projects above the scan (and a
+ * global aggregate's partial step above them), which evaluates them several times faster than
+ * row by row (TPC-H Q6 over 15 Z-order files: benchmarks/results/h-18-q6-threads.notes.md).
  *
  * An aggregate is evaluated as Spark's sort-based aggregation evaluates it in a task (the same
  * aggregate functions, partial and final steps in turn, over all the rows as one partition,
@@ -103,7 +103,8 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val pushed = scan.dataFilters.flatMap(SparkInternals.sourceFilter)
     // Configured by the format's reader below for the scan's schema, which a page read reuses; the
     // reader of the first run (on whose thread the page read reads) holds it as its own.
-    val hadoopConf = DriverParquetReader.jobConf(relation.sparkSession, relation.options)
+    val hadoopConf =
+      DriverParquetReader.jobConf(relation.sparkSession, relation.options, files.headOption.map(_.getPath))
     // The other runs' readers, on other threads, each set their files' predicates on a copy.
     def confOf(run: Int): Configuration = if (run == 0) hadoopConf else new JobConf(hadoopConf)
     def formatReader = relation.fileFormat.buildReaderWithPartitionValues(
@@ -312,6 +313,12 @@ object DriverIndexRead {
    * on-heap vectors the driver's reader fills. Not for reads of a few keys of the files' sorted
    * column: their literals are in the generated code, so each new key would compile a class (5–20
    * ms), where the rows a lookup decodes (a page or so) cost less row by row.
+   *
+   * Where a global aggregate's partial step comes next (across coalesces, which only set how many
+   * tasks read), the code is that step's over the same Filters and Projects, as Spark generates it
+   * for a task whose stage reads the scan and aggregates it: the running sums in local variables,
+   * where rows turned out of the Filters' code and aggregated one at a time were each written to a
+   * row and read back from it (TPC-H Q6: benchmarks/results/h-18-vectored-reads.notes.md).
    */
   private[execution] def compiledStage(plan: SparkPlan, scan: FileSourceScanExec): Option[CompiledStage] = {
     def rowSteps(node: SparkPlan): Option[Int] = node match {
@@ -327,13 +334,37 @@ object DriverIndexRead {
       case stage: WholeStageCodegenExec => rowSteps(stage.child).filter(_ > 0).map((stage, _))
       case _ => None
     }).flatMap { case (stage, steps) =>
-      val generated = stage.doCodeGen()
-      val fits = try {
-        val (_, stats) = CodeGenerator.compile(generated._2)
-        stats.maxMethodCodeSize <= stage.conf.hugeMethodLimit
-      } catch { case NonFatal(_) => false } // as a job's stage falls back: the steps one at a time
-      if (fits) Some(CompiledStage(stage, steps, generated)) else None
+      val withPartial = plan match {
+        case Shape(topDown, _) => partialAggregateAbove(topDown.reverse.drop(steps)).map { case (partial, below) =>
+            (WholeStageCodegenExec(partial.withNewChildren(Seq(stage.child)))(stage.codegenStageId),
+              steps + below + 1)
+          }
+        case _ => None
+      }
+      withPartial.flatMap { case (fused, fusedSteps) => compiles(fused).map(CompiledStage(fused, fusedSteps, _)) }
+        .orElse(compiles(stage).map(CompiledStage(stage, steps, _)))
     }
+  }
+
+  /**
+   * A global aggregate's partial step that Spark generates code for, reading the rows of the
+   * first steps of `bottomUp` after any coalesces, with how many coalesces are below it.
+   */
+  private def partialAggregateAbove(bottomUp: Seq[SparkPlan]): Option[(HashAggregateExec, Int)] = {
+    val coalesces = bottomUp.takeWhile(_.isInstanceOf[CoalesceExec]).size
+    bottomUp.drop(coalesces).headOption.collect {
+      case agg: HashAggregateExec if agg.supportCodegen && GlobalPartialAggregate.handles(agg) => (agg, coalesces)
+    }
+  }
+
+  /** `stage`'s generated code, when it compiles within Spark's method size limit. */
+  private def compiles(stage: WholeStageCodegenExec): Option[(CodegenContext, CodeAndComment)] = {
+    val generated = stage.doCodeGen()
+    val fits = try {
+      val (_, stats) = CodeGenerator.compile(generated._2)
+      stats.maxMethodCodeSize <= stage.conf.hugeMethodLimit
+    } catch { case NonFatal(_) => false } // as a job's stage falls back: the steps one at a time
+    if (fits) Some(generated) else None
   }
 
   /**

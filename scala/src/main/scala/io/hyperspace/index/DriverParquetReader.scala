@@ -1,6 +1,7 @@
 package io.hyperspace.index
 
 import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.{FileSystem, Path}
 import org.apache.hadoop.mapred.{FileSplit, JobConf}
 import org.apache.hadoop.mapreduce.{JobID, TaskAttemptID, TaskID, TaskType}
 import org.apache.hadoop.mapreduce.task.TaskAttemptContextImpl
@@ -53,6 +54,43 @@ object DriverParquetReader {
     spark.sessionState.conf.getAllConfs.foreach { case (k, v) => if (v ne null) conf.set(k, v) }
     options.foreach { case (k, v) => if ((v ne null) && k != "path" && k != "paths") conf.set(k, v) }
     conf
+  }
+
+  /**
+   * [[jobConf]] for a driver-side read of files on the file system of `readsFrom`, with Parquet's
+   * vectored reads as [[vectoredReads]] decides for them.
+   */
+  def jobConf(spark: SparkSession, options: Map[String, String], readsFrom: Option[Path]): JobConf = {
+    val conf = jobConf(spark, options)
+    readsFrom.filterNot(vectoredReads(_, conf)).foreach(_ => conf.setBoolean(VectoredReads, false))
+    conf
+  }
+
+  /**
+   * Whether a driver-side read of the file at `path` uses Parquet's vectored reads: as the user
+   * set `parquet.hadoop.vectored.io.enabled` (session, Hadoop configuration or options), else on
+   * every file system but the local one.
+   *
+   * Hadoop's local file system emulates vectored reads: it completes each range through
+   * `CompletableFuture`'s asynchronous stages, which start a new thread per stage where the JVM's
+   * common pool has fewer than two threads (a machine of one or two cores) — twenty threads per
+   * read of TPC-H Q6's 15 Z-order files. Measured on two cores: that Q6 128 → 105 ms with them off,
+   * and the same either way with a common pool of four threads
+   * (benchmarks/results/h-18-vectored-reads.notes.md); a split index's page reads 20 → 6.5 ms a
+   * file (benchmarks/results/split-sf1-quiet3.notes.md). Object stores keep them: there they
+   * fetch a row group's ranges in parallel.
+   */
+  def vectoredReads(path: Path, conf: Configuration): Boolean = Option(conf.get(VectoredReads)) match {
+    case Some(_) => conf.getBoolean(VectoredReads, ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT)
+    case None => ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT && !onLocalFileSystem(path, conf)
+  }
+
+  private[hyperspace] val VectoredReads = ParquetInputFormat.HADOOP_VECTORED_IO_ENABLED
+
+  /** Whether `path` (qualified, or on the default file system) is on the local file system. */
+  private def onLocalFileSystem(path: Path, conf: Configuration): Boolean = {
+    val scheme = Option(path.toUri.getScheme).getOrElse(FileSystem.getDefaultUri(conf).getScheme)
+    scheme != null && scheme.equalsIgnoreCase("file")
   }
 
   /**

@@ -1,5 +1,7 @@
 package io.hyperspace.index
 
+import java.io.File
+
 import scala.jdk.CollectionConverters._
 
 import org.apache.hadoop.conf.Configuration
@@ -137,6 +139,25 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
         assert(!ours.contains("path") && !ours.contains("hyperspace.test.null"))
       }
     finally shared.unset("hyperspace.test.shared")
+  }
+
+  test("a driver read of local files turns Parquet's vectored reads off, unless the user set them") {
+    val key = DriverParquetReader.VectoredReads
+    val local = Some(new Path(new File(typed).toURI))
+    def setting(options: Map[String, String], from: Option[Path]): Option[String] =
+      Option(DriverParquetReader.jobConf(spark, options, from).get(key))
+    assert(setting(Map.empty, local).contains("false"))
+    assert(setting(Map.empty, Some(new Path(typed))).contains("false")) // on the default file system
+    // Only what Spark's own configuration holds, elsewhere (or with nothing read).
+    assert(setting(Map.empty, Some(new Path("s3a://bucket/index/part-0.parquet"))).isEmpty)
+    assert(setting(Map.empty, None).isEmpty)
+    // The user's setting wins, wherever it is made.
+    assert(setting(Map(key -> "true"), local).contains("true"))
+    withConf(key -> "true") { assert(setting(Map.empty, local).contains("true")) }
+    val shared = spark.sparkContext.hadoopConfiguration
+    shared.set(key, "true")
+    try assert(setting(Map.empty, local).contains("true"))
+    finally shared.unset(key)
   }
 
   test("reads the rows Spark's reader reads, with the same filters pushed, and no broadcast") {

@@ -67,7 +67,8 @@ object SplitIndexLookup {
     if (files.map(_.size).sum > HyperspaceConf.driverReadMaxBytes(spark)) return None
     val options = IndexHadoopFsRelation.lookupOptions + (FileFormat.OPTION_RETURNING_BATCH -> "false")
     val filters = onIndex.flatMap(SparkInternals.sourceFilter)
-    val hadoopConf = DriverParquetReader.jobConf(spark, options)
+    val hadoopConf =
+      DriverParquetReader.jobConf(spark, options, files.headOption.map(f => new Path(entry.content.pathOf(f))))
     val readFile = DriverParquetReader(spark, new StructType(), required, filters, options, hadoopConf)
       .getOrElse(new ParquetFileFormat().buildReaderWithPartitionValues(
           spark, stored, new StructType(), required, filters, options, hadoopConf))

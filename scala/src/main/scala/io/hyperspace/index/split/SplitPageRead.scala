@@ -10,7 +10,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.parquet.HadoopReadOptions
 import org.apache.parquet.column.page.PageReadStore
 import org.apache.parquet.filter2.compat.FilterCompat
-import org.apache.parquet.hadoop.{ParquetFileReader, ParquetInputFormat}
+import org.apache.parquet.hadoop.ParquetFileReader
 import org.apache.parquet.hadoop.api.InitContext
 import org.apache.parquet.hadoop.metadata.ColumnPath
 import org.apache.parquet.hadoop.util.HadoopInputFile
@@ -25,6 +25,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.StructType
 
 import io.hyperspace.expressions.FewRowsProjection
+import io.hyperspace.index.DriverParquetReader
 
 /** How the row groups of a driver-side seek read were read. */
 final class PageReadCounts {
@@ -110,11 +111,7 @@ object SplitPageRead {
       // Every row group of the file, in footer order: ordinals are the footer's.
       .withRecordFilter(FilterCompat.NOOP)
       .useStatsFilter(false).useDictionaryFilter(false).useColumnIndexFilter(false).useBloomFilter(false)
-      // The local file system emulates vectored reads (on by default in Parquet 1.17) with an
-      // asynchronous channel and threads per read, which cost more than the few pages read: 20
-      // against 6.5 ms a file (SF1 lineitem, benchmarks/results/split-sf1-quiet3.notes.md).
-      // Object stores keep them: there they fetch the pages' ranges in parallel.
-      .withUseHadoopVectoredIo(vectoredIo(path, hadoopConf))
+      .withUseHadoopVectoredIo(DriverParquetReader.vectoredReads(path, hadoopConf))
       .build()
     val file = ParquetFileReader.open(HadoopInputFile.fromPath(path, hadoopConf), readOptions)
     val rows = ArrayBuffer.empty[InternalRow]
@@ -185,11 +182,6 @@ object SplitPageRead {
     counts.whole += readWhole.size + unpositioned.size
     rows.iterator ++ (readWhole.iterator ++ unpositioned.iterator).flatMap(whole)
   }
-
-  /** Whether page reads of the file at `path` use Hadoop's vectored reads: as configured, except on the local file system. */
-  private def vectoredIo(path: Path, conf: Configuration): Boolean =
-    conf.getBoolean(ParquetInputFormat.HADOOP_VECTORED_IO_ENABLED, ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT) &&
-      path.getFileSystem(conf).getScheme != "file"
 
   /** `ranges` (first and last row, inclusive) as parquet-mr's row ranges of a row group of `rowCount` rows. */
   private def rowRanges(ranges: Seq[(Long, Long)], rowCount: Long): RowRanges = {
