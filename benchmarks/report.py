@@ -29,6 +29,13 @@ BUILD_TARGET = 1.3
 PLANNING_TARGET = (0.05, 20.0)  # 5 % or 20 ms per query with 100 indexes
 
 
+def _same_plan(query: dict[str, Any]) -> bool:
+    """Whether a query's three variants read the same files the same way, with no index: a query
+    that neither an index nor a hand-tuned table serves (the plan facts are equal)."""
+    facts = [query[variant]["facts"] for variant in ("spark", "hyperspace", "tuned")]
+    return not facts[1]["indexes"] and all(f == facts[0] for f in facts[1:])
+
+
 def environment(spark: Any, sf: float) -> dict[str, Any]:
     """CPU count, memory, versions, scale factor and git commit of this run."""
     mem_kb = (
@@ -93,12 +100,18 @@ def tpch_markdown(result: dict[str, Any]) -> list[str]:
             ratio = v["spark"]["median"] / v["hyperspace"]["median"]
             verdict = "met" if ratio >= target else f"missed by {target / ratio:.1f}×"
             lines.append(f"- {q}: {ratio:.2f}× vs target ≥ {target:g}× — {verdict}")
-    worst = max(result["queries"].items(), key=lambda kv: kv[1]["hyperspace"]["median"] / kv[1]["tuned"]["median"])
-    ratio = worst[1]["hyperspace"]["median"] / worst[1]["tuned"]["median"]
-    lines.append(
-        f"- every query within {TUNED_TARGET}× of hand-tuned: worst is {worst[0]} at {ratio:.2f}× — "
-        + ("met" if ratio <= TUNED_TARGET else "missed")
-    )
+    # A query that no index and no hand-tuned table serves runs one plan three times: its ratio to
+    # hand-tuned is the runs' spread, not a comparison of layouts.
+    same = [q for q, v in result["queries"].items() if _same_plan(v)]
+    compared = [(q, v) for q, v in result["queries"].items() if q not in same]
+    if compared:
+        worst = max(compared, key=lambda kv: kv[1]["hyperspace"]["median"] / kv[1]["tuned"]["median"])
+        ratio = worst[1]["hyperspace"]["median"] / worst[1]["tuned"]["median"]
+        lines.append(
+            f"- every query within {TUNED_TARGET}× of hand-tuned: worst is {worst[0]} at {ratio:.3f}× — "
+            + ("met" if ratio <= TUNED_TARGET else "missed")
+            + (f" ({', '.join(same)}: the same plan in every variant, not compared)" if same else "")
+        )
     slowest = min(result["queries"].items(), key=lambda kv: kv[1]["spark"]["median"] / kv[1]["hyperspace"]["median"])
     floor = slowest[1]["spark"]["median"] / slowest[1]["hyperspace"]["median"]
     lines.append(
