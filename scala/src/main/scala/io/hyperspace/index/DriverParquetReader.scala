@@ -57,19 +57,23 @@ object DriverParquetReader {
   }
 
   /**
-   * [[jobConf]] for a driver-side read of files on the file system of `readsFrom`, with Parquet's
-   * vectored reads as [[vectoredReads]] decides for them.
+   * [[jobConf]] for a driver-side read of files on the file system of `readsFrom`: with Parquet's
+   * vectored reads off for files on the local file system unless the user set them, as
+   * [[vectoredReads]] decides (and says why); otherwise as Spark's.
    */
   def jobConf(spark: SparkSession, options: Map[String, String], readsFrom: Option[Path]): JobConf = {
     val conf = jobConf(spark, options)
-    readsFrom.filterNot(vectoredReads(_, conf)).foreach(_ => conf.setBoolean(VectoredReads, false))
+    if (conf.get(VectoredReads) == null && readsFrom.exists(onLocalFileSystem(_, conf))) {
+      conf.setBoolean(VectoredReads, false)
+    }
     conf
   }
 
   /**
    * Whether a driver-side read of the file at `path` uses Parquet's vectored reads: as the user
    * set `parquet.hadoop.vectored.io.enabled` (session, Hadoop configuration or options), else on
-   * every file system but the local one.
+   * every file system but the local one, as Parquet's default has them (off in Parquet 1.15, Spark
+   * 4.0's; on in Parquet 1.17, Spark 4.2's).
    *
    * Hadoop's local file system emulates vectored reads: it completes each range through
    * `CompletableFuture`'s asynchronous stages, which start a new thread per stage where the JVM's
@@ -77,8 +81,8 @@ object DriverParquetReader {
    * read of TPC-H Q6's 15 Z-order files. Measured on two cores: that Q6 128 → 105 ms with them off,
    * and the same either way with a common pool of four threads
    * (benchmarks/results/h-18-vectored-reads.notes.md); a split index's page reads 20 → 6.5 ms a
-   * file (benchmarks/results/split-sf1-quiet3.notes.md). Object stores keep them: there they
-   * fetch a row group's ranges in parallel.
+   * file (benchmarks/results/split-sf1-quiet3.notes.md). Other file systems keep Parquet's
+   * default: on object stores vectored reads fetch a row group's ranges in parallel.
    */
   def vectoredReads(path: Path, conf: Configuration): Boolean = Option(conf.get(VectoredReads)) match {
     case Some(_) => conf.getBoolean(VectoredReads, ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT)

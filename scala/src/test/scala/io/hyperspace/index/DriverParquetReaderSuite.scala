@@ -149,15 +149,17 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
     assert(setting(Map.empty, local).contains("false"))
     assert(setting(Map.empty, Some(new Path(typed))).contains("false")) // on the default file system
     // Only what Spark's own configuration holds, elsewhere (or with nothing read).
-    assert(setting(Map.empty, Some(new Path("s3a://bucket/index/part-0.parquet"))).isEmpty)
-    assert(setting(Map.empty, None).isEmpty)
+    val sparks = Option(spark.sessionState.newHadoopConfWithOptions(Map.empty).get(key))
+    assert(setting(Map.empty, Some(new Path("s3a://bucket/index/part-0.parquet"))) == sparks)
+    assert(setting(Map.empty, None) == sparks)
     // The user's setting wins, wherever it is made.
     assert(setting(Map(key -> "true"), local).contains("true"))
     withConf(key -> "true") { assert(setting(Map.empty, local).contains("true")) }
     val shared = spark.sparkContext.hadoopConfiguration
+    val before = Option(shared.get(key))
     shared.set(key, "true")
     try assert(setting(Map.empty, local).contains("true"))
-    finally shared.unset(key)
+    finally before.fold(shared.unset(key))(shared.set(key, _))
   }
 
   test("reads the rows Spark's reader reads, with the same filters pushed, and no broadcast") {
