@@ -159,7 +159,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     // Where the plan's lowest whole-stage code is Filters and Projects over the scan's batches, each
     // run reads batches through that code, compiled as a job's task compiles it; otherwise rows.
     val stage =
-      if (plainParquet && ownReads && files.nonEmpty) DriverIndexRead.compiledStage(child, scan) else None
+      if (plainParquet && ownReads && files.nonEmpty) DriverIndexRead.compiledStage(child, scan, bottomUp) else None
     def batchReader(run: Int) = DriverParquetReader.batches(relation.sparkSession, relation.partitionSchema,
       scan.requiredSchema, pushed, relation.options, confOf(run)).get
     def source(run: Int): RunSource = stage match {
@@ -314,13 +314,17 @@ object DriverIndexRead {
    * column: their literals are in the generated code, so each new key would compile a class (5–20
    * ms), where the rows a lookup decodes (a page or so) cost less row by row.
    *
-   * Where a global aggregate's partial step comes next (across coalesces, which only set how many
-   * tasks read), the code is that step's over the same Filters and Projects, as Spark generates it
-   * for a task whose stage reads the scan and aggregates it: the running sums in local variables,
+   * Where a global aggregate's partial step comes next in `bottomUp` (the plan's [[Shape]] steps,
+   * from the scan up), across coalesces (which only set how many tasks read), the code is that
+   * step's over the same Filters and Projects, as Spark generates it for a task whose stage reads
+   * the scan and aggregates it: the running sums in local variables,
    * where rows turned out of the Filters' code and aggregated one at a time were each written to a
    * row and read back from it (TPC-H Q6: benchmarks/results/h-18-vectored-reads.notes.md).
    */
-  private[execution] def compiledStage(plan: SparkPlan, scan: FileSourceScanExec): Option[CompiledStage] = {
+  private[execution] def compiledStage(
+      plan: SparkPlan,
+      scan: FileSourceScanExec,
+      bottomUp: Seq[SparkPlan]): Option[CompiledStage] = {
     def rowSteps(node: SparkPlan): Option[Int] = node match {
       case f: FilterExec => rowSteps(f.child).map(_ + 1)
       case p: ProjectExec => rowSteps(p.child).map(_ + 1)
@@ -334,12 +338,8 @@ object DriverIndexRead {
       case stage: WholeStageCodegenExec => rowSteps(stage.child).filter(_ > 0).map((stage, _))
       case _ => None
     }).flatMap { case (stage, steps) =>
-      val withPartial = plan match {
-        case Shape(topDown, _) => partialAggregateAbove(topDown.reverse.drop(steps)).map { case (partial, below) =>
-            (WholeStageCodegenExec(partial.withNewChildren(Seq(stage.child)))(stage.codegenStageId),
-              steps + below + 1)
-          }
-        case _ => None
+      val withPartial = partialAggregateAbove(bottomUp.drop(steps)).map { case (partial, below) =>
+        (WholeStageCodegenExec(partial.withNewChildren(Seq(stage.child)))(stage.codegenStageId), steps + below + 1)
       }
       withPartial.flatMap { case (fused, fusedSteps) => compiles(fused).map(CompiledStage(fused, fusedSteps, _)) }
         .orElse(compiles(stage).map(CompiledStage(stage, steps, _)))

@@ -63,9 +63,7 @@ object DriverParquetReader {
    */
   def jobConf(spark: SparkSession, options: Map[String, String], readsFrom: Option[Path]): JobConf = {
     val conf = jobConf(spark, options)
-    if (conf.get(VectoredReads) == null && readsFrom.exists(onLocalFileSystem(_, conf))) {
-      conf.setBoolean(VectoredReads, false)
-    }
+    if (readsFrom.exists(localAndUnset(_, conf))) conf.setBoolean(VectoredReads, false)
     conf
   }
 
@@ -84,15 +82,16 @@ object DriverParquetReader {
    * file (benchmarks/results/split-sf1-quiet3.notes.md). Other file systems keep Parquet's
    * default: on object stores vectored reads fetch a row group's ranges in parallel.
    */
-  def vectoredReads(path: Path, conf: Configuration): Boolean = Option(conf.get(VectoredReads)) match {
-    case Some(_) => conf.getBoolean(VectoredReads, ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT)
-    case None => ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT && !onLocalFileSystem(path, conf)
-  }
+  def vectoredReads(path: Path, conf: Configuration): Boolean =
+    !localAndUnset(path, conf) && conf.getBoolean(VectoredReads, ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT)
 
   private[hyperspace] val VectoredReads = ParquetInputFormat.HADOOP_VECTORED_IO_ENABLED
 
-  /** Whether `path` (qualified, or on the default file system) is on the local file system. */
-  private def onLocalFileSystem(path: Path, conf: Configuration): Boolean = {
+  /**
+   * Whether `path` (qualified, or on the default file system) is on the local file system and
+   * `conf` leaves vectored reads unset: then a driver-side read turns them off.
+   */
+  private def localAndUnset(path: Path, conf: Configuration): Boolean = conf.get(VectoredReads) == null && {
     val scheme = Option(path.toUri.getScheme).getOrElse(FileSystem.getDefaultUri(conf).getScheme)
     scheme != null && scheme.equalsIgnoreCase("file")
   }

@@ -160,6 +160,14 @@ class DriverParquetReaderSuite extends SparkSessionSuite {
     shared.set(key, "true")
     try assert(setting(Map.empty, local).contains("true"))
     finally before.fold(shared.unset(key))(shared.set(key, _))
+    // A split index's page reads decide the same from the configuration they are given.
+    val bare = spark.sessionState.newHadoopConf()
+    bare.unset(key)
+    assert(!DriverParquetReader.vectoredReads(local.get, bare))
+    assert(DriverParquetReader.vectoredReads(new Path("s3a://bucket/index/part-0.parquet"), bare) ==
+      org.apache.parquet.hadoop.ParquetInputFormat.HADOOP_VECTORED_IO_DEFAULT)
+    bare.set(key, "true")
+    assert(DriverParquetReader.vectoredReads(local.get, bare))
   }
 
   test("reads the rows Spark's reader reads, with the same filters pushed, and no broadcast") {
