@@ -121,6 +121,10 @@ def check_split_onepart_dataskipping_and_broadcast(report: str, raw: dict[str, A
     assert onepart["hyperspace"]["exchanges"] == 0 and onepart["hyperspace_shuffle"]["exchanges"] == 1, onepart
     # ... and is computed in the driver (no job) unless the driver-side read is turned off.
     assert onepart["hyperspace"]["jobs"] == 0 and onepart["hyperspace_job"]["jobs"] >= 1, onepart
+    # The CSV copy's point lookup seeks through the file-level split index.
+    split = raw["suites"]["split"]["queries"]
+    assert {"csv_point", "csv_in10", "csv_join2"} <= set(split), set(split)
+    assert "used by this query" in split["csv_point"]["whyNot"], split["csv_point"]["whyNot"]
     for section in ("## Small aggregates over an index", "## Split index", "## Data skipping", "## Never slower"):
         assert section in report, section
 

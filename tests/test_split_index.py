@@ -117,11 +117,48 @@ def test_create_seek_fallback_refresh_delete(spark: SparkSession, hs: Hyperspace
     hs.vacuum_index("sk")
 
 
-def test_csv_is_refused(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:
-    path = str(work_dir / "split-csv")
-    spark.range(10).selectExpr("id", "id AS k").write.option("header", "true").csv(path)
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_csv_and_json_sources_are_indexed_file_by_file(
+    spark: SparkSession, hs: Hyperspace, work_dir: Path, fmt: str
+) -> None:
+    path = str(work_dir / f"split-{fmt}")
+    # Twelve files, each holding its own range of keys (ten rows per key).
+    frame = spark.range(0, 3000, 1, 12).selectExpr("id", "CAST(id DIV 10 AS INT) AS k", "REPEAT('x', 20) AS pad")
+    schema = "id BIGINT, k INT, pad STRING"
+    if fmt == "csv":
+        frame.write.option("header", "true").csv(path)
+
+        def read() -> DataFrame:
+            return spark.read.schema(schema).option("header", "true").csv(path)
+    else:
+        frame.write.json(path)
+
+        def read() -> DataFrame:
+            return spark.read.schema(schema).json(path)
+
+    name = f"s{fmt}"
+    hs.create_index(read(), SplitIndexConfig(name, ["k"]))
+    assert "whole CSV or JSON files" in hs.index(name).first()["additionalStats"]["locations"]
+    for condition in ["k = 17", "k IN (3, 77, 280)", "k BETWEEN 100 AND 101"]:
+        rows, plan = _run(spark, lambda c=condition: read().where(c))
+        assert rows and "SplitSeekFileIndex" in plan, (condition, plan)
+    # The skipping statistics: a seek for two keys reads the two files holding them.
+    enable_hyperspace(spark)
+    try:
+        [stats] = hs.skipping_stats(read().where("k IN (3, 280)"))
+    finally:
+        disable_hyperspace(spark)
+    assert (stats.files_total, stats.files_read) == (12, 2), stats
+    assert stats.indexes[0].index == name
+    hs.delete_index(name)
+    hs.vacuum_index(name)
+
+
+def test_other_formats_are_refused(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:
+    path = str(work_dir / "split-orc")
+    spark.range(10).selectExpr("id", "id AS k").write.orc(path)
     with pytest.raises(HyperspaceException, match="Parquet"):
-        hs.create_index(spark.read.option("header", "true").csv(path), SplitIndexConfig("scsv", ["k"]))
+        hs.create_index(spark.read.orc(path), SplitIndexConfig("sorc", ["k"]))
 
 
 def test_join_prunes_the_big_side(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> None:

@@ -18,7 +18,9 @@ class SplitIndexConfig:
     The index holds only the key columns and where each row lives in the source (file, Parquet row
     group, row), hash-bucketed and sorted by key. A selective filter on the keys (``=``, ``IN``, a
     small range) reads the matching locations and then only those row groups of the source, with
-    every column the query asks for. Parquet sources only.
+    every column the query asks for. Over CSV and JSON sources the index is file-level: it keeps
+    each distinct (keys, file) pair and a seek reads only the files holding the keys. Other
+    formats, and Delta Lake or Iceberg tables, are refused.
 
     Args:
         name: the index name (a directory under ``spark.hyperspace.system.path``).

@@ -300,6 +300,7 @@ object Reason {
   }
 
   final case class NotPlainParquetScan(what: String) extends Reason {
-    def describe: String = s"a split index seeks into plain Parquet scans only; this scan is $what"
+    def describe: String =
+      s"a split index seeks into plain Parquet scans (and CSV or JSON ones, file by file) only; this scan is $what"
   }
 }

@@ -23,7 +23,8 @@ import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
 import io.hyperspace.sources.FileSource
 
 /**
- * Join pruning: an equi-join of a plain Parquet scan that has a split index on its join key with
+ * Join pruning: an equi-join of a plain Parquet scan (or a CSV or JSON one, whose file-level index
+ * locates files) that has a split index on its join key with
  * a side Spark broadcasts reads only the row groups of the scan that the index locates for
  * `key IN (the broadcast's distinct keys)`, through the same seek and fallback as a filter
  * ([[SplitSeekRule.seek]]).

@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.hyperspace.SparkInternals
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.{DataType, LongType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
@@ -26,7 +26,8 @@ import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex}
 
 /**
  * Filter over a plain Parquet scan → the same Filter over a scan of only the row groups a split
- * index locates for the filter's conditions on its key columns ([[SplitIndex]]). The Filter stays
+ * index locates for the filter's conditions on its key columns ([[SplitIndex]]); over a CSV or
+ * JSON scan, of only the files a file-level split index locates. The Filter stays
  * on top, so rows are checked again: the index only has to name a superset of the row groups
  * holding matching rows, which the conjuncts on the keys alone guarantee (any row the whole
  * filter keeps satisfies them, and the index evaluates them on the same values).
@@ -72,12 +73,9 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val source = FileSource(relation, fs)
     def reject(e: LogEntry, reason: => Reason): Unit = log.reject(e, reason)
     lazy val listed = source.listedFiles
-    val ours = indexesOf(indexes, source)
+    val (ours, unfit) = indexesOf(indexes, source).partition(e => seeksInto(e, fs, source))
+    unfit.foreach(reject(_, Reason.NotPlainParquetScan(source.versioned.map(_.format).getOrElse(source.format))))
     if (ours.isEmpty) return None
-    if (fs.fileFormat.getClass != classOf[ParquetFileFormat] || source.versioned.isDefined) {
-      ours.foreach(reject(_, Reason.NotPlainParquetScan(source.versioned.map(_.format).getOrElse(source.format))))
-      return None
-    }
     val resolver = spark.sessionState.conf.resolver
     val conjuncts = splitConjunctivePredicates(condition)
       .filter(c => c.deterministic && !SubqueryExpression.hasSubquery(c))
@@ -176,6 +174,16 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
   }
 
   /**
+   * Whether `entry` can narrow this scan: a row-group index only a plain Parquet scan (a table
+   * format's subclass of it reads otherwise), a file-level one the CSV or JSON scan it was built
+   * from ([[indexesOf]] holds the reader the same); a table format's scan neither.
+   */
+  private def seeksInto(entry: LogEntry, fs: HadoopFsRelation, source: FileSource): Boolean =
+    source.versioned.isEmpty &&
+      (if (SplitIndex.fileLevel(entry.index)) SplitIndex.FileLevelFormats.contains(source.format)
+       else fs.fileFormat.getClass == classOf[ParquetFileFormat])
+
+  /**
    * What the seek is expected to read, from the index's build statistics: a filter expected to
    * reach more than `maxReadFraction` is refused before the lookup, a job that for such filters
    * reads most of the index only to fall back (measured slower than no index at all).
@@ -198,8 +206,9 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
   private def withSeek(relation: LogicalRelation, fs: HadoopFsRelation, plan: SeekPlan, entry: LogEntry)
       : LogicalRelation = {
     val location = new SplitSeekFileIndex(fs.location, plan, entry)
-    relation.copy(relation = fs.copy(location = location, fileFormat = new SplitSeekParquetFormat(plan.rowGroups))(
-      fs.sparkSession))
+    // A file-level seek reads its files whole, with the scan's own format.
+    val format = if (SplitIndex.fileLevel(entry.index)) fs.fileFormat else new SplitSeekParquetFormat(plan.rowGroups)
+    relation.copy(relation = fs.copy(location = location, fileFormat = format)(fs.sparkSession))
   }
 
   private def storedSchema(entry: LogEntry): StructType = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
@@ -227,7 +236,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       entry: LogEntry,
       onKeys: Seq[Expression],
       locationColumns: Seq[String],
-      maxLocations: Int): Seq[(Long, Long, Long)] = {
+      maxLocations: Int): Seq[Array[Long]] = {
     val indexFiles = IndexFileIndex.bucketsToRead(entry, onKeys) match {
       case Some(buckets) => entry.content.files.filter(f => CoveringIndex.bucketOf(f).forall(buckets.contains))
       case None => entry.content.files
@@ -251,11 +260,10 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     // The physical plan's rows, not a Dataset action: an action also writes the plan's
     // description for the UI's SQL tab, a tenth of a point lookup's planning (measured) for a
     // read nobody sees as a query of its own.
-    val longs = !SplitIndex.rowsPerPosition(entry.index).isDefined
     SparkInternals.ofRows(spark, query).queryExecution.executedPlan.executeCollect()
       .map(r =>
-        if (longs) (r.getLong(0), r.getLong(1), r.getLong(2))
-        else (r.getLong(0), r.getInt(1).toLong, r.getInt(2).toLong)).toSeq
+        Array.tabulate(locationColumns.size + 1)(i =>
+          if (query.output(i).dataType == LongType) r.getLong(i) else r.getInt(i).toLong)).toSeq
   }
 
   /**
@@ -270,23 +278,28 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       described: String): Either[Reason, SeekPlan] = {
     val maxLocations = HyperspaceConf.splitMaxLocations(spark)
     // Version 3 rows name (file id, row group ordinal, row position); versions 1 and 2 rows the
-    // row group's first byte and size instead of the last two.
+    // row group's first byte and size instead of the last two; file-level rows the file id alone.
+    val fileLevel = SplitIndex.fileLevel(entry.index)
     val perPosition = SplitIndex.rowsPerPosition(entry.index)
     val locationColumns = perPosition match {
+      case _ if fileLevel => Nil
       case Some(_) => Seq(SplitIndex.RowGroupColumn, SplitIndex.RowPositionColumn)
       case None => Seq(SplitIndex.RowGroupStartColumn, SplitIndex.RowGroupBytesColumn)
     }
-    val direct = SplitIndexLookup.locate(spark, entry, onKeys, locationColumns, maxLocations)
-    val located: Seq[(Long, Long, Long)] = direct match {
-      case Some(rows) => rows.map(r => (r(0), r(1), r(2)))
-      case None => nestedLookup(spark, entry, onKeys, locationColumns, maxLocations)
-    }
-    if (located.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
-    val distinctLocated = located.distinct
+    val located = SplitIndexLookup.locate(spark, entry, onKeys, locationColumns, maxLocations)
+    val direct = located.isDefined
+    val rows = located.getOrElse(nestedLookup(spark, entry, onKeys, locationColumns, maxLocations))
+    if (rows.size > maxLocations) return Left(Reason.TooManyLocations(maxLocations))
     val listed = source.listedFiles
     val indexed = CandidateIndexes.indexedFiles(entry)
     val byId = entry.source.files.map(f => f.id -> f.key).toMap
     val listedKeys = listed.toSet
+    val unindexed = listed.filterNot(indexed.contains)
+    if (fileLevel) {
+      val files = rows.map(_(0)).distinct.flatMap(id => byId.get(id).filter(listedKeys.contains))
+      return seekPlan(spark, entry, source, listed, Map.empty, unindexed ++ files, described, direct)
+    }
+    val distinctLocated = rows.map(r => (r(0), r(1), r(2))).distinct
     lazy val table = RowGroupTable.ofEntry(spark, entry)
     val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
       byId.get(id).filter(listedKeys.contains).map(k =>
@@ -305,7 +318,22 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
               }
           }).sortBy(_.start))
     }.toMap
-    val whole = listed.filterNot(indexed.contains)
+    seekPlan(spark, entry, source, listed, rowGroups, unindexed, described, direct)
+  }
+
+  /**
+   * `entry`'s seek reading `rowGroups` and the files `whole` of a scan listing `listed`, or why it does
+   * not pay: more than `maxReadFraction` of the scan's bytes.
+   */
+  private def seekPlan(
+      spark: SparkSession,
+      entry: LogEntry,
+      source: FileSource,
+      listed: Seq[FileKey],
+      rowGroups: Map[String, Seq[RowGroupRange]],
+      whole: Seq[FileKey],
+      described: String,
+      direct: Boolean): Either[Reason, SeekPlan] = {
     val bytesToRead = rowGroups.valuesIterator.flatten.map(_.bytes).sum + whole.map(_.size).sum
     val bytesTotal = listed.map(_.size).sum
     val fraction = if (bytesTotal == 0) 0.0 else bytesToRead.toDouble / bytesTotal
@@ -319,7 +347,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       filesTotal = listed.size, bytesTotal = bytesTotal,
       filesSkipped = skipped.size, bytesSkipped = bytesTotal - bytesToRead,
       indexes = Seq(SplitSeekStats.skips(entry, skipped.size, bytesTotal - bytesToRead)))
-    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats, directLookup = direct.isDefined))
+    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats, directLookup = direct))
   }
 }
 

@@ -36,8 +36,10 @@ import io.hyperspace.sources.{FileSource, SourcePaths}
  * ([[io.hyperspace.rules.SplitSeekRule]]) reads the locations matching a filter and then only
  * those row groups (or pages) of the source.
  *
- * Parquet sources only: CSV and JSON have no row groups, and a file-level index of them would be
- * a data skipping index with a value list sketch, which exists already; they are refused.
+ * CSV and JSON sources have no row groups: over them the index is file-level ([[fileLevel]]), its
+ * rows the distinct (keys, source file id) pairs, and a seek reads the located files whole. Their
+ * directories' tables list each source file as one unit (ordinal 0, first byte 0, its size), so
+ * the estimate and join pruning's cost check reason about files as they do about row groups.
  */
 object SplitIndex extends IndexKind {
   val Kind = "SplitIndex"
@@ -81,13 +83,17 @@ object SplitIndex extends IndexKind {
 
   override def configFromJson(json: String): IndexKindConfig = SplitIndexConfig.fromJson(json)
 
+  /** Source formats indexed file by file: no row groups to point into, so a seek reads whole files. */
+  val FileLevelFormats: Set[String] = Set("csv", "json")
+
   override def define(spark: SparkSession, config: IndexKindConfig, source: FileSource): IndexDefinition = {
     val c = configAs[SplitIndexConfig](config)
-    if (source.format != "parquet" || source.versioned.isDefined) {
+    val fileLevel = FileLevelFormats.contains(source.format)
+    if ((source.format != "parquet" && !fileLevel) || source.versioned.isDefined) {
       throw new HyperspaceException(
         s"Index '${c.name}' cannot be a split index over this ${source.format} source: a split index points " +
-          "into the row groups of plain Parquet files. For CSV or JSON use a data skipping index (value list " +
-          "or bloom filter sketch on the key), which prunes whole files, or a covering index.")
+          "into the row groups of plain Parquet files, or names the CSV or JSON files holding each key. For " +
+          "Delta Lake and Iceberg tables, or other formats, use a covering or data skipping index.")
     }
     val covering = CoveringIndex.define(spark, c.name, source, c.indexedColumns, Nil,
       HyperspaceConf.numBuckets(spark), lineage = true)
@@ -101,21 +107,65 @@ object SplitIndex extends IndexKind {
         s"Index '${c.name}' cannot be a split index of a source with a column named '$clash': the split index " +
           "stores its locations under that name.")
     }
-    val stored = DataType.fromJson(covering.schema).asInstanceOf[StructType]
-    val schema = StructType(stored.fields ++ Seq(
-      StructField(RowGroupColumn, IntegerType, nullable = false),
-      StructField(RowPositionColumn, IntegerType, nullable = false)))
-    covering.copy(kind = Kind, kindVersion = KindVersion, schema = schema.json,
-      properties = covering.properties + (RowsPerPositionKey -> DefaultRowsPerPosition.toString))
+    if (fileLevel) covering.copy(kind = Kind, kindVersion = KindVersion)
+    else {
+      val stored = DataType.fromJson(covering.schema).asInstanceOf[StructType]
+      val schema = StructType(stored.fields ++ Seq(
+        StructField(RowGroupColumn, IntegerType, nullable = false),
+        StructField(RowPositionColumn, IntegerType, nullable = false)))
+      covering.copy(kind = Kind, kindVersion = KindVersion, schema = schema.json,
+        properties = covering.properties + (RowsPerPositionKey -> DefaultRowsPerPosition.toString))
+    }
   }
 
   private def storedColumns(definition: IndexDefinition): Seq[String] =
     DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
 
+  /**
+   * Whether the index locates whole source files (CSV, JSON: keys and file id only) rather than
+   * Parquet row groups; the stored schema says which, as it does for the kind versions.
+   */
+  def fileLevel(definition: IndexDefinition): Boolean = !storedColumns(definition).contains(RowGroupColumn)
+
+  /** Whether the index's directories hold a [[RowGroupTable]]: file-level and kind version 3 indexes. */
+  private def hasUnitTable(definition: IndexDefinition): Boolean =
+    fileLevel(definition) || rowsPerPosition(definition).isDefined
+
   /** The stored names of the key columns (top-level, so the source's names). */
   def keyColumns(definition: IndexDefinition): Seq[String] = CoveringIndex.storedIndexedColumns(definition)
 
   override def write(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
+      dataPath: Path, mode: SaveMode): Unit =
+    if (fileLevel(definition)) writeFileLevel(df, definition, indexName, files, dataPath, mode)
+    else writeRowGroups(df, definition, indexName, files, dataPath, mode)
+
+  /** The message of a build that met a row of a file it did not list: the file changed under it. */
+  private def changedUnderBuild(indexName: String) =
+    raise_error(lit(s"A source file of split index '$indexName' changed while the index was being built; retry."))
+
+  /**
+   * A file-level index's rows: each distinct (keys, source file id) once — a seek reads whole
+   * files, so how many rows of a file hold a key does not matter — bucketed and sorted as the
+   * row-group kinds are. The distinct runs after the bucketing shuffle, which already groups every
+   * pair (its keys decide its bucket), so it adds no shuffle of its own.
+   */
+  private def writeFileLevel(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
+      dataPath: Path, mode: SaveMode): Unit = {
+    val spark = df.sparkSession
+    import spark.implicits._
+    val keys = keyColumns(definition).map(k => col(IndexColumn.quote(k)))
+    val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
+    val pairs = df.select(keys :+ col("_metadata.file_path").as("__hs_file_path"): _*)
+      .join(broadcast(ids), Seq("__hs_file_path"), "left")
+      .where(col("__hs_file_id").isNotNull || changedUnderBuild(indexName).isNull)
+      .select(keys :+ col("__hs_file_id").as(CoveringIndex.LineageColumn): _*)
+    val bucketed = pairs.repartition(definition.numBuckets, keys: _*).dropDuplicates()
+    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keyColumns(definition),
+      keyColumns(definition), mode, CoveringIndex.writeOptions(definition) ++ WriteOptions)
+    RowGroupTable.add(spark, dataPath, files.map(f => RowGroupInfo(f.id, 0, 0L, 0L, 0L, f.size)))
+  }
+
+  private def writeRowGroups(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
       dataPath: Path, mode: SaveMode): Unit = {
     val spark = df.sparkSession
     import spark.implicits._
@@ -130,8 +180,7 @@ object SplitIndex extends IndexKind {
     val footerGroups = rowGroups(spark, files)
     val groups = footerGroups.toDF(
       "__hs_rg_file", RowGroupColumn, "__hs_rg_first", "__hs_rg_rows", RowGroupStartColumn, RowGroupBytesColumn)
-    val changed = raise_error(lit(s"A source file of split index '$indexName' changed while the index was being " +
-        "built; retry."))
+    val changed = changedUnderBuild(indexName)
     val located = rows.join(broadcast(ids), Seq("__hs_file_path"), "left")
       .join(broadcast(groups),
         col("__hs_file_id") === col("__hs_rg_file") && col(rowIndex) >= col("__hs_rg_first") &&
@@ -201,6 +250,8 @@ object SplitIndex extends IndexKind {
     val key = if (keys.size == 1) keys.head else struct(keys: _*)
     val read = spark.read.schema(schema).parquet(files.map(f => new Path(dataPath, f.name).toString): _*)
       .select(col("*"), col("_metadata.file_name").as("__hs_file_name"))
+    // A file-level row's unit is its file: row group 0 of the directory's table, the file's size.
+    val rowGroup = if (fileLevel(definition)) lit(0) else col(RowGroupColumn)
     // Version 3 rows name their row group; its bytes are in the directory's row group table.
     val data = if (schema.fieldNames.contains(RowGroupBytesColumn)) read
     else {
@@ -208,12 +259,11 @@ object SplitIndex extends IndexKind {
       val table = RowGroupTable.read(spark, Seq(dataPath)).values.toSeq
         .map(g => (g.fileId, g.ordinal, g.bytes)).toDF("__hs_rg_id", "__hs_rg_ordinal", RowGroupBytesColumn)
       read.join(broadcast(table),
-        col(CoveringIndex.LineageColumn) === col("__hs_rg_id") &&
-          col(RowGroupColumn) === col("__hs_rg_ordinal"), "left")
+        col(CoveringIndex.LineageColumn) === col("__hs_rg_id") && rowGroup === col("__hs_rg_ordinal"), "left")
     }
     val perFile = data.groupBy(col("__hs_file_name")).agg(
       approx_count_distinct(key),
-      approx_count_distinct(struct(key, col(CoveringIndex.LineageColumn), col(RowGroupColumn))),
+      approx_count_distinct(struct(key, col(CoveringIndex.LineageColumn), rowGroup)),
       sum(col(RowGroupBytesColumn)))
     val locations = perFile.collect().map(r =>
       r.getString(0) -> LocationStats(r.getLong(1), r.getLong(2), if (r.isNullAt(3)) 0L else r.getLong(3))).toMap
@@ -236,7 +286,7 @@ object SplitIndex extends IndexKind {
    * the log lies in them.
    */
   private def carryRowGroups(spark: SparkSession, entry: LogEntry, dataPath: Path, dropIds: Set[Long]): Unit =
-    if (rowsPerPosition(entry.index).isDefined) {
+    if (hasUnitTable(entry.index)) {
       RowGroupTable.add(spark, dataPath,
         RowGroupTable.ofEntry(spark, entry).values.filterNot(g => dropIds.contains(g.fileId)).toSeq)
     }
@@ -257,7 +307,8 @@ object SplitIndex extends IndexKind {
       Map(
         "numBuckets" -> definition.numBuckets.toString,
         "locations" ->
-          (if (rowsPerPosition(definition).isDefined) {
+          (if (fileLevel(definition)) "source file id (whole CSV or JSON files)"
+           else if (rowsPerPosition(definition).isDefined) {
              s"source file id, row group ordinal, row position (${rowsPerPosition(definition).get} rows)"
            } else {
              "source file id, row group (ordinal, first byte, bytes)" +

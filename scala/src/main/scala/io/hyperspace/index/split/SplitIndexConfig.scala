@@ -10,6 +10,7 @@ import io.hyperspace.index.IndexKindConfig
  * row lives in the source — file, Parquet row group, row — hash-bucketed and sorted by key. A
  * selective filter on the keys reads the matching locations from it and then only those row
  * groups of only those source files, with every column of the source (docs/split-index.md).
+ * Over CSV and JSON sources it is file-level: (keys, file) pairs, seeks read whole files.
  *
  * @param name           the index name (a directory name under the system path)
  * @param indexedColumns the key columns (top-level columns of the source)

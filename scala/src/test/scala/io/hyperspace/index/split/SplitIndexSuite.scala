@@ -778,10 +778,10 @@ class SplitIndexSuite extends RuleTestSupport {
     assert(missing.contains("sBad1") && missing.contains("nope"), missing)
     val none = refused(SplitIndexConfig("sBad2", Nil))
     assert(none.contains("sBad2") && none.contains("at least one indexed column"), none)
-    val csv = newDir("csv").getAbsolutePath + "/data"
-    spark.range(10).selectExpr("id", "id AS k").write.option("header", "true").csv(csv)
-    val format = refused(SplitIndexConfig("sBad3", Seq("k")), spark.read.option("header", "true").csv(csv))
-    assert(format.contains("sBad3") && format.contains("csv") && format.contains("Parquet"), format)
+    val text = newDir("text").getAbsolutePath + "/data"
+    spark.range(10).selectExpr("CAST(id AS STRING) AS value").write.text(text)
+    val format = refused(SplitIndexConfig("sBad3", Seq("value")), spark.read.text(text))
+    assert(format.contains("sBad3") && format.contains("text") && format.contains("Parquet"), format)
     val clash = newDir("clash").getAbsolutePath + "/data"
     spark.range(10).selectExpr("id", "id AS _row_index").write.parquet(clash)
     val named = refused(SplitIndexConfig("sBad4", Seq("id")), spark.read.parquet(clash))
