@@ -49,6 +49,12 @@ trait HyperspaceSuite extends SparkSessionSuite {
     spark.read.parquet(entry.content.files.map(entry.content.pathOf): _*)
   }
 
+  /** Deletes the indexes `names` and vacuums them now: a test's cleanup, leaving nothing on disk. */
+  protected def drop(names: String*): Unit = names.foreach { n =>
+    hs.deleteIndex(n)
+    vacuumNow(n)
+  }
+
   /**
    * Vacuums `name` with a retention of 0, as if every version it no longer uses had been unused
    * for long: what the original Hyperspace's delete + vacuum + create flows expect.

@@ -56,11 +56,6 @@ class SplitIndexSuite extends RuleTestSupport {
     spark.conf.set(AuditKey, "1.0")
   }
 
-  private def drop(names: String*): Unit = names.foreach { n =>
-    hs.deleteIndex(n)
-    vacuumNow(n)
-  }
-
   private def latest(name: String): LogEntry = logOf(name).latestStable.get
 
   private def seekScans(plan: SparkPlan): Seq[FileSourceScanExec] = plan.collect {

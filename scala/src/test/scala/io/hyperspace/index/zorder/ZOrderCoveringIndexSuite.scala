@@ -50,11 +50,6 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
     finally spark.conf.unset(TargetKey)
   }
 
-  private def drop(names: String*): Unit = names.foreach { n =>
-    hs.deleteIndex(n)
-    vacuumNow(n)
-  }
-
   private def latest(name: String): LogEntry = logOf(name).latestStable.get
 
   test("a build writes bounded files, each with the ranges of the indexed columns in the log") {
