@@ -144,6 +144,20 @@ object SplitIndex extends IndexKind {
     raise_error(lit(s"A source file of split index '$indexName' changed while the index was being built; retry."))
 
   /**
+   * `files` as (`__hs_file_path`, `__hs_file_id`), the path spelled as source rows name their file
+   * in `_metadata.file_path`: percent-encoded, unlike the listing.
+   */
+  private def fileIds(spark: SparkSession, files: Seq[SourceFile]): DataFrame = {
+    import spark.implicits._
+    files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
+  }
+
+  /** `bucketed` (partitioned by the keys into the index's buckets) written as its bucket files. */
+  private def writeBuckets(bucketed: DataFrame, definition: IndexDefinition, dataPath: Path, mode: SaveMode): Unit =
+    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keyColumns(definition),
+      keyColumns(definition), mode, CoveringIndex.writeOptions(definition) ++ WriteOptions)
+
+  /**
    * A file-level index's rows: each distinct (keys, source file id) once — a seek reads whole
    * files, so how many rows of a file hold a key does not matter — bucketed and sorted as the
    * row-group kinds are. The distinct runs after the bucketing shuffle, which already groups every
@@ -152,16 +166,12 @@ object SplitIndex extends IndexKind {
   private def writeFileLevel(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
       dataPath: Path, mode: SaveMode): Unit = {
     val spark = df.sparkSession
-    import spark.implicits._
     val keys = keyColumns(definition).map(k => col(IndexColumn.quote(k)))
-    val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
     val pairs = df.select(keys :+ col("_metadata.file_path").as("__hs_file_path"): _*)
-      .join(broadcast(ids), Seq("__hs_file_path"), "left")
+      .join(broadcast(fileIds(spark, files)), Seq("__hs_file_path"), "left")
       .where(col("__hs_file_id").isNotNull || changedUnderBuild(indexName).isNull)
       .select(keys :+ col("__hs_file_id").as(CoveringIndex.LineageColumn): _*)
-    val bucketed = pairs.repartition(definition.numBuckets, keys: _*).dropDuplicates()
-    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keyColumns(definition),
-      keyColumns(definition), mode, CoveringIndex.writeOptions(definition) ++ WriteOptions)
+    writeBuckets(pairs.repartition(definition.numBuckets, keys: _*).dropDuplicates(), definition, dataPath, mode)
     RowGroupTable.add(spark, dataPath, files.map(f => RowGroupInfo(f.id, 0, 0L, 0L, 0L, f.size)))
   }
 
@@ -175,18 +185,15 @@ object SplitIndex extends IndexKind {
     val rowIndex = "__hs_row_index"
     val rows = df.select(keys.map(k => col(IndexColumn.quote(k))) ++
         Seq(col("_metadata.file_path").as("__hs_file_path"), col("_metadata.row_index").as(rowIndex)): _*)
-    // Rows name their file as `_metadata.file_path` does: percent-encoded, unlike the listing.
-    val ids = files.map(f => (SourcePaths.asMetadataPath(f.path), f.id)).toDF("__hs_file_path", "__hs_file_id")
     val footerGroups = rowGroups(spark, files)
     val groups = footerGroups.toDF(
       "__hs_rg_file", RowGroupColumn, "__hs_rg_first", "__hs_rg_rows", RowGroupStartColumn, RowGroupBytesColumn)
-    val changed = changedUnderBuild(indexName)
-    val located = rows.join(broadcast(ids), Seq("__hs_file_path"), "left")
+    val located = rows.join(broadcast(fileIds(spark, files)), Seq("__hs_file_path"), "left")
       .join(broadcast(groups),
         col("__hs_file_id") === col("__hs_rg_file") && col(rowIndex) >= col("__hs_rg_first") &&
           col(rowIndex) < col("__hs_rg_first") + col("__hs_rg_rows"), "left")
       // A row whose file or row group is not the one listed means the file changed under the build.
-      .where(col("__hs_rg_file").isNotNull || changed.isNull)
+      .where(col("__hs_rg_file").isNotNull || changedUnderBuild(indexName).isNull)
     val locations = rowsPerPosition(definition) match {
       case Some(per) =>
         Seq(col(RowGroupColumn), ((col(rowIndex) - col("__hs_rg_first")) / per).cast(IntegerType).as(RowPositionColumn))
@@ -196,9 +203,8 @@ object SplitIndex extends IndexKind {
     }
     val data = located.select(keys.map(k => col(IndexColumn.quote(k))) ++
         Seq(col("__hs_file_id").as(CoveringIndex.LineageColumn)) ++ locations: _*)
-    val bucketed = data.repartition(definition.numBuckets, keys.map(k => col(IndexColumn.quote(k))): _*)
-    SparkInternals.writeBucketedParquet(bucketed, dataPath, definition.numBuckets, keys, keys, mode,
-      CoveringIndex.writeOptions(definition) ++ WriteOptions)
+    writeBuckets(data.repartition(definition.numBuckets, keys.map(k => col(IndexColumn.quote(k))): _*), definition,
+      dataPath, mode)
     if (rowsPerPosition(definition).isDefined) {
       RowGroupTable.add(spark, dataPath,
         footerGroups.map {
