@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from hyperspace import (
     BloomFilterSketch,
@@ -94,6 +95,36 @@ def test_create_query_and_stats(spark: SparkSession, hs: Hyperspace, tmp_path: P
     assert "Data skipping: " in hs.explain(spark.read.parquet(str(src)).where("id = 5"), display=False)
     spark.range(2).collect()
     assert hs.last_query_skipping_stats() == []
+
+
+def test_a_join_reads_only_the_files_whose_sketches_can_hold_the_broadcast_keys(
+    spark: SparkSession, hs: Hyperspace, tmp_path: Path
+) -> None:
+    src, dim = tmp_path / "events", tmp_path / "dim"
+    make_events(spark, src)  # 20 files of 30 contiguous ids
+    spark.range(0, 700, 1, 1).selectExpr("id AS id2", "CONCAT('n', id) AS name").write.parquet(str(dim))
+    hs.create_index(spark.read.parquet(str(src)), DataSkippingIndexConfig("py_join", MinMaxSketch("id")))
+
+    def query() -> DataFrame:  # the small side filtered on its names: the key's filter is not inferred
+        small = spark.read.parquet(str(dim)).where("name IN ('n5', 'n400', 'n650')")
+        return spark.read.parquet(str(src)).join(small, F.col("id") == F.col("id2"))
+
+    conf = HyperspaceConfig(spark)
+    assert conf.dataskipping_join_pruning_enabled is True and conf.dataskipping_join_pruning_max_keys == 1000
+    with conf.override(audit_sample_rate=1.0):  # every skipped file re-read: none holds a key
+        got = rows(query())
+    [stats] = hs.last_query_skipping_stats()
+    assert (stats.files_total, stats.files_read) == (20, 2), stats
+    assert stats.filter.startswith("id IN (the 3 join key(s) of the other side)"), stats.filter
+    hs.disable()
+    expected = rows(query())
+    hs.enable()
+    assert got == expected and len(got) == 2
+    assert "decides at run time" in hs.why_not(query(), "py_join", display=False)
+    for settings in ({"dataskipping_join_pruning_enabled": False}, {"dataskipping_join_pruning_max_keys": 1}):
+        with conf.override(**settings):
+            query().collect()
+            assert [s.files_read for s in hs.last_query_skipping_stats()] == [20], settings
 
 
 def test_maintenance_and_errors(spark: SparkSession, hs: Hyperspace, tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 Events are written in time order, so every file holds a narrow time range, a narrow range of the
 URL's tenant prefix, and its own set of request ids (random strings, so min/max cannot help).
 One data skipping index (Bloom filter on the request id, min/max on the time, prefix and suffix
-sketches on the URL) serves point lookups, time ranges and LIKE filters. Each query runs with and
+sketches on the URL) serves point lookups, time ranges and LIKE filters, and prunes the events' files
+by the request ids of a small incidents table they are joined with (join pruning at run time). Each query runs with and
 without the index, interleaved on the same data; files read come from the scans' metrics. Index
 build time and index size relative to the data are reported too.
 """
@@ -46,7 +47,26 @@ def _queries(files: int, rows_per_file: int) -> dict[str, str]:
         "no_sketch_applies": "SELECT count(*), max(ts) FROM ev WHERE bytes BETWEEN 1000 AND 1100",
         # The min/max sketch on ts evaluates this, but every file has a row after the start.
         "nothing_skipped": "SELECT count(*), sum(bytes) FROM ev WHERE ts >= TIMESTAMP'2025-01-01 00:00:00' AND bytes < 500",
+        # Joins with a small side Spark broadcasts, filtered on a column that is not the key: the
+        # Bloom filter on request_id prunes the events' files at run time by the broadcast's keys.
+        "join_few": f"{INCIDENT_JOIN} WHERE i.severity = 'critical'",
+        "join_many": f"{INCIDENT_JOIN} WHERE i.severity = 'major'",
     }
+
+
+INCIDENT_JOIN = "SELECT count(*), sum(e.bytes), max(e.ts) FROM ev e JOIN incidents i ON e.request_id = i.request_id"
+
+
+def _write_incidents(spark: Any, path: Path, events: int) -> None:
+    """1,000 incidents, each naming one request spread evenly over the events: 3 critical, 250 major."""
+    (
+        spark.range(0, 1000, 1, 1)
+        .selectExpr(
+            f"md5(CAST(id * {events // 1000} + 7 AS STRING)) AS request_id",
+            "CASE WHEN id % 333 = 5 THEN 'critical' WHEN id % 4 = 0 THEN 'major' ELSE 'minor' END AS severity",
+        )
+        .write.parquet(str(path))
+    )
 
 
 def _size(path: Path) -> int:
@@ -76,6 +96,8 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         )
         .write.parquet(str(data))
     )
+    incidents = root / "incidents"
+    _write_incidents(spark, incidents, files * rows_per_file)
     data_bytes = _size(data)
     source = spark.read.parquet(str(data))
     config = DataSkippingIndexConfig(
@@ -90,6 +112,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     def variant(name: str, on: bool) -> Variant:
         def prepare(_: str) -> None:
             spark.read.parquet(str(data)).createOrReplaceTempView("ev")
+            spark.read.parquet(str(incidents)).createOrReplaceTempView("incidents")
             (enable_hyperspace if on else disable_hyperspace)(spark)
 
         return Variant(name, prepare)

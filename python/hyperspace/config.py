@@ -368,11 +368,25 @@ class HyperspaceConfig:
         _from_int,
         "Most distinct broadcast join keys join pruning seeks for (default 1000).",
     )
+    dataskipping_join_pruning_enabled = _Setting(
+        "spark.hyperspace.index.dataskipping.joinPruning.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether the keys of a broadcast join side, read at run time from the broadcast, prune the files "
+        "of a source whose data skipping index has a sketch on the join key (default True).",
+    )
+    dataskipping_join_pruning_max_keys = _Setting(
+        "spark.hyperspace.index.dataskipping.joinPruning.maxKeys",
+        int,
+        _from_int,
+        "Most distinct broadcast join keys data skipping's join pruning checks the sketches against (default 1000).",
+    )
     audit_sample_rate = _Setting(
         "spark.hyperspace.audit.sampleRate",
         float,
         _from_float,
-        "Fraction of the files a split index seek pruned that planning re-scans to check it (0: off).",
+        "Fraction of the files an index pruned (a split index seek; data skipping, for a filter or a "
+        "join's keys) that planning re-scans to check it; a skipped matching row fails the query (0: off).",
     )
     advisor_record_queries = _Setting(
         "spark.hyperspace.advisor.recordQueries",

@@ -540,8 +540,9 @@ class Hyperspace:
     @translate_errors
     def why_not(self, df: DataFrame, index_name: str | None = None, display: bool = True) -> str:
         """For each index (or only ``index_name``): "used by this query" exactly when the session's
-        plan for ``df`` reads it, otherwise the reasons the optimizer recorded (a column not covered,
-        no filter on the leading column, the source changed, rewriting off in this session, ...)."""
+        plan for ``df`` reads it (then what join pruning will decide at run time, if anything),
+        otherwise the reasons the optimizer recorded (a column not covered, no filter on the leading
+        column, the source changed, rewriting off in this session, ...)."""
         return self._show(self._backend.why_not(df, index_name), display)
 
     @translate_errors

@@ -6,7 +6,7 @@ import org.apache.spark.sql.hyperspace.InjectedFunctions
 import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
-import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, PushFilterThroughBucketUnion, SplitJoinRuntimePruning, SumDecimalsOnLongs}
+import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, JoinRuntimePruning, PushFilterThroughBucketUnion, SumDecimalsOnLongs}
 import io.hyperspace.sql.HyperspaceSqlParser
 
 /**
@@ -31,7 +31,7 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     // Also after the rewrites: it changes only aggregates over index scans.
     extensions.injectOptimizerRule(session => SumDecimalsOnLongs(session))
     // Join pruning reads the keys of a broadcast once adaptive execution has built it.
-    extensions.injectRuntimeOptimizerRule(session => SplitJoinRuntimePruning(session))
+    extensions.injectRuntimeOptimizerRule(session => JoinRuntimePruning(session))
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
     extensions.injectPlannerStrategy(_ => IndexedStrategy)
     extensions.injectColumnar(_ => IndexPhysicalRules)

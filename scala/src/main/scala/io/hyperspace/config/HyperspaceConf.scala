@@ -212,11 +212,28 @@ object HyperspaceConf {
       .checkValue(n => n >= 1, "must be at least 1")
       .createWithDefault(1000)
 
+  val SKETCH_JOIN_PRUNING_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.dataskipping.joinPruning.enabled")
+      .doc("In an equi-join of a source whose data skipping index has a sketch on the join key (min/max, " +
+        "bloom filter, value list) with a side Spark broadcasts, the source reads only the files whose " +
+        "sketches can hold one of the broadcast's join keys, read from the broadcast at run time (adaptive " +
+        "execution). A split index on the key is used instead where there is one.")
+      .booleanConf
+      .createWithDefault(true)
+
+  val SKETCH_JOIN_PRUNING_MAX_KEYS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.dataskipping.joinPruning.maxKeys")
+      .doc("Most distinct join keys of a broadcast that data skipping's join pruning checks the sketches " +
+        "against; a broadcast with more does not prune.")
+      .intConf
+      .checkValue(n => n >= 1 && n <= 100000, "must be between 1 and 100000")
+      .createWithDefault(1000)
+
   val AUDIT_SAMPLE_RATE: ConfigEntry[Double] =
     buildConf("spark.hyperspace.audit.sampleRate")
-      .doc("Fraction of the source files a split index seek pruned (wholly or some row groups) " +
-        "that planning re-scans in full, failing the query if one holds a row the filter keeps " +
-        "that the seek would not read. 0 turns the audit off.")
+      .doc("Fraction of the source files an index pruned — a split index seek (wholly or some row groups), " +
+        "data skipping (for a filter, or for a join's keys) — that planning re-scans in full, failing the " +
+        "query if one holds a row the query keeps that the pruned scan would not read. 0 turns the audit off.")
       .doubleConf
       .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
       .createWithDefault(0.0)
@@ -384,7 +401,7 @@ object HyperspaceConf {
     INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_JOIN_PROBE_IN_PLACE, INDEXED_LOOKUP_READ_IN_PLACE,
     INDEXED_KEPT_BROADCASTS_MAX_BYTES,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
-    SPLIT_JOIN_PRUNING_MAX_KEYS,
+    SPLIT_JOIN_PRUNING_MAX_KEYS, SKETCH_JOIN_PRUNING_ENABLED, SKETCH_JOIN_PRUNING_MAX_KEYS,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
     ADVISOR_BLOOM_FILTER_FPP)
 
@@ -504,7 +521,11 @@ object HyperspaceConf {
   def splitJoinPruningEnabled(spark: SparkSession): Boolean = SPLIT_JOIN_PRUNING_ENABLED.readFrom(spark)
   /** Most distinct broadcast keys join pruning seeks for. */
   def splitJoinPruningMaxKeys(spark: SparkSession): Int = SPLIT_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
-  /** Fraction of pruned files a seek re-scans to check it (0: off). */
+  /** Whether a small join side's keys prune a source's files by its data skipping sketches. */
+  def sketchJoinPruningEnabled(spark: SparkSession): Boolean = SKETCH_JOIN_PRUNING_ENABLED.readFrom(spark)
+  /** Most distinct broadcast keys data skipping's join pruning checks. */
+  def sketchJoinPruningMaxKeys(spark: SparkSession): Int = SKETCH_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
+  /** Fraction of pruned files an audit re-scans to check the pruning (0: off). */
   def auditSampleRate(spark: SparkSession): Double = AUDIT_SAMPLE_RATE.readFrom(spark)
   /** Partitions of a new Indexed DataFrame. */
   def indexedNumPartitions(spark: SparkSession): Int = INDEXED_NUM_PARTITIONS.readFrom(spark)

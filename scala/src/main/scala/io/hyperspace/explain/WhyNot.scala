@@ -37,9 +37,13 @@ object WhyNot {
               case Some(why) => s"; with rewriting on it would not be used either: $why"
             })
           blocked.describe + ifOn.getOrElse("")
-        case None => outcome(s, d).getOrElse("used by this query")
+        case None => outcome(s, d).getOrElse(("used by this query" +: atRunTime(s, d)).mkString("; "))
       }
     }
+
+  /** What an index will decide once the query runs (join pruning), said beside its use while planning. */
+  private def atRunTime(s: IndexSummary, d: Decisions): Seq[String] =
+    d.reasonsFor(s.name).collect { case r: Reason.DecidedAtRunTime => r.describe }
 
   /** None when the index is used; otherwise the reasons it is not, in words. */
   private def outcome(s: IndexSummary, d: Decisions): Option[String] =

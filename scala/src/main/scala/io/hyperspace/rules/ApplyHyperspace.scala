@@ -97,7 +97,7 @@ object ApplyHyperspace extends Logging with PredicateHelper {
         else decide(spark, plan, log, catalogRoot)
       } catch {
         // An audit that found skipped rows must fail the query, not run it without the index.
-        case e: SplitSeekAudit.AuditFailure => throw e
+        case e: AuditFailure => throw e
         case NonFatal(e) =>
           logWarning(s"Hyperspace could not rewrite the plan; running it unchanged. Cause: $e", e)
           plan
@@ -144,16 +144,19 @@ object ApplyHyperspace extends Logging with PredicateHelper {
   }
 
   /**
-   * What a recorded optimizer run decided: the indexes its plan `optimized` reads, and for each
-   * other ACTIVE index the reasons written to `log`, or, when no rule met the index, why none
-   * could ([[Unconsidered]], judged on `query`, the query's analyzed plan: the scans it asks for).
+   * What a recorded optimizer run decided: the indexes its plan `optimized` reads (with what they
+   * will decide at run time), and for each other ACTIVE index the reasons written to `log`, or,
+   * when no rule met the index, why none could ([[Unconsidered]], judged on `query`, the query's
+   * analyzed plan: the scans it asks for).
    */
   def decisions(spark: SparkSession, optimized: LogicalPlan, log: RecordingLog, query: LogicalPlan): Decisions = {
     val used = indexesIn(optimized).map(_.name).toSet
-    val reasons = CandidateIndexes.active(spark).filterNot(e => used.contains(e.name)).map { e =>
+    val reasons = CandidateIndexes.active(spark).map { e =>
       val recorded = log.reasons(e.name)
       e.name.toLowerCase(java.util.Locale.ROOT) ->
-        (if (recorded.nonEmpty) recorded else Seq(Unconsidered.reason(e, TableScans.asFileScans(query))))
+        (if (used.contains(e.name)) recorded.filter(_.isInstanceOf[Reason.DecidedAtRunTime])
+         else if (recorded.nonEmpty) recorded
+         else Seq(Unconsidered.reason(e, TableScans.asFileScans(query))))
     }.toMap
     Decisions(used, reasons)
   }
@@ -222,7 +225,7 @@ object ApplyHyperspace extends Logging with PredicateHelper {
    * index sorted on the join key.
    */
   val rewrites: Seq[IndexRewrite] = Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule,
-    SplitSeekRule, SplitJoinPruningRule, BroadcastProbeIndexRule)
+    SplitSeekRule, JoinPruningRule, BroadcastProbeIndexRule)
 
   /**
    * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as

@@ -43,7 +43,7 @@ object BroadcastProbeIndexRule extends IndexRewrite with PredicateHelper {
     join match {
       // A split index may narrow the streamed side to a few row groups once the broadcast is
       // built, which beats reading all of a covering index in key order.
-      case _ if SplitJoinPruningRule.decidesAtRunTime(spark, indexes, join) => join
+      case _ if JoinPruningRule.decidesAtRunTime(spark, indexes, join) => join
       case EquiJoin(_, Seq(leftKey: AttributeReference), Seq(rightKey: AttributeReference), _, left, right, _) =>
         val conf = spark.sessionState.conf
         BroadcastSides.of(TableScans.restore(join).asInstanceOf[Join], conf) match {

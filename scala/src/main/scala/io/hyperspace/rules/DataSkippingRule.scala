@@ -6,7 +6,7 @@ import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.types.{DataType, StructType}
 
 import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
@@ -47,6 +47,18 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   def serves(entry: LogEntry, source: FileSource, listed: => Seq[FileKey]): Boolean =
     readsLike(entry, source) && sharesFiles(entry, listed)
 
+  /**
+   * Whether `entry` describes data read like `source`'s and has a sketch that can rule out a file
+   * for `filter` over `relation` (decided from the log entry alone; the sketch table is not read).
+   */
+  def sketchesApply(
+      spark: SparkSession,
+      entry: LogEntry,
+      source: FileSource,
+      filter: Expression,
+      relation: LogicalRelation): Boolean =
+    readsLike(entry, source) && attempt(entry, DecisionLog.Discard)(translate(spark, entry, filter, relation)).isDefined
+
   // Source schemas recorded in entries, parsed once (entries are immutable); bounded, since a
   // long-running driver sees ever new schemas as sources evolve and indexes come and go.
   private val schemas = new BoundedCache[String, StructType](1024)
@@ -68,13 +80,51 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   /** A query filter translated into a condition over `entry`'s sketch table. */
   private case class Translation(entry: LogEntry, sketches: Seq[ResolvedSketch], condition: Expression)
 
-  /** The relation with the files `indexes` rule out for `condition` left out, if any index applies. */
+  /**
+   * Join pruning at run time ([[JoinPruningRule]]): `relation` without the files `indexes` rule out
+   * for `condition` (the join's key among the other side's keys, and the filters over the scan),
+   * reported as `described`. A scan this rule pruned while planning is pruned again from its full
+   * listing, under a condition that holds the planning's filters; None when nothing more is ruled
+   * out (or the scan is a table format's, pruned by the format while planning).
+   */
+  def pruneForJoin(
+      spark: SparkSession,
+      indexes: Seq[LogEntry],
+      condition: Expression,
+      relation: LogicalRelation,
+      described: String): Option[LogicalRelation] = {
+    val fs = relation.relation match {
+      case fs: HadoopFsRelation => fs
+      case _ => return None
+    }
+    def skippedBy(location: FileIndex): Int = location match {
+      case d: SkippedFilesIndex => d.stats.filesSkipped
+      case _ => 0
+    }
+    val full = fs.location match {
+      case d: DataSkippingFileIndex => FileRelation.withLocation(relation, fs, d.delegate)
+      case _: SkippedFilesIndex => return None
+      case _ => relation
+    }
+    prune(spark, indexes, condition, full, DecisionLog.Discard, Some(described)).filter {
+      _.relation match {
+        case pruned: HadoopFsRelation => skippedBy(pruned.location) > skippedBy(fs.location)
+        case _ => false
+      }
+    }
+  }
+
+  /**
+   * The relation with the files `indexes` rule out for `condition` left out, if any index
+   * applies; its statistics name the filter `described`, or the filter's SQL.
+   */
   private def prune(
       spark: SparkSession,
       indexes: Seq[LogEntry],
       condition: Expression,
       relation: LogicalRelation,
-      log: DecisionLog): Option[LogicalRelation] = {
+      log: DecisionLog,
+      described: Option[String] = None): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
       case Some(fs) if !fs.location.isInstanceOf[SkippedFilesIndex] => fs
       case _ => return None
@@ -126,7 +176,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     val skipped = perIndex.flatMap(_._2).toSet
     val stats = RelationSkippingStats(
       relation = source.table.getOrElse(fs.location.rootPaths.mkString(", ")),
-      filter = filter.sql,
+      filter = described.getOrElse(filter.sql),
       filesTotal = listed.size, bytesTotal = listed.map(_.size).sum,
       filesSkipped = skipped.size, bytesSkipped = skipped.iterator.map(_.size).sum,
       indexes = perIndex.map(_._3))
@@ -134,6 +184,9 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     DataSkippingStats.ensureListener(spark)
     source.versioned match {
       case None =>
+        // The table formats' skipped files are read through the format (deletion vectors): not audited.
+        DataSkippingAudit.check(spark, relation, fs, filter, stats.filter, skipped.toSeq.map(_.path),
+          perIndex.filter(_._2.nonEmpty).map(_._1))
         val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
         Some(FileRelation.withLocation(relation, fs, location))
       case Some(table) =>

@@ -74,7 +74,10 @@ final case class Decisions(
 
   def isUsed(name: String): Boolean = used.exists(_.equalsIgnoreCase(name))
 
-  /** Why index `name` is not used (empty when it is). */
+  /**
+   * Why index `name` is not used; for one that is, only what it decides at run time
+   * ([[Reason.DecidedAtRunTime]], usually nothing).
+   */
   def reasonsFor(name: String): Seq[Reason] =
     blocked.toSeq ++ (if (blocked.isEmpty) reasons.getOrElse(key(name), Nil) else Nil)
 }

@@ -15,6 +15,12 @@ sealed trait Reason {
 
 object Reason {
 
+  /**
+   * Not a reason against the index: what it will do once the query runs, decided then (join
+   * pruning); whyNot says it also for an index the planned query uses.
+   */
+  sealed trait DecidedAtRunTime extends Reason
+
   // The session: nothing is rewritten at all.
 
   case object ExtensionNotInstalled extends Reason {
@@ -291,12 +297,19 @@ object Reason {
       "the join does not prune this scan"
   }
 
-  final case class JoinPrunedAtRunTime(budget: Long, key: String) extends Reason {
+  final case class JoinPrunedAtRunTime(budget: Long, key: String) extends DecidedAtRunTime {
     def describe: String = s"join pruning decides at run time, once Spark has built the broadcast of the other side " +
       s"of the join: this scan reads only the row groups the index locates for the broadcast's $key values when " +
       s"they are at most $budget distinct keys (more are estimated to read over " +
       s"${HyperspaceConf.SPLIT_MAX_READ_FRACTION.key} of the scan, or exceed " +
       s"${HyperspaceConf.SPLIT_JOIN_PRUNING_MAX_KEYS.key}); the executed plan (explain after running) shows the seek"
+  }
+
+  final case class JoinSkippedAtRunTime(budget: Long, key: String) extends DecidedAtRunTime {
+    def describe: String = s"join pruning decides at run time, once Spark has built the broadcast of the other side " +
+      s"of the join: this scan reads only the files whose sketches can hold one of the broadcast's $key values " +
+      s"when they are at most $budget distinct keys (${HyperspaceConf.SKETCH_JOIN_PRUNING_MAX_KEYS.key}); " +
+      "the executed plan (explain after running) and the skipping statistics show the files skipped"
   }
 
   final case class NotPlainParquetScan(what: String) extends Reason {

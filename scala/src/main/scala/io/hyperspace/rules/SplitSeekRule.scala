@@ -1,6 +1,5 @@
 package io.hyperspace.rules
 
-import scala.util.Random
 import scala.util.control.NonFatal
 
 import org.apache.spark.internal.Logging
@@ -360,9 +359,6 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
  */
 object SplitSeekAudit {
 
-  /** A seek skipped a row the filter keeps. */
-  class AuditFailure(message: String) extends HyperspaceException(message)
-
   def check(
       spark: SparkSession,
       relation: LogicalRelation,
@@ -377,15 +373,13 @@ object SplitSeekAudit {
     // Files read whole cannot have lost rows; every other listed file had something pruned.
     val pruned = listed.map(_.path).filterNot(plan.wholeFiles.contains)
     if (pruned.isEmpty) return
-    val sample = Random.shuffle(pruned).take(math.max(1, math.ceil(pruned.size * rate).toInt)).toSet
-    val full = FileRelation.withLocation(relation, fs, new SelectedFilesIndex(fs.location, sample))
+    val sample = PruningAudit.sample(pruned, rate)
     val seekFs = sought.relation.asInstanceOf[HadoopFsRelation]
     val seekLocation = new SplitSeekFileIndex(new SelectedFilesIndex(fs.location, sample),
       plan.copy(wholeFiles = Set.empty), entry)
     val seekOfSample = sought.copy(relation = seekFs.copy(location = seekLocation)(seekFs.sparkSession))
-    def count(scan: LogicalPlan): Long = SparkInternals.ofRows(spark, Filter(condition, scan)).count()
-    val inFull = count(full)
-    val bySeek = count(seekOfSample)
+    val inFull = PruningAudit.rowsMatching(spark, relation, fs, condition, sample)
+    val bySeek = SparkInternals.ofRows(spark, Filter(condition, seekOfSample)).count()
     def fail(files: Set[String], expected: Long, got: Long, how: String): Nothing =
       throw new AuditFailure(
         s"Split index '${entry.name}' (log version ${entry.id}) skipped rows: in ${files.size} sampled source " +
@@ -398,8 +392,7 @@ object SplitSeekAudit {
     val paged = plan.rowGroups.filter { case (path, groups) => sample.contains(path) && groups.exists(_.rows.nonEmpty) }
     val readable = condition.deterministic && condition.references.subsetOf(AttributeSet(relation.output))
     if (paged.nonEmpty && fs.partitionSchema.isEmpty && readable) {
-      val inFullPaged =
-        count(FileRelation.withLocation(relation, fs, new SelectedFilesIndex(fs.location, paged.keySet)))
+      val inFullPaged = PruningAudit.rowsMatching(spark, relation, fs, condition, paged.keySet)
       val byPages = pageRowsMatching(spark, relation, fs, condition, paged)
       if (inFullPaged != byPages) fail(paged.keySet, inFullPaged, byPages, "by pages")
     }

@@ -7,13 +7,20 @@ import io.hyperspace.testing.Fuzz
 
 /**
  * Random predicates over random clustered data in many files, through the optimizer rule: the
- * same rows with and without the index, and no file holding a matching row ever skipped.
+ * same rows with and without the index, and no file holding a matching row ever skipped (checked
+ * by the audit mode too).
  * `HYPERSPACE_FUZZ_SEED` / `HYPERSPACE_FUZZ_QUERIES` change the seed and the number of queries.
  */
 class DataSkippingEndToEndDifferentialSuite extends DataSkippingTestSupport {
 
   private val seed = Fuzz.seed(20240607L)
   private val queries = Fuzz.queries(40)
+
+  override protected def beforeAll(): Unit = {
+    super.beforeAll()
+    // Audit mode: every file a query skips is read again under its filter; a row there fails it.
+    spark.conf.set("spark.hyperspace.audit.sampleRate", "1.0")
+  }
 
   /** A random predicate over the clustered columns, in SQL. */
   private def predicate(r: Random, depth: Int = 0): String = {

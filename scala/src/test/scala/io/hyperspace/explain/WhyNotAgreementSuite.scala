@@ -121,7 +121,8 @@ class WhyNotAgreementSuite extends RuleTestSupport {
           assert(lines.keySet == names.toSet)
           names.foreach { name =>
             val said = lines(name)
-            assert((said == "used by this query") == reads.contains(name), s"index $name")
+            // A used index may add what it decides at run time (join pruning by its sketches).
+            assert(said.startsWith("used by this query") == reads.contains(name), s"index $name")
             if (!reads.contains(name))
               assert(said.trim.nonEmpty && !said.contains("used by this query"), s"index $name")
           }

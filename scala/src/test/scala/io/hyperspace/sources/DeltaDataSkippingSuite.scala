@@ -48,6 +48,20 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
   private def skipping(name: String): DataSkippingIndexConfig =
     DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"))
 
+  test("a join with a broadcast side over a Delta table is left as planned at run time, with the same rows") {
+    val path = table("join")
+    hs.createIndex(delta(path), skipping("dds_join"))
+    val dim = newDir("join-dim").getAbsolutePath + "/data"
+    spark.range(0, 450, 1, 1).selectExpr("CAST(id * 10 AS INT) AS t2", "CONCAT('d', id) AS dname").write.parquet(dim)
+    // Filtered on its names (a filter on t2 would be inferred onto t): join pruning by sketches is
+    // for plain file sources; a Delta scan keeps Delta's own pruning only.
+    def query = delta(path).join(spark.read.parquet(dim).where("dname IN ('d120', 'd130', 'd330')"),
+      org.apache.spark.sql.functions.col("t") === org.apache.spark.sql.functions.col("t2"))
+    sameResult(query)
+    withHyperspace(on = true)(query.collect())
+    assert(!hs.lastQuerySkippingStats.exists(_.filter.contains("join key")), hs.lastQuerySkippingStats)
+  }
+
   test("a Delta table's scan skips, beyond Delta's own pruning, the files the sketches rule out; both reported") {
     val path = table("stats")
     hs.createIndex(delta(path), skipping("dds_stats"))

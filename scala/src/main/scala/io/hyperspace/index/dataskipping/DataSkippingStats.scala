@@ -2,7 +2,8 @@ package io.hyperspace.index.dataskipping
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.execution.QueryExecution
+import org.apache.spark.sql.execution.{FileSourceScanExec, QueryExecution, SparkPlan}
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.util.QueryExecutionListener
 
@@ -13,7 +14,8 @@ import io.hyperspace.shims.FileRelation
  * and read, and which index and sketch skipped them ([[RelationSkippingStats]]).
  *
  * Three ways to get them:
- *  - [[of]] a query's `QueryExecution` (e.g. `df.queryExecution` after running `df`);
+ *  - [[of]] a query's `QueryExecution` (e.g. `df.queryExecution`, as planned), or [[ofRun]] after
+ *    running it (with what adaptive execution pruned at run time);
  *  - a [[DataSkippingListener]] registered with `spark.listenerManager`, called per query;
  *  - [[last]]: the most recent query the session ran (what `Hyperspace.lastQuerySkippingStats`
  *    returns).
@@ -22,6 +24,27 @@ object DataSkippingStats {
 
   /** The statistics of the relations data skipping pruned in `qe`'s optimized plan. */
   def of(qe: QueryExecution): Seq[RelationSkippingStats] = of(qe.optimizedPlan)
+
+  /**
+   * The statistics of `qe` once it ran: those of the scans it executed when adaptive execution
+   * pruned one at run time (join pruning, which the optimized plan does not show), else [[of]].
+   */
+  def ofRun(qe: QueryExecution): Seq[RelationSkippingStats] = {
+    val planned = of(qe)
+    val run = scanned(qe.executedPlan)
+    if (run.exists(s => !planned.exists(_ eq s))) run else planned
+  }
+
+  private def scanned(plan: SparkPlan): Seq[RelationSkippingStats] = plan match {
+    case a: AdaptiveSparkPlanExec => scanned(a.executedPlan)
+    case q: QueryStageExec => scanned(q.plan)
+    case s: FileSourceScanExec =>
+      s.relation.location match {
+        case d: SkippedFilesIndex => Seq(d.stats)
+        case _ => Nil
+      }
+    case p => (p.children ++ p.subqueries).flatMap(scanned)
+  }
 
   /** The statistics of the relations data skipping pruned in an optimized `plan` (subqueries included). */
   def of(plan: LogicalPlan): Seq[RelationSkippingStats] = plan.collectWithSubqueries {
@@ -74,7 +97,7 @@ abstract class DataSkippingListener extends QueryExecutionListener {
   def onQuery(funcName: String, qe: QueryExecution, stats: Seq[RelationSkippingStats]): Unit
 
   override final def onSuccess(funcName: String, qe: QueryExecution, durationNs: Long): Unit =
-    onQuery(funcName, qe, DataSkippingStats.of(qe))
+    onQuery(funcName, qe, DataSkippingStats.ofRun(qe))
 
   override def onFailure(funcName: String, qe: QueryExecution, exception: Exception): Unit = ()
 }

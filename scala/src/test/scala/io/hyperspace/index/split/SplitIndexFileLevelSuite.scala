@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.logical.Filter
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
-import io.hyperspace.rules.{RuleTestSupport, SplitSeekAudit}
+import io.hyperspace.rules.{AuditFailure, RuleTestSupport, SplitSeekAudit}
 import io.hyperspace.testing.Fuzz
 
 /**
@@ -245,7 +245,7 @@ class SplitIndexFileLevelSuite extends RuleTestSupport {
       val broken = location.plan.copy(wholeFiles = location.plan.wholeFiles.drop(1))
       val brokenScan = sought.copy(relation = seekFs.copy(
         location = new SplitSeekFileIndex(location.delegate, broken, location.entry))(spark))
-      val e = intercept[SplitSeekAudit.AuditFailure](
+      val e = intercept[AuditFailure](
         SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
       assert(e.getMessage.contains("fAudit") && e.getMessage.contains("skipped rows"), e.getMessage)
     } finally drop("fAudit")

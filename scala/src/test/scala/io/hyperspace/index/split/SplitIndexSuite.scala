@@ -14,7 +14,7 @@ import org.apache.spark.sql.types.IntegerType
 import io.hyperspace.HyperspaceException
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.log.LogEntry
-import io.hyperspace.rules.{RuleTestSupport, SplitSeekAudit}
+import io.hyperspace.rules.{AuditFailure, RuleTestSupport, SplitSeekAudit}
 import io.hyperspace.testing.Fuzz
 
 class SplitIndexSuite extends RuleTestSupport {
@@ -216,7 +216,7 @@ class SplitIndexSuite extends RuleTestSupport {
     hs.createIndex(df, SplitIndexConfig("sDiffS", Seq("s")))
     try {
       val random = new Random(Fuzz.seed(19L))
-      val count = Fuzz.queries(40)
+      val count = Fuzz.queries(20)
       var seeks = 0
       var plain = 0
       var inDriver = 0
@@ -280,9 +280,8 @@ class SplitIndexSuite extends RuleTestSupport {
       // with the same results (and no marker). In CI a filter of each key type and shape; every
       // filter under `make test-full`.
       val overJob = if (Fuzz.allSettings) filters
-      else Seq("k = 17", "k = 5000", "k IN (4, NULL, 900)",
-        "k BETWEEN 40 AND 42", "k IS NULL", "k = 17 AND s = 's5'", "s IN ('s1', 's299', 'nope')", "s LIKE 's12%'",
-        "d = DATE'2020-03-01'", "m IN (1.50, 2.25, 300.75)", "m > 424.5")
+      else Seq("k = 5000", "k IN (4, NULL, 900)", "k IS NULL", "k = 17 AND s = 's5'", "s LIKE 's12%'",
+        "d = DATE'2020-03-01'", "m > 424.5")
       withConf("spark.hyperspace.index.driverRead.maxBytes" -> "0") {
         overJob.foreach { filter =>
           val plan = sameResult(source.where(filter))
@@ -544,7 +543,7 @@ class SplitIndexSuite extends RuleTestSupport {
     spark.conf.set("spark.hyperspace.index.split.maxReadFraction", "0.5")
     try {
       val random = new Random(Fuzz.seed(23L))
-      val count = Fuzz.queries(24)
+      val count = Fuzz.queries(12)
       def filters(n: Int): Seq[String] = Seq.fill(n) {
         val v = random.nextInt(50100) - 50
         random.nextInt(6) match {
@@ -596,7 +595,7 @@ class SplitIndexSuite extends RuleTestSupport {
       val brokenScan = sought.copy(relation = seekFs.copy(
         location = new SplitSeekFileIndex(location.delegate, broken, location.entry),
         fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
-      val e = intercept[SplitSeekAudit.AuditFailure](
+      val e = intercept[AuditFailure](
         SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
       assert(e.getMessage.contains("sPages") && e.getMessage.contains("by pages"), e.getMessage)
       // With the driver-side read off, a job reads the whole row groups: same rows.
@@ -752,7 +751,7 @@ class SplitIndexSuite extends RuleTestSupport {
       val brokenScan = sought.copy(relation = seekFs.copy(
         location = new SplitSeekFileIndex(location.delegate, broken, location.entry),
         fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
-      val e = intercept[SplitSeekAudit.AuditFailure](
+      val e = intercept[AuditFailure](
         SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
       assert(e.getMessage.contains("sAudit") && e.getMessage.contains("skipped rows"), e.getMessage)
     } finally drop("sAudit")
