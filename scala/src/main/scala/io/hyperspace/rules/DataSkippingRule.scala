@@ -85,7 +85,8 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
    * for `condition` (the join's key among the other side's keys, and the filters over the scan),
    * reported as `described`. A scan this rule pruned while planning is pruned again from its full
    * listing, under a condition that holds the planning's filters; None when nothing more is ruled
-   * out (or the scan is a table format's, pruned by the format while planning).
+   * out, the scan was pruned for the join already (adaptive execution optimizes the rest of the
+   * query again after each stage), or it is a table format's, pruned by the format while planning.
    */
   def pruneForJoin(
       spark: SparkSession,
@@ -102,11 +103,12 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       case _ => 0
     }
     val full = fs.location match {
+      case d: DataSkippingFileIndex if d.forJoin => return None
       case d: DataSkippingFileIndex => FileRelation.withLocation(relation, fs, d.delegate)
       case _: SkippedFilesIndex => return None
       case _ => relation
     }
-    prune(spark, indexes, condition, full, DecisionLog.Discard, Some(described)).filter {
+    prune(spark, indexes, condition, full, DecisionLog.Discard, forJoin = Some(described)).filter {
       _.relation match {
         case pruned: HadoopFsRelation => skippedBy(pruned.location) > skippedBy(fs.location)
         case _ => false
@@ -116,7 +118,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
 
   /**
    * The relation with the files `indexes` rule out for `condition` left out, if any index
-   * applies; its statistics name the filter `described`, or the filter's SQL.
+   * applies; its statistics name the filter's SQL, or, pruning for a join's keys, `forJoin`.
    */
   private def prune(
       spark: SparkSession,
@@ -124,7 +126,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       condition: Expression,
       relation: LogicalRelation,
       log: DecisionLog,
-      described: Option[String] = None): Option[LogicalRelation] = {
+      forJoin: Option[String] = None): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
       case Some(fs) if !fs.location.isInstanceOf[SkippedFilesIndex] => fs
       case _ => return None
@@ -176,7 +178,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     val skipped = perIndex.flatMap(_._2).toSet
     val stats = RelationSkippingStats(
       relation = source.table.getOrElse(fs.location.rootPaths.mkString(", ")),
-      filter = described.getOrElse(filter.sql),
+      filter = forJoin.getOrElse(filter.sql),
       filesTotal = listed.size, bytesTotal = listed.map(_.size).sum,
       filesSkipped = skipped.size, bytesSkipped = skipped.iterator.map(_.size).sum,
       indexes = perIndex.map(_._3))
@@ -187,7 +189,8 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
         // The table formats' skipped files are read through the format (deletion vectors): not audited.
         DataSkippingAudit.check(spark, relation, fs, filter, stats.filter, skipped.toSeq.map(_.path),
           perIndex.filter(_._2.nonEmpty).map(_._1))
-        val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats)
+        val location = new DataSkippingFileIndex(fs.location, skipped.map(_.path), perIndex.map(_._1), stats,
+          forJoin = forJoin.isDefined)
         Some(FileRelation.withLocation(relation, fs, location))
       case Some(table) =>
         withinFormat(table, usable, listed, skipped, perIndex.map(_._1), stats, (e, r) => reject(e, r))

@@ -11,7 +11,7 @@ import org.apache.spark.sql.functions.col
 
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.index.split.{SplitIndexConfig, SplitSeekParquetFormat}
-import io.hyperspace.rules.{AuditFailure, DataSkippingAudit}
+import io.hyperspace.rules.{AuditFailure, DataSkippingAudit, DataSkippingRule}
 import io.hyperspace.shims.FileRelation
 import io.hyperspace.testing.Fuzz
 
@@ -99,6 +99,20 @@ class SketchJoinPruningSuite extends DataSkippingTestSupport {
           // whyNot: used while planning (for the key's inferred IS NOT NULL), and what it decides at run time.
           val why = withHyperspace(on = true)(hs.whyNot(joined(dimOf(keys)), "sjInner"))
           assert(why.contains("decides at run time") && why.contains("sketches") && why.contains(MaxKeysKey), why)
+          // A scan pruned for the join is not pruned again when adaptive execution optimizes the
+          // rest of the query after a later stage (the sketches are not evaluated again), even for
+          // a condition that would leave out more.
+          val prunedScan = bigScans(plan).map(_.relation.location).collectFirst { case d: DataSkippingFileIndex =>
+            d
+          }.get
+          assert(prunedScan.forJoin)
+          val (relation, fs) = big.queryExecution.analyzed.collectFirst { case FileRelation(r, fs) => (r, fs) }.get
+          val narrower = EqualTo(relation.output.find(_.name == "id").get, Literal(17L))
+          val entries = Seq(logOf("sjInner").latestStable.get)
+          val fresh = DataSkippingRule.pruneForJoin(spark, entries, narrower, relation, "id = 17")
+          assert(fresh.isDefined) // from the plain listing: 39 of 40 files left out
+          val again = FileRelation.withLocation(relation, fs, prunedScan)
+          assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, again, "id = 17").isEmpty)
         }
       }
     }

@@ -28,12 +28,15 @@ trait SkippedFilesIndex {
  *
  * @param entries the index versions that did the skipping (for explain)
  * @param stats   the statistics reported for the query
+ * @param forJoin whether join pruning made it at run time, for a join's keys (it is not redone
+ *                when adaptive execution optimizes the rest of the query again)
  */
 class DataSkippingFileIndex(
     delegate: FileIndex,
     val skipped: Set[String],
     val entries: Seq[LogEntry],
-    val stats: RelationSkippingStats) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
+    val stats: RelationSkippingStats,
+    val forJoin: Boolean = false) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
 
   override protected def keeps(path: String): Boolean = !skipped.contains(path)
 
