@@ -169,11 +169,12 @@ test: setup
 # adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one
 # setting per case in CI (testing/Fuzz.scala), and the pytest tests marked `full` (a
 # second path, through Python, to a capability a Scala suite already checks in CI).
-FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true
+FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true \
+  HYPERSPACE_FUZZ_EXAMPLES=30
 test-full: setup
 	$(FULL_SIZES) $(SBT) test package
 	$(MAKE) --no-print-directory jar
-	$(MAKE) --no-print-directory test-python PYTEST_MARKS=
+	$(FULL_SIZES) $(MAKE) --no-print-directory test-python PYTEST_MARKS=
 
 test-scala: setup
 	$(SBT) test

@@ -171,7 +171,10 @@ lazy val root = (project in file("."))
     // (testForkedParallel stays false).
     Test / parallelExecution := true,
     Test / testGrouping := TestGroups.split((Test / definedTests).value, testJvms, (Test / forkOptions).value),
-    Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-Dspark.ui.enabled=false"),
+    // The parallel collector: suites ran ~11% faster than under G1 (RefreshSuite and
+    // DifferentialSuite in one JVM, twice each way, 2026-11-29: 137-139 s against 153-158 s) —
+    // short-lived test data, where throughput matters and pauses do not.
+    Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-XX:+UseParallelGC", "-Dspark.ui.enabled=false"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     // Tests that launch separate JVMs need the test class path; Spark stays on loopback.
     Test / envVars ++= Map(

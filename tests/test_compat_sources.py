@@ -25,7 +25,8 @@ GLOB_KEY = "spark.hyperspace.source.globbingPattern"
 @pytest.fixture(scope="module")
 def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
     conf = HyperspaceConfig(spark)
-    with conf.override(system_path=str(work_dir / "compat-sources-indexes")):
+    # Four buckets: the default 200 would write 200 files per small index (most of the time here).
+    with conf.override(system_path=str(work_dir / "compat-sources-indexes"), num_buckets=4):
         h = Hyperspace(spark)
         h.enable()
         try:

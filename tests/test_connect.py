@@ -293,7 +293,7 @@ def test_a_connect_dataframe_reaches_the_server_as_a_view_that_is_dropped(
     _write_orders(connect_spark, tmp_path / "o", 0, 100, 2)
     before = {t.name for t in connect_spark.catalog.listTables()}
     Hyperspace(connect_spark).create_index(
-        connect_spark.read.parquet(str(tmp_path / "o")), IndexConfig("v", ["order_id"])
+        connect_spark.read.parquet(str(tmp_path / "o")), IndexConfig("v", ["order_id"], num_buckets=4)
     )
     assert {t.name for t in connect_spark.catalog.listTables()} == before
     assert isinstance(Hyperspace(connect_spark)._backend, SqlBackend)

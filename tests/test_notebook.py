@@ -191,8 +191,8 @@ assert hyperspace.attach(spark) is spark
 # A reporter: the operations run in a thread of their own, as in a notebook with the bar on.
 reports = []
 hs = Hyperspace(spark, progress=reports.append)
-hs.create_index(spark.read.parquet(d + "/a"), IndexConfig("ia", ["k"], ["s"]))
-hs.create_index(spark.read.parquet(d + "/b"), IndexConfig("ib", ["k"], ["v"]))
+hs.create_index(spark.read.parquet(d + "/a"), IndexConfig("ia", ["k"], ["s"], num_buckets=4))
+hs.create_index(spark.read.parquet(d + "/b"), IndexConfig("ib", ["k"], ["v"], num_buckets=4))
 
 def queries():
     a, b = spark.read.parquet(d + "/a"), spark.read.parquet(d + "/b")

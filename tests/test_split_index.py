@@ -24,7 +24,8 @@ from hyperspace import log as hslog
 @pytest.fixture(scope="module")
 def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
     conf = HyperspaceConfig(spark)
-    with conf.override(system_path=str(work_dir / "split-indexes"), audit_sample_rate=1.0):
+    # Four buckets: the default 200 would write 200 files per small index (most of the time here).
+    with conf.override(system_path=str(work_dir / "split-indexes"), audit_sample_rate=1.0, num_buckets=4):
         yield Hyperspace(spark)
 
 

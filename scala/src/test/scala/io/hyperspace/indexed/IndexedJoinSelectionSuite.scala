@@ -127,7 +127,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
     // 8 index partitions on local[2]: two tasks of four partitions each. The probe has NULL and
     // duplicate keys and keys of every partition; an extra condition filters some pairs.
     val indexed = factSource.createIndex("fk", 8).cache()
-    val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
+    val p = spark.range(700).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
       "id AS pv")
     // Probe sides this small run in one task by default (tested below); here a task per slot,
     // or per probe partition when the probe side is read in place.
@@ -175,10 +175,10 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
   }
 
   test("a small broadcast probe side is joined in one task: one output partition, no exchange above") {
-    // 8 index partitions cached in this one JVM; 2,000 probe rows (NULL and duplicate keys, keys
+    // 8 index partitions cached in this one JVM; 700 probe rows (NULL and duplicate keys, keys
     // of no index row and keys of every partition) are under the default limit of 20,000.
     val indexed = factSource.createIndex("fk", 8).cache()
-    val p = spark.range(2000).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
+    val p = spark.range(700).selectExpr("CASE WHEN id % 29 = 0 THEN NULL ELSE (id * 7) % 450 END AS pk",
       "id AS pv")
     val empty = p.where("pv < 0")
     val cases = for (joinType <- JoinTypes; onLeft <- Seq(true, false); probe <- Seq(p, empty))
@@ -192,7 +192,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
         val got = join(i, probe, "fk")
         val want = join(factPlain, probe, "fk")
         val clue = s"AQE $aqe, in place $inPlace, $joinType, index on ${if (onLeft) "left" else "right"}, " +
-          s"${if (probe eq empty) "empty" else "2,000-row"} probe"
+          s"${if (probe eq empty) "empty" else "700-row"} probe"
         assertSameRows(got, want, clue)
         val nodes = indexedJoins(got)
         // Adaptive execution may replace a join with an empty probe side by an empty relation.
@@ -222,7 +222,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
       }
     }
     // Over the limit, and with the limit off: a task per slot again, and the aggregate's exchange.
-    for (limit <- Seq("500", "0")) {
+    for (limit <- Seq("200", "0")) { // 200: below the probe side's 350 rows estimated after IS NOT NULL
       withConf(OneTaskProbeRows -> limit) {
         val i = indexed.toDF
         val got = i.join(broadcast(p), i("fk") === p("pk"))
