@@ -8,6 +8,7 @@ import org.apache.spark.sql.functions._
 import org.apache.spark.storage.StorageLevel
 
 import io.hyperspace._
+import io.hyperspace.testing.Fuzz
 
 /**
  * Differential tests: every lookup, filter, join and append on an Indexed DataFrame returns the
@@ -124,7 +125,12 @@ class IndexedDataFrameSuite extends SparkSessionSuite with ExecutedNodes {
     finally spark.conf.set(key, previous)
   }
 
-  for (aqe <- Seq(true, false); broadcastProbe <- Seq(false, true); joinType <- joinTypes) {
+  // Each join type and probe movement under one adaptive execution setting in CI (the settings in
+  // turn), under both in `make test-full` (testing/Fuzz.scala).
+  private val joinCases =
+    for (broadcastProbe <- Seq(false, true); joinType <- joinTypes) yield (broadcastProbe, joinType)
+
+  for (((broadcastProbe, joinType), n) <- joinCases.zipWithIndex; aqe <- Fuzz.settingsFor(Seq(true, false), n)) {
     val mode = if (broadcastProbe) "probe broadcast" else "probe shuffled"
     test(s"$joinType join with the index on either side ($mode, AQE $aqe)") {
       withAqe(aqe) {
