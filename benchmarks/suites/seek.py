@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from benchmarks.context import BenchContext
-from benchmarks.harness import canonical_rows
+from benchmarks.harness import canonical_rows, plan_facts
 from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
 
 LINEITEM_COLUMNS = [
@@ -79,7 +79,8 @@ def _last_job_id(spark: Any) -> int:
     return max((job.jobId() for job in jobs), default=-1)
 
 
-def _measure_once(spark: Any, sql: str) -> dict[str, Any]:
+def _measure_once(spark: Any, sql: str, facts: bool = False) -> dict[str, Any]:
+    """One run's phases and rows; with ``facts``, also its plan facts (Exchanges, files read...)."""
     first_job = _last_job_id(spark) + 1
     start = time.perf_counter()
     df = spark.sql(sql)
@@ -94,7 +95,7 @@ def _measure_once(spark: Any, sql: str) -> dict[str, Any]:
         "execute_ms": (done - planned) * 1000,
         **phases,
         "rows": canonical_rows(rows),
-    }
+    } | ({"facts": plan_facts(spark, df)} if facts else {})
 
 
 DRIVER_READ_DEFAULT = 16 * 1024 * 1024
@@ -140,13 +141,16 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     builds["bucketBy_sortBy_all_columns"] = time.perf_counter() - start
     ctx.log(f"  seek: bucketBy().sortBy() of all columns in {builds['bucketBy_sortBy_all_columns']:.1f}s")
 
-    runs = ctx.runs * 2 if not ctx.quick else 1
+    # A quick run times each variant's warm-up (cold), as run_queries does with runs=0.
+    runs = ctx.runs * 2 if not ctx.quick else 0
     results: dict[str, dict[str, Any]] = {}
     for name, sql in QUERIES.items():
         per: dict[str, list[dict[str, Any]]] = {"spark": [], "hyperspace": [], "hyperspace_job": []}
         for variant in per:  # warm-up
             _switch(spark, conf, variant)
-            _measure_once(spark, sql)
+            warm_up = _measure_once(spark, sql)
+            if runs == 0:
+                per[variant].append(warm_up)
         for i in range(runs):
             order = list(per)[i % len(per) :] + list(per)[: i % len(per)]  # rotate: drift hits all
             for variant in order:
@@ -171,7 +175,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
         "builds": builds,
         "queries": results,
         "load": load,
-        "markdown": _markdown(builds, results, load, runs),
+        "markdown": _markdown(builds, results, load, max(runs, 1)),
     }
 
 

@@ -119,14 +119,15 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     sizes = {"source_bytes": source_bytes, "index_bytes": index_bytes, "build_s": build_s, "own_keys": True}
     if any(name.startswith("csv_") for name in queries):
         sizes |= _csv_copy(ctx, hs, lineitem, index_root)
-    runs = ctx.runs if not ctx.quick else 1
+    # A quick run times its warm-up round (cold), as run_queries does with runs=0.
+    runs = ctx.runs if not ctx.quick else 0
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", BROADCAST)
     results: dict[str, Any] = {}
     try:
         for name, make in queries.items():
             times: dict[str, list[float]] = {v: [] for v in VARIANTS}
             plans: dict[str, list[float]] = {v: [] for v in VARIANTS}
-            for i in range(runs + 1):  # the first round warms up and is dropped
+            for i in range(runs + 1):  # the first round warms up and is dropped (unless it is the only one)
                 order = VARIANTS[i % 3 :] + VARIANTS[: i % 3]
                 for variant in order:
                     # A key of its own per variant: the seek rule caches a lookup per filter, and a
@@ -138,7 +139,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
                     df._jdf.queryExecution().executedPlan()
                     planned = time.perf_counter()
                     rows = canonical_rows(df.collect())
-                    if i > 0:
+                    if i > 0 or runs == 0:
                         times[variant].append(time.perf_counter() - t)
                         plans[variant].append(planned - t)
                     if variant != "spark":  # its rows against Spark's for the same query, untimed
@@ -153,7 +154,7 @@ def run(ctx: BenchContext) -> dict[str, Any]:
             results[name] = {
                 v: {"ms": statistics.median(times[v]) * 1000, "plan_ms": statistics.median(plans[v]) * 1000}
                 for v in VARIANTS
-            } | {"whyNot": why, "load": load, "runs": runs}
+            } | {"whyNot": why, "load": load, "runs": max(runs, 1)}
             r = results[name]
             ctx.log(
                 f"  split {name}: spark {r['spark']['ms']:.0f} ms, index {r['hyperspace']['ms']:.0f} ms, "
