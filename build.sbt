@@ -174,12 +174,7 @@ lazy val root = (project in file("."))
     // The parallel collector: suites ran ~11% faster than under G1 (RefreshSuite and
     // DifferentialSuite in one JVM, twice each way, 2026-11-29: 137-139 s against 153-158 s) —
     // short-lived test data, where throughput matters and pauses do not.
-    // C1 only: with two test JVMs on CI's two cores, C2's compilations of Spark's code (and of each
-    // query's generated code) take CPU the suites need; the same two suites used 376 s of CPU
-    // against 464 s with C2 (2026-11-29, one JVM, machine loaded ~12). Alone on an idle machine C2
-    // would win (~12% in wall time), as it compiles on the core the one JVM leaves free.
-    Test / javaOptions ++= sparkJava17Options ++
-      Seq("-Xmx4g", "-XX:+UseParallelGC", "-XX:TieredStopAtLevel=1", "-Dspark.ui.enabled=false"),
+    Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-XX:+UseParallelGC", "-Dspark.ui.enabled=false"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     // Tests that launch separate JVMs need the test class path; Spark stays on loopback.
     Test / envVars ++= Map(

@@ -21,12 +21,6 @@ REPO = Path(__file__).resolve().parent.parent
 # Everything on one machine: bind Spark to loopback, and let executors use this interpreter.
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-# Every JVM the tests start (the shared session's, other interpreters', spark-submit's, a
-# cluster's, a Connect server) compiles with C1 only: on CI's two busy cores C2's compilations of
-# Spark's and Delta's code cost more CPU than they save in JVMs that live seconds to minutes (the
-# Delta module's JVM: 53 s of CPU against 100-121 s, 2026-11-29). Results do not depend on the JIT.
-if "TieredStopAtLevel" not in os.environ.get("JAVA_TOOL_OPTIONS", ""):
-    os.environ["JAVA_TOOL_OPTIONS"] = (os.environ.get("JAVA_TOOL_OPTIONS", "") + " -XX:TieredStopAtLevel=1").strip()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -34,10 +34,10 @@ class CrashSafetySuite extends HyperspaceSuite {
   private def startChild(mainClass: String, args: Seq[String], out: File): Process = {
     val java = new File(System.getProperty("java.home"), "bin/java").getAbsolutePath
     val classpath = sys.env.getOrElse("HYPERSPACE_TEST_CLASSPATH", System.getProperty("java.class.path"))
-    // The module options Spark needs on Java 17, and the JIT choice, as this JVM got them.
+    // The module options Spark needs on Java 17, as this JVM got them.
     val jvmOptions = ManagementFactory.getRuntimeMXBean.getInputArguments.asScala
       .filter(a =>
-        a.startsWith("--add-") || a.startsWith("-XX:+IgnoreUnrecognized") || a.startsWith("-XX:TieredStopAtLevel") ||
+        a.startsWith("--add-") || a.startsWith("-XX:+IgnoreUnrecognized") ||
           a.startsWith("-Djdk.reflect") || a.startsWith("-Dio.netty"))
     val command = Seq(java, "-Xmx1g") ++ jvmOptions ++ Seq("-cp", classpath, mainClass) ++ args
     new ProcessBuilder(command: _*).redirectErrorStream(true).redirectOutput(out).start()
