@@ -14,7 +14,6 @@ import time
 from typing import Any
 
 from benchmarks.context import BenchContext
-from benchmarks.harness import plan_facts
 from benchmarks.suites.seek import DRIVER_READ_DEFAULT, _measure_once, _median
 from benchmarks.suites.tpch import INDEXES as TPCH_INDEXES
 from benchmarks.suites.tpch import QUERY_DIR, zorder_target_file_size
@@ -49,13 +48,6 @@ def _switch(spark: Any, conf: HyperspaceConfig, variant: str) -> None:
         conf.driver_read_max_bytes = 0 if variant == "hyperspace_job" else DRIVER_READ_DEFAULT
 
 
-def _exchanges(spark: Any, sql: str) -> int:
-    """Exchanges in the executed plan of ``sql`` (after it ran; AQE's final plan)."""
-    df = spark.sql(sql)
-    df.collect()
-    return int(plan_facts(spark, df)["exchanges"])
-
-
 def run(ctx: BenchContext) -> dict[str, Any]:
     spark = ctx.spark
     hs = Hyperspace(spark)
@@ -83,14 +75,12 @@ def run(ctx: BenchContext) -> dict[str, Any]:
     for name, sql in ctx.selected(QUERIES).items():
         per: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
         exchanges = {}
-        for variant in per:  # warm-up, and the plan's Exchanges
+        for variant in per:  # warm-up, and the Exchanges of its executed plan (AQE's final one)
             _switch(spark, conf, variant)
+            warm_up = _measure_once(spark, sql, facts=True)
+            exchanges[variant] = int(warm_up.pop("facts")["exchanges"])
             if runs == 0:
-                measured = _measure_once(spark, sql, facts=True)
-                exchanges[variant] = int(measured.pop("facts")["exchanges"])
-                per[variant].append(measured)
-            else:
-                exchanges[variant] = _exchanges(spark, sql)
+                per[variant].append(warm_up)
         for i in range(runs):
             order = list(per)[i % len(per) :] + list(per)[: i % len(per)]  # rotate: drift hits all
             for variant in order:
