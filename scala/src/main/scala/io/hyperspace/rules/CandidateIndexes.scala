@@ -9,9 +9,9 @@ import org.apache.spark.sql.catalyst.analysis.Resolver
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.StructType
 
-import io.hyperspace.index.{BoundedCache, CatalogRoot, CatalogVersion, IndexCatalog, IndexDataFiles, IndexKinds, RewriteFamily}
+import io.hyperspace.index.{BoundedCache, CatalogRoot, CatalogVersion, IndexCatalog, IndexDataFiles, IndexKinds, RewriteFamily, StoredSchemas}
 import io.hyperspace.index.covering.IndexScan
 import io.hyperspace.log.{ContentFile, IndexLogManager, LogEntry, States}
 import io.hyperspace.sources.{FileKey, FileSource, SelectedFilesIndex, SourceChanges, SourceSubset, TableFormats}
@@ -35,7 +35,6 @@ object CandidateIndexes extends Logging {
   private val MaxCachedFileRecords = 2000000L
   private val entryCache = new BoundedCache[EntryTextKey, LogEntry](256, MaxCachedFileRecords, fileRecords)
   private val activeCache = new BoundedCache[String, (String, Seq[LogEntry])](16)
-  private val schemaCache = new BoundedCache[String, StructType](1024)
   private val indexedFilesCache =
     new BoundedCache[(String, String, Long), Set[FileKey]](256, MaxCachedFileRecords, _.size.toLong)
 
@@ -264,8 +263,7 @@ object CandidateIndexes extends Logging {
 
   /** The index columns (indexed, then included) with their types. */
   private def indexSchema(entry: LogEntry): StructType =
-    schemaCache.getOrElseUpdate(entry.index.schema,
-      DataType.fromJson(entry.index.schema).asInstanceOf[StructType])
+    StoredSchemas.parse(entry.index.schema)
 
   /** Whether every attribute in `needed` is an index column of the same type. */
   def coversColumns(entry: LogEntry, needed: Seq[Attribute], resolver: Resolver): Boolean =

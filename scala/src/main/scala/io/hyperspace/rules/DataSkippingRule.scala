@@ -7,9 +7,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan}
 import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.DataType
 
-import io.hyperspace.index.{BoundedCache, IndexKinds, RewriteFamily}
+import io.hyperspace.index.{IndexKinds, RewriteFamily, StoredSchemas}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.shims.FileRelation
@@ -59,17 +59,11 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       relation: LogicalRelation): Boolean =
     readsLike(entry, source) && attempt(entry, DecisionLog.Discard)(translate(spark, entry, filter, relation)).isDefined
 
-  // Source schemas recorded in entries, parsed once (entries are immutable); bounded, since a
-  // long-running driver sees ever new schemas as sources evolve and indexes come and go.
-  private val schemas = new BoundedCache[String, StructType](1024)
-  private def schema(json: String): StructType =
-    schemas.getOrElseUpdate(json, DataType.fromJson(json).asInstanceOf[StructType])
-
   /** Whether `source` is read with the format, options and schema of `entry`'s source. */
   private def readsLike(entry: LogEntry, source: FileSource): Boolean =
     CandidateIndexes.sameReader(entry, source) &&
-      DataType.equalsIgnoreNullability(schema(entry.source.schema), source.fsRelation.dataSchema) &&
-      DataType.equalsIgnoreNullability(schema(entry.source.partitionSchema), source.fsRelation.partitionSchema)
+      DataType.equalsIgnoreNullability(StoredSchemas.parse(entry.source.schema), source.fsRelation.dataSchema) &&
+      DataType.equalsIgnoreNullability(StoredSchemas.parse(entry.source.partitionSchema), source.fsRelation.partitionSchema)
 
   /** Whether some file of `listed` is one `entry` summarized (same path, size and mtime). */
   private def sharesFiles(entry: LogEntry, listed: Seq[FileKey]): Boolean = {

@@ -10,12 +10,12 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.{FileFormat, HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.hyperspace.SparkInternals
-import org.apache.spark.sql.types.{DataType, LongType, StructType}
+import org.apache.spark.sql.types.{LongType, StructType}
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.expressions.SharedCodePredicate
-import io.hyperspace.index.{BoundedCache, RewriteFamily}
+import io.hyperspace.index.{BoundedCache, RewriteFamily, StoredSchemas}
 import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex, IndexHadoopFsRelation}
 import io.hyperspace.index.dataskipping.{DataSkippingStats, RelationSkippingStats}
 import io.hyperspace.index.split._
@@ -210,7 +210,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     relation.copy(relation = fs.copy(location = location, fileFormat = format)(fs.sparkSession))
   }
 
-  private def storedSchema(entry: LogEntry): StructType = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+  private def storedSchema(entry: LogEntry): StructType = StoredSchemas.parse(entry.index.schema)
 
   /** Lookups by (index entry, filter, digest of the source files listed and settings), bounded by their row groups. */
   private val lookups = new BoundedCache[((String, String, Long), Expression, String), Either[Reason, SeekPlan]](

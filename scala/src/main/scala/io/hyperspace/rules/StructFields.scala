@@ -8,8 +8,9 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference,
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.LogicalRelation
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.DataType
 
+import io.hyperspace.index.StoredSchemas
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn}
 import io.hyperspace.log.LogEntry
 
@@ -153,7 +154,7 @@ object StructFields {
   }
 
   private def storedTypes(entry: LogEntry): Map[String, DataType] =
-    DataType.fromJson(entry.index.schema).asInstanceOf[StructType].fields.map(f => f.name -> f.dataType).toMap
+    StoredSchemas.parse(entry.index.schema).fields.map(f => f.name -> f.dataType).toMap
 
   private def sameType(a: DataType, b: DataType): Boolean = DataTypeUtils.sameType(a, b)
 }

@@ -10,6 +10,7 @@ import org.apache.spark.sql.types.{ByteType, DataType, DateType, IntegerType, Lo
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.StoredSchemas
 import io.hyperspace.index.dataskipping.DataSkippingFileIndex
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.shims.Casting
@@ -129,8 +130,8 @@ object SourceSubset {
       source: FileSource,
       scoped: Set[String]): Either[String, RowScope] = {
     val queryColumns = source.fsRelation.partitionSchema
-    val indexColumns = DataType.fromJson(entry.source.partitionSchema).asInstanceOf[StructType]
-    val indexSchema = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+    val indexColumns = StoredSchemas.parse(entry.source.partitionSchema)
+    val indexSchema = StoredSchemas.parse(entry.index.schema)
     lazy val spec = DataSkippingFileIndex.unwrap(source.fsRelation.location) match {
       case p: PartitioningAwareFileIndex => Some(p.partitionSpec())
       case _ => None

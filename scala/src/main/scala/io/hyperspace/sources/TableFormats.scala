@@ -7,8 +7,8 @@ import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
-import org.apache.spark.sql.types.{DataType, StructType}
 
+import io.hyperspace.index.StoredSchemas
 import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.index.dataskipping.RelationSkippingStats
 import io.hyperspace.log.{LogEntry, Signature}
@@ -212,7 +212,7 @@ object TableFormats {
     if (entry.index.kind == CoveringIndex.Kind) {
       val (indexed, included) = CoveringIndex.columnsOf(entry.index)
       (indexed ++ included).map(_.path.head).toSet
-    } else scala.util.Try(DataType.fromJson(entry.source.schema).asInstanceOf[StructType].fieldNames.toSet)
+    } else scala.util.Try(StoredSchemas.parse(entry.source.schema).fieldNames.toSet)
       .getOrElse(Set.empty)
 
   /** Whether `format` names a table format (whether or not its library is available). */

@@ -19,14 +19,8 @@ import io.hyperspace.shims.FileRelation
 trait SkippingStatsSupport extends RuleTestSupport {
 
   /** Runs `df` with Hyperspace on and off (same rows asserted); its skipping statistics with it on. */
-  protected def statsOf(df: => DataFrame): Seq[RelationSkippingStats] = {
-    sameResult(df)
-    withHyperspace(on = true) {
-      val q = df
-      q.collect()
-      DataSkippingStats.of(q.queryExecution)
-    }
-  }
+  protected def statsOf(df: => DataFrame): Seq[RelationSkippingStats] =
+    DataSkippingStats.of(ranAlike(df).queryExecution)
 
   /** The one relation `df`'s indexes pruned (else the failure says why not, per `index`). */
   protected def pruned(df: => DataFrame, index: String): RelationSkippingStats = statsOf(df) match {

@@ -127,7 +127,14 @@ trait RuleTestSupport extends HyperspaceSuite {
   }
 
   /** Runs `query` with Hyperspace off and on; asserts equal results; returns the plan with it on. */
-  protected def sameResult(query: => DataFrame): SparkPlan = {
+  protected def sameResult(query: => DataFrame): SparkPlan = executed(ranAlike(query))
+
+  /**
+   * Runs `query` with Hyperspace off and on; asserts equal results; returns the DataFrame that ran
+   * with it on (its query execution holds what the rules did, for a test that inspects it without
+   * running the query a third time).
+   */
+  protected def ranAlike(query: => DataFrame): DataFrame = {
     val expected = withHyperspace(on = false)(sortedRows(query))
     withHyperspace(on = true) {
       val df = query
@@ -137,7 +144,7 @@ trait RuleTestSupport extends HyperspaceSuite {
         fail(s"results differ with Hyperspace on (${actual.size} rows against ${expected.size}; with, without): " +
           s"${differ.take(5).mkString(", ")}\n${df.queryExecution.optimizedPlan.treeString}")
       }
-      executed(df)
+      df
     }
   }
 }

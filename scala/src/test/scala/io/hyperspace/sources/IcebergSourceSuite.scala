@@ -177,7 +177,9 @@ class IcebergSourceSuite extends RuleTestSupport {
         val plan = sameResult(q())
         assert(indexesUsed(plan) == Seq("i_cow") || i % 3 == 1, s"after $what and refresh: ${plan.treeString}")
       }
-      withHybridScan {
+      // Only a quick refresh leaves changes for hybrid scan to serve: after an incremental or full
+      // one the index records exactly the table's files, and hybrid scan's settings are not read.
+      if (i % 3 == 1) withHybridScan {
         val plan = sameResult(lookup(spark.table(t)))
         assert(indexesUsed(plan) == Seq("i_cow"), s"after $what and refresh: ${plan.treeString}")
       }
@@ -198,7 +200,8 @@ class IcebergSourceSuite extends RuleTestSupport {
       val plan = sameResult(q())
       assert(indexesUsed(plan) == Seq(index) || mode == "quick", s"after $mode refresh: ${plan.treeString}")
     }
-    withHybridScan(queries(spark.table(t)).foreach(q => sameResult(q())))
+    // As above, hybrid scan has something to serve only after a quick refresh.
+    if (mode == "quick") withHybridScan(queries(spark.table(t)).foreach(q => sameResult(q())))
   }
 
   test("refresh reads an Iceberg table's changes from the snapshots since the indexed one") {

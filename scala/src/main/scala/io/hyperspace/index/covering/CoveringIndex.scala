@@ -8,7 +8,7 @@ import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.{BoundedCache, IndexKind}
+import io.hyperspace.index.{BoundedCache, IndexKind, StoredSchemas}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
 
@@ -100,10 +100,7 @@ object CoveringIndex {
 
   /** The schema of the index data files. */
   def storedSchema(definition: IndexDefinition): StructType =
-    // Asked per file pruning at planning time; a parsed schema is immutable.
-    schemaCache.getOrElseUpdate(definition.schema, DataType.fromJson(definition.schema).asInstanceOf[StructType])
-
-  private val schemaCache = new BoundedCache[String, StructType](1024)
+    StoredSchemas.parse(definition.schema)
 
   /** The index data's names of the indexed columns: what it is bucketed and sorted by. */
   def storedIndexedColumns(definition: IndexDefinition): Seq[String] = columnsOf(definition)._1.map(_.storedName)

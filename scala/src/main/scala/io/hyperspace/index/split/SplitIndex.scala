@@ -13,7 +13,7 @@ import org.apache.spark.sql.types._
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.{FileRanges, IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily}
+import io.hyperspace.index.{FileRanges, IndexKind, IndexKindConfig, IndexKinds, KindSummary, RewriteFamily, StoredSchemas}
 import io.hyperspace.index.covering.{CoveringIndex, IndexColumn}
 import io.hyperspace.log.{ContentFile, IndexDefinition, LocationStats, LogEntry, SourceFile}
 import io.hyperspace.sources.{FileSource, SourcePaths}
@@ -119,7 +119,7 @@ object SplitIndex extends IndexKind {
   }
 
   private def storedColumns(definition: IndexDefinition): Seq[String] =
-    DataType.fromJson(definition.schema).asInstanceOf[StructType].fieldNames.toSeq
+    StoredSchemas.parse(definition.schema).fieldNames.toSeq
 
   /**
    * Whether the index locates whole source files (CSV, JSON: keys and file id only) rather than

@@ -12,10 +12,10 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.FileFormat
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.hyperspace.SparkInternals
-import org.apache.spark.sql.types.{DataType, LongType, StructType}
+import org.apache.spark.sql.types.{LongType, StructType}
 
 import io.hyperspace.config.HyperspaceConf
-import io.hyperspace.index.DriverParquetReader
+import io.hyperspace.index.{DriverParquetReader, StoredSchemas}
 import io.hyperspace.index.covering.{CoveringIndex, IndexFileIndex, IndexHadoopFsRelation}
 import io.hyperspace.log.LogEntry
 import io.hyperspace.shims.FileListing
@@ -49,7 +49,7 @@ object SplitIndexLookup {
       onKeys: Seq[Expression],
       locationColumns: Seq[String],
       limit: Int): Option[Seq[Array[Long]]] = {
-    val stored = DataType.fromJson(entry.index.schema).asInstanceOf[StructType]
+    val stored = StoredSchemas.parse(entry.index.schema)
     val resolver = spark.sessionState.conf.resolver
     val keys = SplitIndex.keyColumns(entry.index)
     def field(name: String) = stored.fields.find(f => resolver(f.name, name))
