@@ -111,7 +111,8 @@ def check_indexed_maintenance_and_overhead(report: str, raw: dict[str, Any]) -> 
     assert set(indexed["joins"]) == {"100", "1000", "5000"} and indexed["rows"] == 20_000
     assert indexed["memory"]["indexBlockManagerBytes"] > 0 and "## Indexed DataFrame" in report
     assert "## Maintenance and hybrid scan" in report
-    assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "10", "100"}
+    # A quick run defines 5 and 20 indexes (benchmarks/suites/overhead.py), a full run 10 and 100.
+    assert set(raw["suites"]["overhead"]["planning"]["q6_no_index"]) == {"0", "5", "20"}
     assert "## Optimizer overhead" in report
 
 
