@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.BoundedCache
 import io.hyperspace.index.covering.{CoveringIndex, CoveringIndexKind, CoveringJoinFileIndex, IndexFileIndex}
 import io.hyperspace.index.dataskipping.{DataSkippingStats, IndexSkips, RelationSkippingStats, SkippedFilesIndex}
 import io.hyperspace.index.split.SplitIndexLookup
@@ -106,8 +107,24 @@ object CoveringJoinProbe extends Logging {
   private def keysCondition(key: AttributeReference, values: Seq[Any]): Expression =
     if (values.size > 10) InSet(key, values.toSet) else In(key, values.map(Literal(_, key.dataType)))
 
-  /** The lineage ids of the source files holding a row of `entry` that satisfies `inKeys`; None when not read. */
-  private def holdingKeys(spark: SparkSession, entry: LogEntry, inKeys: Expression): Option[Set[Long]] = {
+  /**
+   * The lineage ids of the source files holding a row of `entry` that satisfies `inKeys`; None
+   * when not read. Adaptive execution optimizes the rest of a query again after every stage, and
+   * a probe that left nothing out is asked again each time: an entry is immutable, so its answer
+   * for the same keys is kept.
+   */
+  private def holdingKeys(spark: SparkSession, entry: LogEntry, inKeys: Expression): Option[Set[Long]] =
+    lookups.get((entry.identity, inKeys.canonicalized)).orElse {
+      val ids = readHoldingKeys(spark, entry, inKeys)
+      ids.foreach(lookups.put((entry.identity, inKeys.canonicalized), _))
+      ids
+    }
+
+  /** Lookups by (index entry, key condition), bounded by the ids they hold (few: each key holds up to maxKeys values). */
+  private val lookups =
+    new BoundedCache[((String, String, Long), Expression), Set[Long]](16, 1000000L, _.size.toLong + 1)
+
+  private def readHoldingKeys(spark: SparkSession, entry: LogEntry, inKeys: Expression): Option[Set[Long]] = {
     val ids = mutable.HashSet.empty[Long]
     val keyColumn = CoveringIndex.storedIndexedColumns(entry.index).head
     val read = SplitIndexLookup.foreachMatch(spark, entry, Seq(keyColumn), Seq(inKeys), Nil) { row =>

@@ -79,8 +79,9 @@ object JoinPruningRule extends IndexRewrite with Logging {
    * Whether join pruning will decide at run time whether to narrow a side of `join` by a split
    * index: it is on, adaptive execution runs the query (the run-time step needs it), and a side
    * has a split index on its join key while the other is broadcastable. Other rewrites leave that
-   * side's scan to it. (Sketches leave it to them: a covering index read instead of the scan
-   * reads less than the scan's files a sketch keeps.)
+   * side's scan to it. (Sketches and a covering index's buckets leave it to them: a covering
+   * index read instead of the scan reads less than the scan's files a sketch keeps, and the
+   * buckets are only probed for an index that does not cover the scan.)
    */
   def decidesAtRunTime(spark: SparkSession, indexes: Seq[LogEntry], join: Join): Boolean = {
     val splitOnly = Usable(spark, indexes).copy(sketches = Nil, covering = Nil)
