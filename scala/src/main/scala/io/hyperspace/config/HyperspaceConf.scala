@@ -260,7 +260,7 @@ object HyperspaceConf {
   val AUDIT_SAMPLE_RATE: ConfigEntry[Double] =
     buildConf("spark.hyperspace.audit.sampleRate")
       .doc("Fraction of the source files an index pruned — a split index seek (wholly or some row groups), " +
-        "data skipping (for a filter, or for a join's keys) — that planning re-scans in full, failing the " +
+        "data skipping (for a filter, or for a join's keys), a covering index's join pruning — that planning re-scans in full, failing the " +
         "query if one holds a row the query keeps that the pruned scan would not read. 0 turns the audit off.")
       .doubleConf
       .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
