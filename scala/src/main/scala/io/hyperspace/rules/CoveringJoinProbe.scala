@@ -58,7 +58,7 @@ object CoveringJoinProbe extends Logging {
     val onKey = ours.filter { e =>
       val leading = CoveringIndex.columnsOf(e.index)._1.head
       !leading.isNested && resolver(leading.path.head, key.name) &&
-        CoveringIndex.storedSchema(e.index).fields.headOption.exists(_.dataType == key.dataType)
+      CoveringIndex.storedSchema(e.index).fields.headOption.exists(_.dataType == key.dataType)
     }
     val (withLineage, without) = onKey.partition(_.index.lineage)
     without.foreach(log.reject(_, Reason.JoinPruningNeedsLineage(key.name)))

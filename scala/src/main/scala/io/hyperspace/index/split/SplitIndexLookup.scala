@@ -111,7 +111,8 @@ object SplitIndexLookup {
       while (more && rows.hasNext) {
         val row = rows.next()
         if (predicate.eval(row)) {
-          more = visit(out.map(i => if (required(i).dataType == LongType) row.getLong(i) else row.getInt(i).toLong).toArray)
+          more =
+            visit(out.map(i => if (required(i).dataType == LongType) row.getLong(i) else row.getInt(i).toLong).toArray)
         }
       }
     } finally opened.foreach {

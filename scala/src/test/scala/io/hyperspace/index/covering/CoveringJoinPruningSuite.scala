@@ -32,7 +32,8 @@ class CoveringJoinPruningSuite extends DataSkippingTestSupport {
   /** Eight files of 50 contiguous ids (0 to 399), `k` a few values, `pad` wide (the scan outweighs the small side). */
   private def writeBig(name: String): File = {
     val dir = new File(newDir(name), "data")
-    spark.range(0, 400, 1, 8).selectExpr("id", "CAST(id % 7 AS INT) AS k", "CONCAT(sha2(CAST(id AS STRING), 256), sha2(CAST(id + 1 AS STRING), 256)) AS pad")
+    spark.range(0, 400, 1, 8).selectExpr("id", "CAST(id % 7 AS INT) AS k",
+      "CONCAT(sha2(CAST(id AS STRING), 256), sha2(CAST(id + 1 AS STRING), 256)) AS pad")
       .write.parquet(dir.getAbsolutePath)
     dir
   }
