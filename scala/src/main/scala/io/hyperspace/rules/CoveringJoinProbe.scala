@@ -4,7 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression, In, InSet, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, AttributeSet, Expression, In, InSet, IsNotNull, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 
@@ -27,9 +27,8 @@ import io.hyperspace.sources.{FileKey, FileSource}
  * columns, the keys pushed down. Its rows say exactly which files hold a key: no false positives,
  * unlike sketches, and no listing of the index.
  *
- * An index that covers the columns the scan reads is not probed: the covering rules read it in
- * place of the scan (in key order for a broadcast join's streamed side), which reads less than
- * the source files it would keep.
+ * An index that covers the columns a scan of its whole relation reads is not probed: the covering
+ * rules read it in place of the scan, in key order ([[BroadcastProbeIndexRule]]).
  */
 object CoveringJoinProbe extends Logging {
 
@@ -38,9 +37,13 @@ object CoveringJoinProbe extends Logging {
 
   /**
    * The covering indexes among `indexes` that can prune a scan of `source` (reading the columns
-   * `read` of it) for join key `key`: led by `key` (same type), of the same data read the same
-   * way, with lineage; Nil when some covering index can serve the scan in its place (it covers
-   * `read` and is fresh, or stale within hybrid scan's bounds: the covering rules serve it). Indexes led by the key without lineage get the reason in `log`.
+   * `read` of it, under `filters`) for join key `key`: led by `key` (same type), of the same data
+   * read the same way, with lineage. Indexes led by the key without lineage get the reason in `log`.
+   *
+   * Nil when the covering rules read one of them in place of the scan: one that covers `read` and
+   * can serve it (fresh, or within hybrid scan's bounds), for a scan that reads its whole relation
+   * (no filter but the key's inferred `IS NOT NULL`), as [[BroadcastProbeIndexRule]] takes it; it
+   * runs after this rule while planning. (A filtered scan an index serves was replaced before.)
    */
   def indexesOn(
       spark: SparkSession,
@@ -49,17 +52,20 @@ object CoveringJoinProbe extends Logging {
       relation: LogicalRelation,
       key: AttributeReference,
       read: Seq[Attribute],
+      filters: Seq[Expression],
       log: DecisionLog): Seq[LogEntry] = {
     // A table format's scan is its own file index at run time, which this does not narrow.
     if (indexes.isEmpty || source.versioned.isDefined) return Nil
     val resolver = spark.sessionState.conf.resolver
-    val ours = SplitSeekRule.indexesOf(indexes, source)
-    if (CandidateIndexes.forRelation(spark, ours, relation, read).nonEmpty) return Nil
-    val onKey = ours.filter { e =>
+    val onKey = SplitSeekRule.indexesOf(indexes, source).filter { e =>
       val leading = CoveringIndex.columnsOf(e.index)._1.head
       !leading.isNested && resolver(leading.path.head, key.name) &&
       CoveringIndex.storedSchema(e.index).fields.headOption.exists(_.dataType == key.dataType)
     }
+    val readsWhole = filters.forall(_.isInstanceOf[IsNotNull])
+    val probedInKeyOrder = readsWhole && HyperspaceConf.broadcastProbeEnabled(spark) &&
+      CandidateIndexes.forRelation(spark, onKey, relation, read).nonEmpty
+    if (probedInKeyOrder) return Nil
     val (withLineage, without) = onKey.partition(_.index.lineage)
     without.foreach(log.reject(_, Reason.JoinPruningNeedsLineage(key.name)))
     withLineage

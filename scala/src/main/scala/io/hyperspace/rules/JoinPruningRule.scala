@@ -247,7 +247,7 @@ object JoinPruningRule extends IndexRewrite with Logging {
     if (indexes.isEmpty) return None
     val read = CoveringJoinProbe.columnsRead(big, relation)
     keyed.iterator.map { case (key, smallKey) =>
-      (key, smallKey, CoveringJoinProbe.indexesOn(spark, indexes, source, relation, key, read, log))
+      (key, smallKey, CoveringJoinProbe.indexesOn(spark, indexes, source, relation, key, read, filters, log))
     }.collectFirst {
       case (key, smallKey, onKey) if onKey.nonEmpty =>
         val maxKeys = HyperspaceConf.coveringJoinPruningMaxKeys(spark).toLong

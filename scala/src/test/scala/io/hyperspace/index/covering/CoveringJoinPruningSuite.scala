@@ -162,7 +162,7 @@ class CoveringJoinPruningSuite extends DataSkippingTestSupport {
     }
   }
 
-  test("no lineage: not pruned, and whyNot says why; an index covering the query is read instead") {
+  test("no lineage: not pruned, and whyNot says why; an index the covering rules read instead is not probed") {
     val big = read(bigDir)
     val keys = Seq(5, 333)
     withIndex("cjNoLineage", big, lineage = false) {
@@ -175,6 +175,10 @@ class CoveringJoinPruningSuite extends DataSkippingTestSupport {
       // The covering rules read the index in place of the scan (the broadcast's probes in key order).
       val plan = sameResult(joined(big.select("id", "k"), dimOf(keys)))
       assert(bucketPruned(plan).isEmpty && indexesUsed(plan) == Seq("cjCovers"), plan.treeString)
+      // A filter on another column: no covering rule reads the index (it is not led by `k`), the buckets prune.
+      val filtered = sameResult(joined(big.where("k > 2").select("id", "k"), dimOf(keys)))
+      assert(indexesUsed(filtered).isEmpty && bucketPruned(filtered).isDefined && bigFilesRead(filtered) == 2,
+        filtered.treeString)
     }
   }
 
