@@ -98,8 +98,8 @@ object CoveringJoinProbe extends Logging {
     val source = FileSource(relation, fs)
     val listed = source.listedFiles
     val inKeys = keysCondition(key, values)
-    // A read of the index costs about what a read of as many bytes of the source does; within
-    // the bound the probe costs at most that fraction of the scan it may prune.
+    // The index files' whole sizes bound what the probe reads (two of their columns): it is kept
+    // to a fraction of the scan it may prune. A cautious bound, not a measured break-even.
     val bound = HyperspaceConf.coveringJoinPruningMaxReadFraction(spark) * listed.map(_.size).sum
     val toRead = entries.map(e => e -> IndexFileIndex.filesToRead(e, Seq(inKeys)).map(_.size).sum)
     val affordable = toRead.filter(_._2 <= bound)
@@ -126,7 +126,7 @@ object CoveringJoinProbe extends Logging {
       ids
     }
 
-  /** Lookups by (index entry, key condition), bounded by the ids they hold (few: each key holds up to maxKeys values). */
+  /** Lookups by (index entry, key condition): few, as a condition holds up to maxKeys values; bounded by their ids. */
   private val lookups =
     new BoundedCache[((String, String, Long), Expression), Set[Long]](16, 1000000L, _.size.toLong + 1)
 
