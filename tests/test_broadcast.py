@@ -70,3 +70,34 @@ def test_a_join_spark_broadcasts_is_left_to_spark(spark: SparkSession, hs: Hyper
         assert "Name: bcFact" in plan and "Name: bcDim" in plan, plan
     finally:
         spark.conf.set(THRESHOLD, previous)
+
+
+def test_a_covering_index_with_lineage_prunes_the_streamed_side_by_its_buckets(
+    spark: SparkSession, hs: Hyperspace, work_dir: Path
+) -> None:
+    big, small = str(work_dir / "bcast-cover-big"), str(work_dir / "bcast-cover-small")
+    spark.range(0, 400, 1, 8).selectExpr("id", "sha2(CAST(id AS STRING), 256) AS pad").write.parquet(big)
+    spark.range(0, 400, 1, 1).selectExpr("id AS id2", "CONCAT('n', id) AS name").write.parquet(small)
+    # The index does not cover `pad`: the source is read, only its files the buckets name for the keys.
+    hs.create_index(spark.read.parquet(big), IndexConfig("bcCoverJoin", ["id"], lineage=True))
+
+    def query() -> DataFrame:  # the small side filtered on its names: the key's filter is not inferred
+        s = spark.read.parquet(small).where("name IN ('n5', 'n333')")
+        return spark.read.parquet(big).join(s, F.col("id") == F.col("id2"))
+
+    conf = HyperspaceConfig(spark)
+    assert conf.covering_join_pruning_enabled is True and conf.covering_join_pruning_max_keys == 1000
+    with conf.override(audit_sample_rate=1.0):  # every file left out re-read: none holds a key
+        expected, _ = _run(spark, query(), on=False)
+        enable_hyperspace(spark)
+        try:
+            got = sorted(tuple(r) for r in query().collect())
+            [stats] = hs.last_query_skipping_stats()
+            assert "buckets" in hs.why_not(query(), "bcCoverJoin", display=False)
+            with conf.override(covering_join_pruning_enabled=False):
+                query().collect()
+                assert hs.last_query_skipping_stats() == []
+        finally:
+            disable_hyperspace(spark)
+    assert got == expected and len(got) == 2
+    assert (stats.files_total, stats.files_read) == (8, 2), stats

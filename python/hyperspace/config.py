@@ -381,6 +381,27 @@ class HyperspaceConfig:
         _from_int,
         "Most distinct broadcast join keys data skipping's join pruning checks the sketches against (default 1000).",
     )
+    covering_join_pruning_enabled = _Setting(
+        "spark.hyperspace.index.covering.joinPruning.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether the keys of a broadcast join side, read at run time from the broadcast, prune the files "
+        "of a source whose covering index (with lineage, led by the join key) does not cover the query: "
+        "only the files its buckets name for the keys are read (default True).",
+    )
+    covering_join_pruning_max_keys = _Setting(
+        "spark.hyperspace.index.covering.joinPruning.maxKeys",
+        int,
+        _from_int,
+        "Most distinct broadcast join keys a covering index's join pruning looks up in its buckets (default 1000).",
+    )
+    covering_join_pruning_max_read_fraction = _Setting(
+        "spark.hyperspace.index.covering.joinPruning.maxReadFraction",
+        float,
+        _from_float,
+        "Largest fraction of a scan's bytes the index files a covering index's join pruning reads in the "
+        "driver may be (default 0.25; a cautious bound).",
+    )
     audit_sample_rate = _Setting(
         "spark.hyperspace.audit.sampleRate",
         float,

@@ -229,10 +229,38 @@ object HyperspaceConf {
       .checkValue(n => n >= 1 && n <= 100000, "must be between 1 and 100000")
       .createWithDefault(1000)
 
+  val COVERING_JOIN_PRUNING_ENABLED: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.index.covering.joinPruning.enabled")
+      .doc("In an equi-join of a source with a side Spark broadcasts, where the source has a covering index " +
+        "with lineage whose first indexed column is the join key but that does not cover the query, the " +
+        "source reads only the files the index's buckets name for the broadcast's join keys (read from the " +
+        "broadcast at run time, adaptive execution) plus the files the index does not cover. A split index " +
+        "on the key is used instead where there is one; data skipping sketches where there is neither.")
+      .booleanConf
+      .createWithDefault(true)
+
+  val COVERING_JOIN_PRUNING_MAX_KEYS: ConfigEntry[Int] =
+    buildConf("spark.hyperspace.index.covering.joinPruning.maxKeys")
+      .doc("Most distinct join keys of a broadcast that a covering index's join pruning looks up in the " +
+        "index's buckets; a broadcast with more does not prune.")
+      .intConf
+      .checkValue(n => n >= 1 && n <= 100000, "must be between 1 and 100000")
+      .createWithDefault(1000)
+
+  val COVERING_JOIN_PRUNING_MAX_READ_FRACTION: ConfigEntry[Double] =
+    buildConf("spark.hyperspace.index.covering.joinPruning.maxReadFraction")
+      .doc("A covering index's join pruning reads the index files of the keys' buckets (those whose logged " +
+        "key ranges can hold a key) in the driver only while their bytes are at most this fraction of the " +
+        "scan's bytes (and at most spark.hyperspace.index.driverRead.maxBytes); a cautious bound, not a " +
+        "measured break-even.")
+      .doubleConf
+      .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
+      .createWithDefault(0.25)
+
   val AUDIT_SAMPLE_RATE: ConfigEntry[Double] =
     buildConf("spark.hyperspace.audit.sampleRate")
       .doc("Fraction of the source files an index pruned — a split index seek (wholly or some row groups), " +
-        "data skipping (for a filter, or for a join's keys) — that planning re-scans in full, failing the " +
+        "data skipping (for a filter, or for a join's keys), a covering index's join pruning — that planning re-scans in full, failing the " +
         "query if one holds a row the query keeps that the pruned scan would not read. 0 turns the audit off.")
       .doubleConf
       .checkValue(r => r >= 0.0 && r <= 1.0, "must be between 0.0 and 1.0")
@@ -402,6 +430,7 @@ object HyperspaceConf {
     INDEXED_KEPT_BROADCASTS_MAX_BYTES,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
     SPLIT_JOIN_PRUNING_MAX_KEYS, SKETCH_JOIN_PRUNING_ENABLED, SKETCH_JOIN_PRUNING_MAX_KEYS,
+    COVERING_JOIN_PRUNING_ENABLED, COVERING_JOIN_PRUNING_MAX_KEYS, COVERING_JOIN_PRUNING_MAX_READ_FRACTION,
     AUDIT_SAMPLE_RATE, ADVISOR_RECORD_QUERIES, ADVISOR_MAX_RECORDED_QUERIES,
     ADVISOR_BLOOM_FILTER_FPP)
 
@@ -525,6 +554,13 @@ object HyperspaceConf {
   def sketchJoinPruningEnabled(spark: SparkSession): Boolean = SKETCH_JOIN_PRUNING_ENABLED.readFrom(spark)
   /** Most distinct broadcast keys data skipping's join pruning checks. */
   def sketchJoinPruningMaxKeys(spark: SparkSession): Int = SKETCH_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
+
+  def coveringJoinPruningEnabled(spark: SparkSession): Boolean = COVERING_JOIN_PRUNING_ENABLED.readFrom(spark)
+
+  def coveringJoinPruningMaxKeys(spark: SparkSession): Int = COVERING_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
+
+  def coveringJoinPruningMaxReadFraction(spark: SparkSession): Double =
+    COVERING_JOIN_PRUNING_MAX_READ_FRACTION.readFrom(spark)
   /** Fraction of pruned files an audit re-scans to check the pruning (0: off). */
   def auditSampleRate(spark: SparkSession): Double = AUDIT_SAMPLE_RATE.readFrom(spark)
   /** Partitions of a new Indexed DataFrame. */

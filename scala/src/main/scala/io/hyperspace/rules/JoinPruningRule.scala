@@ -27,8 +27,10 @@ import io.hyperspace.sources.FileSource
  * parts of the scan that can hold the broadcast's keys — found by a split index keyed on the join
  * key (the row groups it locates for `key IN (the broadcast's distinct keys)`, through the same
  * seek and fallback as a filter: [[SplitSeekRule.seek]]; files for a CSV or JSON source's
- * file-level index) or, where there is none, by the sketches of a data skipping index on the key
- * (the files whose min/max, bloom filter or value list can hold one of the keys:
+ * file-level index); where there is none, by a covering index led by the key and built with
+ * lineage that does not cover the query (the files its buckets name for the keys:
+ * [[CoveringJoinProbe]]); else by the sketches of a data skipping index on the key (the files
+ * whose min/max, bloom filter or value list can hold one of the keys:
  * [[DataSkippingRule.pruneForJoin]]).
  *
  * It happens at run time, as Spark's dynamic partition pruning does for partition columns: under
@@ -62,6 +64,7 @@ object JoinPruningRule extends IndexRewrite with Logging {
           prunedSide(spark, usable, join, log).foreach { case (big, ps) =>
             candidate(spark, usable, big, ps, DecisionLog.Discard).foreach { c =>
               val reason = if (c.bySketches) Reason.JoinSkippedAtRunTime(c.budget, c.key.name)
+              else if (c.byBuckets) Reason.JoinPrunedByBucketsAtRunTime(c.budget, c.key.name)
               else Reason.JoinPrunedAtRunTime(c.budget, c.key.name)
               c.onKey.foreach(log.reject(_, reason))
             }
@@ -76,24 +79,26 @@ object JoinPruningRule extends IndexRewrite with Logging {
    * Whether join pruning will decide at run time whether to narrow a side of `join` by a split
    * index: it is on, adaptive execution runs the query (the run-time step needs it), and a side
    * has a split index on its join key while the other is broadcastable. Other rewrites leave that
-   * side's scan to it. (Sketches leave it to them: a covering index read instead of the scan
-   * reads less than the scan's files a sketch keeps.)
+   * side's scan to it. (Sketches and a covering index's buckets leave it to them: a covering
+   * index read instead of the scan reads less than the scan's files a sketch keeps, and the
+   * buckets are only probed for an index that does not cover the scan.)
    */
   def decidesAtRunTime(spark: SparkSession, indexes: Seq[LogEntry], join: Join): Boolean = {
-    val splitOnly = Usable(spark, indexes).copy(sketches = Nil)
+    val splitOnly = Usable(spark, indexes).copy(sketches = Nil, covering = Nil)
     splitOnly.any && spark.sessionState.conf.adaptiveExecutionEnabled &&
     prunedSide(spark, splitOnly, join, DecisionLog.Discard).isDefined
   }
 
-  /** The indexes join pruning may use: split indexes and data skipping ones, each where turned on. */
-  private case class Usable(split: Seq[LogEntry], sketches: Seq[LogEntry]) {
-    def any: Boolean = split.nonEmpty || sketches.nonEmpty
+  /** The indexes join pruning may use: split, data skipping and covering ones, each where turned on. */
+  private case class Usable(split: Seq[LogEntry], sketches: Seq[LogEntry], covering: Seq[LogEntry] = Nil) {
+    def any: Boolean = split.nonEmpty || sketches.nonEmpty || covering.nonEmpty
   }
 
   private object Usable {
     def apply(spark: SparkSession, indexes: Seq[LogEntry]): Usable = Usable(
       if (HyperspaceConf.splitJoinPruningEnabled(spark)) indexes.filter(SplitIndex.isSplit) else Nil,
-      if (HyperspaceConf.sketchJoinPruningEnabled(spark)) indexes.filter(DataSkippingRule.concerns) else Nil)
+      if (HyperspaceConf.sketchJoinPruningEnabled(spark)) indexes.filter(DataSkippingRule.concerns) else Nil,
+      if (HyperspaceConf.coveringJoinPruningEnabled(spark)) indexes.filter(CoveringJoinProbe.concerns) else Nil)
   }
 
   /** The side of `join` join pruning would narrow, with its (big, small) key pairs, if any. */
@@ -153,7 +158,8 @@ object JoinPruningRule extends IndexRewrite with Logging {
       smallKey: Expression,
       onKey: Seq[LogEntry],
       budget: Long,
-      bySketches: Boolean)
+      bySketches: Boolean,
+      byBuckets: Boolean = false)
 
   /**
    * The scan under `big` (projections and filters over a plain file scan) with a split index keyed
@@ -186,7 +192,10 @@ object JoinPruningRule extends IndexRewrite with Logging {
     if (keyed.isEmpty) return None
     val kept = filters.filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
     val source = FileSource(relation, fs)
+    // A split index locates row groups, finer than files; a covering index's buckets name exactly
+    // the files holding a key, where sketches may keep files holding none.
     splitCandidate(spark, usable.split, source, relation, keyed, kept, log)
+      .orElse(coveringCandidate(spark, usable.covering, source, relation, big, keyed, kept, log))
       .orElse(sketchCandidate(spark, usable.sketches, source, relation, keyed, kept))
   }
 
@@ -218,6 +227,31 @@ object JoinPruningRule extends IndexRewrite with Logging {
         budgets.foreach { case (e, l, _) => log.reject(e, Reason.JoinKeyNotSelective(l.estimate(1), maxRead)) }
         None
       } else Some(Candidate(relation, filters, key, smallKey, onKey, budgets.map(_._3).max, bySketches = false))
+    }
+  }
+
+  /**
+   * The first of `keyed` that a covering index of `source` with lineage is led by, up to `maxKeys`
+   * keys ([[CoveringJoinProbe.indexesOn]]); `big` is the plan over the scan, whose columns tell
+   * whether a covering index serves it instead.
+   */
+  private def coveringCandidate(
+      spark: SparkSession,
+      indexes: Seq[LogEntry],
+      source: FileSource,
+      relation: LogicalRelation,
+      big: LogicalPlan,
+      keyed: Seq[(AttributeReference, Expression)],
+      filters: Seq[Expression],
+      log: DecisionLog): Option[Candidate] = {
+    if (indexes.isEmpty) return None
+    val read = CoveringJoinProbe.columnsRead(big, relation)
+    keyed.iterator.map { case (key, smallKey) =>
+      (key, smallKey, CoveringJoinProbe.indexesOn(spark, indexes, source, relation, key, read, filters, log))
+    }.collectFirst {
+      case (key, smallKey, onKey) if onKey.nonEmpty =>
+        val maxKeys = HyperspaceConf.coveringJoinPruningMaxKeys(spark).toLong
+        Candidate(relation, filters, key, smallKey, onKey, maxKeys, bySketches = false, byBuckets = true)
     }
   }
 
@@ -279,7 +313,8 @@ object JoinPruningRule extends IndexRewrite with Logging {
         val described = s"${c.key.name} IN (the ${values.size} join key(s) of the other side)" +
           (if (c.filters.isEmpty) "" else s" AND ${c.filters.map(_.sql).mkString(" AND ")}")
         val narrowed =
-          if (c.bySketches) DataSkippingRule.pruneForJoin(spark, c.onKey, condition, c.relation, described)
+          if (c.byBuckets) CoveringJoinProbe.prune(spark, c.onKey, c.key, values, c.relation, described)
+          else if (c.bySketches) DataSkippingRule.pruneForJoin(spark, c.onKey, condition, c.relation, described)
           else SplitSeekRule.seek(spark, c.onKey, condition, c.relation, DecisionLog.Discard, described)
         narrowed.map(s => big transformUp { case r: LogicalRelation if r eq c.relation => s })
       }
@@ -335,7 +370,8 @@ case class JoinRuntimePruning(spark: SparkSession) extends Rule[LogicalPlan] wit
         case LogicalQueryStage(_, stage: BroadcastQueryStageExec) => stage.isMaterialized
         case _ => false
       }
-      val on = HyperspaceConf.splitJoinPruningEnabled(spark) || HyperspaceConf.sketchJoinPruningEnabled(spark)
+      val on = HyperspaceConf.splitJoinPruningEnabled(spark) || HyperspaceConf.sketchJoinPruningEnabled(spark) ||
+        HyperspaceConf.coveringJoinPruningEnabled(spark)
       if (!broadcastBuilt || !HyperspaceConf.applyEnabled(spark) || !on) plan
       else JoinPruningRule.atRunTime(spark, plan, CandidateIndexes.active(spark))
     } catch {

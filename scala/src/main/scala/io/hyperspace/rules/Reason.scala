@@ -2,6 +2,7 @@ package io.hyperspace.rules
 
 import io.hyperspace.HyperspaceSparkSessionExtension
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.covering.CoveringIndex
 import io.hyperspace.index.split.SeekEstimate
 
 /**
@@ -310,6 +311,22 @@ object Reason {
       s"of the join: this scan reads only the files whose sketches can hold one of the broadcast's $key values " +
       s"when they are at most $budget distinct keys (${HyperspaceConf.SKETCH_JOIN_PRUNING_MAX_KEYS.key}); " +
       "the executed plan (explain after running) and the skipping statistics show the files skipped"
+  }
+
+  final case class JoinPrunedByBucketsAtRunTime(budget: Long, key: String) extends DecidedAtRunTime {
+    def describe: String = s"join pruning decides at run time, once Spark has built the broadcast of the other side " +
+      s"of the join: this scan reads only the source files that the index's buckets for the broadcast's $key " +
+      s"values name (and the files the index does not cover) when they are at most $budget distinct keys " +
+      s"(${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_KEYS.key}) and the index files of their buckets are at most " +
+      s"${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_READ_FRACTION.key} of the scan's bytes; the executed plan " +
+      "(explain after running) and the skipping statistics show the files left out"
+  }
+
+  final case class JoinPruningNeedsLineage(key: String) extends Reason {
+    def describe: String = s"the index leads with the join key $key but has no lineage (the " +
+      s"${CoveringIndex.LineageColumn} column: " +
+      s"${HyperspaceConf.LINEAGE_ENABLED.key} at creation), so it cannot tell which source files hold a key; " +
+      "the join does not prune this scan by it"
   }
 
   final case class NotPlainParquetScan(what: String) extends Reason {

@@ -49,22 +49,43 @@ object SplitIndexLookup {
       onKeys: Seq[Expression],
       locationColumns: Seq[String],
       limit: Int): Option[Seq[Array[Long]]] = {
+    val located = ArrayBuffer.empty[Array[Long]]
+    val read = foreachMatch(spark, entry, SplitIndex.keyColumns(entry.index), onKeys, locationColumns) { row =>
+      located += row
+      located.size <= limit
+    }
+    if (read) Some(located.toSeq) else None
+  }
+
+  /**
+   * Reads the rows of index `entry` (a split or covering index, stored with the lineage column)
+   * satisfying all of `onKeys` (conjuncts over its columns `keys`, named as the source names them)
+   * and gives `visit` the lineage id, then `columns` as longs, of each, until it returns false;
+   * false when the direct read does not apply — a condition on a column it cannot map onto the
+   * index's, or more index bytes to read than `spark.hyperspace.index.driverRead.maxBytes`.
+   * Also the covering index's join probe ([[io.hyperspace.rules.CoveringJoinProbe]]).
+   */
+  def foreachMatch(
+      spark: SparkSession,
+      entry: LogEntry,
+      keys: Seq[String],
+      onKeys: Seq[Expression],
+      columns: Seq[String])(visit: Array[Long] => Boolean): Boolean = {
     val stored = StoredSchemas.parse(entry.index.schema)
     val resolver = spark.sessionState.conf.resolver
-    val keys = SplitIndex.keyColumns(entry.index)
     def field(name: String) = stored.fields.find(f => resolver(f.name, name))
-    val wanted = (keys ++ (CoveringIndex.LineageColumn +: locationColumns)).map(field)
-    if (wanted.exists(_.isEmpty)) return None
+    val wanted = (keys ++ (CoveringIndex.LineageColumn +: columns)).map(field)
+    if (wanted.exists(_.isEmpty)) return false
     val required = StructType(wanted.flatten)
     val attrs = DataTypeUtils.toAttributes(required)
     val unmapped = onKeys.exists(_.references.exists(a =>
         !attrs.exists(i => resolver(i.name, a.name) && i.dataType == a.dataType)))
-    if (unmapped) return None
+    if (unmapped) return false
     val onIndex = onKeys.map(_.transform {
       case a: AttributeReference => attrs.find(i => resolver(i.name, a.name)).get
     })
     val files = IndexFileIndex.filesToRead(entry, onKeys)
-    if (files.map(_.size).sum > HyperspaceConf.driverReadMaxBytes(spark)) return None
+    if (files.map(_.size).sum > HyperspaceConf.driverReadMaxBytes(spark)) return false
     val options = IndexHadoopFsRelation.lookupOptions + (FileFormat.OPTION_RETURNING_BATCH -> "false")
     val filters = onIndex.flatMap(SparkInternals.sourceFilter)
     val hadoopConf =
@@ -77,7 +98,6 @@ object SplitIndexLookup {
     val predicate = Predicate.createInterpreted(BindReferences.bindReference(onIndex.reduce(And), attrs))
     predicate.initialize(0)
     val out = keys.size until required.size
-    val located = ArrayBuffer.empty[Array[Long]]
     val opened = ArrayBuffer.empty[Iterator[InternalRow]]
     try {
       val rows = files.iterator.flatMap { f =>
@@ -87,11 +107,12 @@ object SplitIndexLookup {
         opened += it
         it
       }
-      while (located.size <= limit && rows.hasNext) {
+      var more = true
+      while (more && rows.hasNext) {
         val row = rows.next()
         if (predicate.eval(row)) {
-          located +=
-            out.map(i => if (required(i).dataType == LongType) row.getLong(i) else row.getInt(i).toLong).toArray
+          more =
+            visit(out.map(i => if (required(i).dataType == LongType) row.getLong(i) else row.getInt(i).toLong).toArray)
         }
       }
     } finally opened.foreach {
@@ -100,6 +121,6 @@ object SplitIndexLookup {
         // none): a read stopped at the limit runs it to its end rather than leave it open.
         case rest => rest.foreach(_ => ())
       }
-    Some(located.toSeq)
+    true
   }
 }
