@@ -554,11 +554,11 @@ object HyperspaceConf {
   def sketchJoinPruningEnabled(spark: SparkSession): Boolean = SKETCH_JOIN_PRUNING_ENABLED.readFrom(spark)
   /** Most distinct broadcast keys data skipping's join pruning checks. */
   def sketchJoinPruningMaxKeys(spark: SparkSession): Int = SKETCH_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
-
+  /** Whether join pruning may probe a covering index's buckets for a broadcast's keys. */
   def coveringJoinPruningEnabled(spark: SparkSession): Boolean = COVERING_JOIN_PRUNING_ENABLED.readFrom(spark)
-
+  /** Most distinct broadcast keys a covering index's join pruning looks up. */
   def coveringJoinPruningMaxKeys(spark: SparkSession): Int = COVERING_JOIN_PRUNING_MAX_KEYS.readFrom(spark)
-
+  /** Most bytes of index files that probe reads, as a fraction of the scan's bytes. */
   def coveringJoinPruningMaxReadFraction(spark: SparkSession): Double =
     COVERING_JOIN_PRUNING_MAX_READ_FRACTION.readFrom(spark)
   /** Fraction of pruned files an audit re-scans to check the pruning (0: off). */
