@@ -5,12 +5,12 @@ import scala.util.control.NonFatal
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, BoundReference, EqualTo, Expression, In, InSet, Literal, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, BoundReference, EqualTo, Expression, In, InSet, Literal, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
 import org.apache.spark.sql.execution.hyperspace.BroadcastKeys
 import org.apache.spark.sql.execution.joins.HashJoin
@@ -19,11 +19,11 @@ import org.apache.spark.sql.types.{DoubleType, FloatType}
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.split.SplitIndex
 import io.hyperspace.log.LogEntry
-import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.shims.{EquiJoin, FileRelation, ProjectsAndFilters}
+import io.hyperspace.sources.{FileSource, TableFormats, TableScanListing}
 
 /**
- * Join pruning: an equi-join of a plain file scan with a side Spark broadcasts reads only the
+ * Join pruning: an equi-join of a file scan with a side Spark broadcasts reads only the
  * parts of the scan that can hold the broadcast's keys — found by a split index keyed on the join
  * key (the row groups it locates for `key IN (the broadcast's distinct keys)`, through the same
  * seek and fallback as a filter: [[SplitSeekRule.seek]]; files for a CSV or JSON source's
@@ -51,7 +51,7 @@ import io.hyperspace.sources.FileSource
  * table: they take up to their `maxKeys`). Its outcome goes to the decision log (whyNot), as the
  * run-time step cannot write there.
  */
-object JoinPruningRule extends IndexRewrite with Logging {
+object JoinPruningRule extends IndexRewrite with PredicateHelper with Logging {
 
   /** Records, for whyNot, what join pruning will do at run time; the plan is not changed. */
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan = {
@@ -156,7 +156,7 @@ object JoinPruningRule extends IndexRewrite with Logging {
       bySketches: Boolean)
 
   /**
-   * The scan under `big` (projections and filters over a plain file scan) with a split index keyed
+   * The scan under `big` (projections and filters over a file scan) with a split index keyed
    * on one of its join keys and the most keys whose seek pays, or else a data skipping index with
    * a sketch on one; None (with the split index's reason in `log` where there is one) when there
    * is none or not even one key pays. `pairs` are the join's (big side, other side) key expressions.
@@ -167,12 +167,8 @@ object JoinPruningRule extends IndexRewrite with Logging {
       big: LogicalPlan,
       pairs: Seq[(Expression, Expression)],
       log: DecisionLog): Option[Candidate] = {
-    val (filters, relation, fs) = big match {
-      case ProjectsAndFilters(_, filters, r: LogicalRelation) =>
-        CandidateIndexes.sourceScan(r) match {
-          case Some(fs) => (filters, r, fs)
-          case None => return None
-        }
+    val (filters, relation) = big match {
+      case ProjectsAndFilters(_, filters, r: LogicalRelation) => (filters, r)
       case _ => return None
     }
     // A key of the scan itself, compared by `=` with a value of the same type. Not floating
@@ -185,9 +181,10 @@ object JoinPruningRule extends IndexRewrite with Logging {
     }
     if (keyed.isEmpty) return None
     val kept = filters.filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
-    val source = FileSource(relation, fs)
-    splitCandidate(spark, usable.split, source, relation, keyed, kept, log)
-      .orElse(sketchCandidate(spark, usable.sketches, source, relation, keyed, kept))
+    val split = CandidateIndexes.sourceScan(relation).flatMap { fs =>
+      splitCandidate(spark, usable.split, FileSource(relation, fs), relation, keyed, kept, log)
+    }
+    split.orElse(sketchCandidate(spark, usable.sketches, relation, keyed, kept))
   }
 
   /** The first of `keyed` a split index of `source` is keyed on alone, with the most keys that pay. */
@@ -222,22 +219,33 @@ object JoinPruningRule extends IndexRewrite with Logging {
   }
 
   /**
-   * The first of `keyed` some data skipping index of `source` (a plain file listing) has a sketch
-   * on (one that can rule out a file for `key = value`), up to `maxKeys` keys.
+   * The first of `keyed` some data skipping index of `relation`'s source has a sketch on (one that
+   * can rule out a file for `key = value`), up to `maxKeys` keys. A table format's scan counts as
+   * the whole table it reads ([[TableFormats.wholeTable]]): the format's own optimizer rules may
+   * have narrowed it after Hyperspace's planning ran (Delta's prepared scans).
    */
   private def sketchCandidate(
       spark: SparkSession,
       indexes: Seq[LogEntry],
-      source: FileSource,
       relation: LogicalRelation,
       keyed: Seq[(AttributeReference, Expression)],
       filters: Seq[Expression]): Option[Candidate] = {
-    // A table format's scan (Delta, Iceberg) is its own file index at run time, which the sketches
-    // do not narrow there.
-    if (indexes.isEmpty || source.versioned.isDefined) return None
+    if (indexes.isEmpty) return None
+    val whole = relation.relation match {
+      case fs: HadoopFsRelation =>
+        TableFormats.wholeTable(fs, filters.flatMap(splitConjunctivePredicates))
+          .fold(relation)(FileRelation.withLocation(relation, fs, _))
+      case _ => relation
+    }
+    val source = CandidateIndexes.sourceScan(whole) match {
+      // A stand-in for a format's V2 scan (Iceberg) is that V2 scan again at run time, whose files
+      // are Iceberg's to plan: only a scan data skipping pruned while planning is a file scan there.
+      case Some(fs) if !fs.location.isInstanceOf[TableScanListing] => FileSource(whole, fs)
+      case _ => return None
+    }
     keyed.iterator.map { case (key, smallKey) =>
       val probe = EqualTo(key, Literal.default(key.dataType))
-      (key, smallKey, indexes.filter(e => DataSkippingRule.sketchesApply(spark, e, source, probe, relation)))
+      (key, smallKey, indexes.filter(e => DataSkippingRule.sketchesApply(spark, e, source, probe, whole)))
     }.collectFirst {
       case (key, smallKey, onKey) if onKey.nonEmpty =>
         val maxKeys = HyperspaceConf.sketchJoinPruningMaxKeys(spark).toLong
@@ -275,12 +283,14 @@ object JoinPruningRule extends IndexRewrite with Logging {
         val inKeys =
           if (c.bySketches && values.size > InListSize) InSet(c.key, values.toSet)
           else In(c.key, values.map(Literal(_, c.key.dataType)))
-        val condition = (c.filters :+ inKeys).reduce(And)
         val described = s"${c.key.name} IN (the ${values.size} join key(s) of the other side)" +
           (if (c.filters.isEmpty) "" else s" AND ${c.filters.map(_.sql).mkString(" AND ")}")
         val narrowed =
-          if (c.bySketches) DataSkippingRule.pruneForJoin(spark, c.onKey, condition, c.relation, described)
-          else SplitSeekRule.seek(spark, c.onKey, condition, c.relation, DecisionLog.Discard, described)
+          if (c.bySketches) DataSkippingRule.pruneForJoin(spark, c.onKey, inKeys, c.filters, c.relation, described)
+          else {
+            val condition = (c.filters :+ inKeys).reduce(And)
+            SplitSeekRule.seek(spark, c.onKey, condition, c.relation, DecisionLog.Discard, described)
+          }
         narrowed.map(s => big transformUp { case r: LogicalRelation if r eq c.relation => s })
       }
     }
