@@ -230,18 +230,17 @@ object JoinPruningRule extends IndexRewrite with PredicateHelper with Logging {
       relation: LogicalRelation,
       keyed: Seq[(AttributeReference, Expression)],
       filters: Seq[Expression]): Option[Candidate] = {
-    if (indexes.isEmpty) return None
     val whole = relation.relation match {
-      case fs: HadoopFsRelation =>
-        TableFormats.wholeTable(fs, filters.flatMap(splitConjunctivePredicates))
-          .fold(relation)(FileRelation.withLocation(relation, fs, _))
-      case _ => relation
-    }
-    val source = CandidateIndexes.sourceScan(whole) match {
       // A stand-in for a format's V2 scan (Iceberg) is that V2 scan again at run time, whose files
       // are Iceberg's to plan: only a scan data skipping pruned while planning is a file scan there.
-      case Some(fs) if !fs.location.isInstanceOf[TableScanListing] => FileSource(whole, fs)
+      case fs: HadoopFsRelation if indexes.nonEmpty && !fs.location.isInstanceOf[TableScanListing] =>
+        TableFormats.wholeTable(fs, filters.flatMap(splitConjunctivePredicates))
+          .fold(relation)(FileRelation.withLocation(relation, fs, _))
       case _ => return None
+    }
+    val source = CandidateIndexes.sourceScan(whole) match {
+      case Some(fs) => FileSource(whole, fs)
+      case None => return None
     }
     keyed.iterator.map { case (key, smallKey) =>
       val probe = EqualTo(key, Literal.default(key.dataType))

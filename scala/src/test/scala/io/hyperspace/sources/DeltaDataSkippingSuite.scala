@@ -5,6 +5,7 @@ import java.io.File
 import scala.util.Random
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.expressions.{EqualTo, Literal}
 import org.apache.spark.sql.delta.DeltaLog
 import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.functions.col
@@ -12,6 +13,7 @@ import org.apache.spark.sql.functions.col
 import io.hyperspace.HyperspaceException
 import io.hyperspace.dataskipping.SkippingStatsSupport
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
+import io.hyperspace.rules.DataSkippingRule
 import io.hyperspace.shims.FileRelation
 import io.hyperspace.sources.delta.DeltaReads
 
@@ -74,9 +76,12 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
 
   /** The statistics of the table's scan when join pruning narrowed it at run time. */
   private def joinPruned(plan: SparkPlan): Option[RelationSkippingStats] = plan.collectFirst {
-    case s: FileSourceScanExec if s.relation.location.isInstanceOf[SkippedFilesIndex] &&
-        s.relation.location.asInstanceOf[SkippedFilesIndex].forJoin =>
-      s.relation.location.asInstanceOf[SkippedFilesIndex].stats
+    case s: FileSourceScanExec if joinPruned(s).isDefined => joinPruned(s).get
+  }
+
+  private def joinPruned(scan: FileSourceScanExec): Option[RelationSkippingStats] = scan.relation.location match {
+    case d: SkippedFilesIndex if d.forJoin => Some(d.stats)
+    case _ => None
   }
 
   test("a join with a broadcast side reads only the Delta files whose sketches can hold its keys, " +
@@ -105,13 +110,22 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
     assert(last.filesRead == 2 && last.filter.contains("join key") && last.formatPruning.isDefined, last)
     val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), "dds_join"))
     assert(why.contains("decides at run time") && why.contains("sketches"), why)
+    // A scan pruned for the join is not pruned again when adaptive execution optimizes the rest of
+    // the query after a later stage, even for a condition that would leave out more.
+    val forJoin = plan.collectFirst { case s: FileSourceScanExec if joinPruned(s).isDefined => s.relation.location }.get
+    val (relation, fs) = delta(path).queryExecution.analyzed.collectFirst { case FileRelation(r, fs) => (r, fs) }.get
+    val narrower = EqualTo(relation.output.find(_.name == "t").get, Literal(1200))
+    val entries = Seq(logOf("dds_join").latestStable.get)
+    assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, relation, "t = 1200").isDefined)
+    val again = FileRelation.withLocation(relation, fs, forJoin)
+    assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, again, "t = 1200").isEmpty)
 
     // A scan pruned while planning (t < 3000 by the sketches; Delta's own min/max of id >= 100
     // leaves out files 0 and 1) is pruned again from the whole table for the join: file 2 only.
     val planned = sameResult(joinedOn(delta(path).where("id >= 100 AND t < 3000"), keys))
-    val again = joinPruned(planned).getOrElse(fail(s"not pruned\n${planned.treeString}"))
+    val fromPlanned = joinPruned(planned).getOrElse(fail(s"not pruned\n${planned.treeString}"))
     assert(tableFilesRead(planned, path) == 1, planned.treeString)
-    assert(again.formatPruning.exists(f => f.filesPruned == 2 && f.filesSkippedAfter == 5), again)
+    assert(fromPlanned.formatPruning.exists(f => f.filesPruned == 2 && f.filesSkippedAfter == 5), fromPlanned)
   }
 
   test("join pruning over a Delta table reads the files changed since the index was built") {
