@@ -93,7 +93,9 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
     // What adaptive execution optimizes again at run time: Delta's PrepareDeltaScan has replaced the
     // table's file index with its pruning for the scan's filters (here `isnotnull(t)`).
     val prepared = withHyperspace(on = true)(joinedOn(delta(path), keys).queryExecution.optimizedPlan)
-      .collectFirst { case FileRelation(_, fs) if fs.location.rootPaths.exists(_.toString.contains(path)) => fs.location }
+      .collectFirst {
+        case FileRelation(_, fs) if fs.location.rootPaths.exists(_.toString.contains(path)) => fs.location
+      }
     assert(prepared.exists(_.getClass.getSimpleName == "PreparedDeltaFileIndex"), prepared)
     val plan = sameResult(joinedOn(delta(path), keys))
     val stats = joinPruned(plan).getOrElse(fail(s"not pruned\n${plan.treeString}"))
@@ -103,7 +105,7 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
       stats)
     // The scan is Delta's own file index (deletion vectors, column mapping), pruned for the join.
     assert(plan.collect { case s: FileSourceScanExec => s.relation.location }
-      .exists(_.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex]))
+        .exists(_.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex]))
     // After the query ran, the session's statistics report it; whyNot says what happens at run time.
     withHyperspace(on = true)(joinedOn(delta(path), keys).collect())
     val Seq(last) = hs.lastQuerySkippingStats

@@ -90,8 +90,9 @@ class IcebergDataSkippingSuite extends SkippingStatsSupport {
         s.metrics("numFiles").value
     }.sum
     def joinPruned(plan: SparkPlan) = plan.collectFirst {
-      case s: FileSourceScanExec if s.relation.location.isInstanceOf[SkippedFilesIndex] &&
-          s.relation.location.asInstanceOf[SkippedFilesIndex].forJoin =>
+      case s: FileSourceScanExec
+          if s.relation.location.isInstanceOf[SkippedFilesIndex] &&
+            s.relation.location.asInstanceOf[SkippedFilesIndex].forJoin =>
         s.relation.location.asInstanceOf[SkippedFilesIndex].stats
     }
 

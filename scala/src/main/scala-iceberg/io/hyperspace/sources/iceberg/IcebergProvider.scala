@@ -203,7 +203,8 @@ private[iceberg] final class IcebergTable(
       val FileRelation(scan, fs) = relation
       val listing = fs.location.asInstanceOf[IcebergFileIndex]
       val read = files.filter(f => kept.contains(f.path) && !skipped.contains(f.path))
-      FileRelation.withLocation(scan, fs, new IcebergSkippedFiles(listing, new Path(root), read, entries, stats, forJoin))
+      FileRelation.withLocation(scan, fs,
+        new IcebergSkippedFiles(listing, new Path(root), read, entries, stats, forJoin))
     }
   }
 
