@@ -144,6 +144,9 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
     assert(tableFilesRead(plan, path) == 4, plan.treeString)
     // The deleted row stays deleted: 1200 joins with nothing.
     withHyperspace(on = true)(assert(joinedOn(delta(path), keys).where("t = 1200").count() == 0))
+    // Time travel to the version the index was built from: pruned as it was then (files 2 and 6).
+    val before = sameResult(joinedOn(delta(path, Some(0)), keys))
+    assert(joinPruned(before).isDefined && tableFilesRead(before, path) == 2, before.treeString)
   }
 
   test("join pruning leaves a Delta scan alone for joins that keep its unmatched rows, and for too many keys") {
