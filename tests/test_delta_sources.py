@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent(
     """
     import os, sys
     from delta import configure_spark_with_delta_pip
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession, functions as F
     from hyperspace import Hyperspace, IndexConfig, configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace
     from hyperspace import BloomFilterSketch, DataSkippingIndexConfig, FormatPruning
 
@@ -89,6 +89,23 @@ SCRIPT = textwrap.dedent(
     assert isinstance(stats.format_pruning, FormatPruning) and stats.format_pruning.format == "delta", stats
     assert stats.files_read == 1 and stats.format_pruning.files_skipped_after >= 1, stats
     print("OK skipping")
+
+    # Join pruning at run time: the broadcast side's two keys leave out the Delta files whose
+    # bloom filters hold neither (the small side is filtered on d, so nothing is inferred onto v).
+    dim = os.path.join(work, "dim")
+    spark.range(0, 400, 1, 1).selectExpr("CONCAT('v', id) AS v2", "id AS d").write.parquet(dim)
+    def joined():
+        small = spark.read.parquet(dim).where("d IN (7, 250)")
+        return spark.read.format("delta").load(path).join(small, F.col("v") == F.col("v2")).select("id", "d")
+    disable_hyperspace(spark)
+    expected = sorted(joined().collect())
+    enable_hyperspace(spark)
+    assert sorted(joined().collect()) == expected and len(expected) == 2, expected
+    [stats] = hs.last_query_skipping_stats()
+    disable_hyperspace(spark)
+    assert "join key" in stats.filter and stats.format_pruning.format == "delta", stats
+    assert stats.files_skipped >= 1 and stats.files_read < stats.files_total, stats
+    print("OK join pruning")
     spark.stop()
     """
 )
@@ -104,4 +121,5 @@ def test_delta_tables_through_the_python_api(tmp_path: Path) -> None:
         "OK refreshed",
         "OK time travel",
         "OK skipping",
+        "OK join pruning",
     ], result.stdout

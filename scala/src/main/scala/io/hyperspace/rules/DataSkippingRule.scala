@@ -13,7 +13,7 @@ import io.hyperspace.index.{IndexKinds, RewriteFamily, StoredSchemas}
 import io.hyperspace.index.dataskipping._
 import io.hyperspace.log.{LogEntry, SourceFile}
 import io.hyperspace.shims.FileRelation
-import io.hyperspace.sources.{FileKey, FileSource, SourceSubset, VersionedTable}
+import io.hyperspace.sources.{FileKey, FileSource, SourceSubset, TableFormats, VersionedTable}
 
 /**
  * A Filter over a file scan → the same Filter over the same scan with fewer files: the files
@@ -63,7 +63,8 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
   private def readsLike(entry: LogEntry, source: FileSource): Boolean =
     CandidateIndexes.sameReader(entry, source) &&
       DataType.equalsIgnoreNullability(StoredSchemas.parse(entry.source.schema), source.fsRelation.dataSchema) &&
-      DataType.equalsIgnoreNullability(StoredSchemas.parse(entry.source.partitionSchema), source.fsRelation.partitionSchema)
+      DataType.equalsIgnoreNullability(StoredSchemas.parse(entry.source.partitionSchema),
+        source.fsRelation.partitionSchema)
 
   /** Whether some file of `listed` is one `entry` summarized (same path, size and mtime). */
   private def sharesFiles(entry: LogEntry, listed: Seq[FileKey]): Boolean = {
@@ -76,16 +77,19 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
 
   /**
    * Join pruning at run time ([[JoinPruningRule]]): `relation` without the files `indexes` rule out
-   * for `condition` (the join's key among the other side's keys, and the filters over the scan),
+   * for `keys` (the join's key among the other side's keys) and `filters` (those over the scan),
    * reported as `described`. A scan this rule pruned while planning is pruned again from its full
-   * listing, under a condition that holds the planning's filters; None when nothing more is ruled
-   * out, the scan was pruned for the join already (adaptive execution optimizes the rest of the
-   * query again after each stage), or it is a table format's, pruned by the format while planning.
+   * listing, under a condition that holds the planning's filters; a table format's scan (Delta,
+   * Iceberg) from the whole table at the version it reads, the format pruning it again for
+   * `filters` as it prunes a planned scan, and the sketches taking away files it keeps. None when
+   * nothing more is ruled out, or the scan was pruned for the join already (adaptive execution
+   * optimizes the rest of the query again after each stage).
    */
   def pruneForJoin(
       spark: SparkSession,
       indexes: Seq[LogEntry],
-      condition: Expression,
+      keys: Expression,
+      filters: Seq[Expression],
       relation: LogicalRelation,
       described: String): Option[LogicalRelation] = {
     val fs = relation.relation match {
@@ -96,13 +100,14 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       case d: SkippedFilesIndex => d.stats.filesSkipped
       case _ => 0
     }
+    val conjuncts = filters.flatMap(splitConjunctivePredicates)
     val full = fs.location match {
-      case d: DataSkippingFileIndex if d.forJoin => return None
+      case d: SkippedFilesIndex if d.forJoin => return None
       case d: DataSkippingFileIndex => FileRelation.withLocation(relation, fs, d.delegate)
-      case _: SkippedFilesIndex => return None
-      case _ => relation
+      case _ => TableFormats.wholeTable(fs, conjuncts).fold(relation)(FileRelation.withLocation(relation, fs, _))
     }
-    prune(spark, indexes, condition, full, DecisionLog.Discard, forJoin = Some(described)).filter {
+    val condition = (conjuncts :+ keys).reduce(And)
+    prune(spark, indexes, condition, full, DecisionLog.Discard, forJoin = Some(ForJoin(described, keys))).filter {
       _.relation match {
         case pruned: HadoopFsRelation => skippedBy(pruned.location) > skippedBy(fs.location)
         case _ => false
@@ -110,9 +115,12 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     }
   }
 
+  /** Pruning for a join's keys at run time: how the statistics name it, and the keys' condition. */
+  private case class ForJoin(described: String, keys: Expression)
+
   /**
    * The relation with the files `indexes` rule out for `condition` left out, if any index
-   * applies; its statistics name the filter's SQL, or, pruning for a join's keys, `forJoin`.
+   * applies; its statistics name the filter's SQL, or, pruning for a join's keys, `forJoin`'s.
    */
   private def prune(
       spark: SparkSession,
@@ -120,7 +128,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       condition: Expression,
       relation: LogicalRelation,
       log: DecisionLog,
-      forJoin: Option[String] = None): Option[LogicalRelation] = {
+      forJoin: Option[ForJoin] = None): Option[LogicalRelation] = {
     val fs = CandidateIndexes.sourceScan(relation) match {
       case Some(fs) if !fs.location.isInstanceOf[SkippedFilesIndex] => fs
       case _ => return None
@@ -172,7 +180,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     val skipped = perIndex.flatMap(_._2).toSet
     val stats = RelationSkippingStats(
       relation = source.table.getOrElse(fs.location.rootPaths.mkString(", ")),
-      filter = forJoin.getOrElse(filter.sql),
+      filter = forJoin.fold(filter.sql)(_.described),
       filesTotal = listed.size, bytesTotal = listed.map(_.size).sum,
       filesSkipped = skipped.size, bytesSkipped = skipped.iterator.map(_.size).sum,
       indexes = perIndex.map(_._3))
@@ -187,7 +195,11 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
           forJoin = forJoin.isDefined)
         Some(FileRelation.withLocation(relation, fs, location))
       case Some(table) =>
-        withinFormat(table, usable, listed, skipped, perIndex.map(_._1), stats, (e, r) => reject(e, r))
+        // The format prunes for the scan's own filters, as it does once the scan is planned: the
+        // join's keys are for the sketches (the join, not a Filter above the scan, applies them).
+        val ownFilters = usable.filterNot(u => forJoin.exists(_.keys eq u))
+        withinFormat(table, ownFilters, listed, skipped, perIndex.map(_._1), stats, forJoin.isDefined,
+          (e, r) => reject(e, r))
     }
   }
 
@@ -205,6 +217,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
       skipped: Set[FileKey],
       entries: Seq[LogEntry],
       stats: RelationSkippingStats,
+      forJoin: Boolean,
       reject: (LogEntry, Reason) => Unit): Option[LogicalRelation] =
     if (skipped.isEmpty) {
       entries.foreach(reject(_, Reason.NoFileSkipped))
@@ -229,7 +242,7 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
           val pruned = listed.filterNot(f => scan.kept.contains(f.path))
           val format = FormatPruning(table.format, pruned.size, pruned.map(_.size).sum, beyond.size,
             beyond.iterator.map(_.size).sum)
-          Some(scan.without(skipped.map(_.path), entries, stats.copy(formatPruning = Some(format))))
+          Some(scan.without(skipped.map(_.path), entries, stats.copy(formatPruning = Some(format)), forJoin))
         }
     }
 

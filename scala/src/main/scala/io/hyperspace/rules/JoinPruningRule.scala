@@ -5,12 +5,12 @@ import scala.util.control.NonFatal
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, BoundReference, EqualTo, Expression, In, InSet, Literal, SubqueryExpression}
+import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, BindReferences, BoundReference, EqualTo, Expression, In, InSet, Literal, PredicateHelper, SubqueryExpression}
 import org.apache.spark.sql.catalyst.plans.{Inner, JoinType, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.adaptive.{BroadcastQueryStageExec, LogicalQueryStage}
-import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeLike
 import org.apache.spark.sql.execution.hyperspace.BroadcastKeys
 import org.apache.spark.sql.execution.joins.HashJoin
@@ -19,11 +19,11 @@ import org.apache.spark.sql.types.{DoubleType, FloatType}
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.index.split.SplitIndex
 import io.hyperspace.log.LogEntry
-import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
-import io.hyperspace.sources.FileSource
+import io.hyperspace.shims.{EquiJoin, FileRelation, ProjectsAndFilters}
+import io.hyperspace.sources.{FileSource, TableFormats, TableScanListing}
 
 /**
- * Join pruning: an equi-join of a plain file scan with a side Spark broadcasts reads only the
+ * Join pruning: an equi-join of a file scan with a side Spark broadcasts reads only the
  * parts of the scan that can hold the broadcast's keys — found by a split index keyed on the join
  * key (the row groups it locates for `key IN (the broadcast's distinct keys)`, through the same
  * seek and fallback as a filter: [[SplitSeekRule.seek]]; files for a CSV or JSON source's
@@ -53,7 +53,7 @@ import io.hyperspace.sources.FileSource
  * table: they take up to their `maxKeys`). Its outcome goes to the decision log (whyNot), as the
  * run-time step cannot write there.
  */
-object JoinPruningRule extends IndexRewrite with Logging {
+object JoinPruningRule extends IndexRewrite with PredicateHelper with Logging {
 
   /** Records, for whyNot, what join pruning will do at run time; the plan is not changed. */
   override def apply(spark: SparkSession, plan: LogicalPlan, indexes: Seq[LogEntry], log: DecisionLog): LogicalPlan = {
@@ -63,9 +63,11 @@ object JoinPruningRule extends IndexRewrite with Logging {
         case join: Join =>
           prunedSide(spark, usable, join, log).foreach { case (big, ps) =>
             candidate(spark, usable, big, ps, DecisionLog.Discard).foreach { c =>
-              val reason = if (c.bySketches) Reason.JoinSkippedAtRunTime(c.budget, c.key.name)
-              else if (c.byBuckets) Reason.JoinPrunedByBucketsAtRunTime(c.budget, c.key.name)
-              else Reason.JoinPrunedAtRunTime(c.budget, c.key.name)
+              val reason = c.probe match {
+                case Probe.Sketches => Reason.JoinSkippedAtRunTime(c.budget, c.key.name)
+                case Probe.CoveringBuckets => Reason.JoinPrunedByBucketsAtRunTime(c.budget, c.key.name)
+                case Probe.SplitSeek => Reason.JoinPrunedAtRunTime(c.budget, c.key.name)
+              }
               c.onKey.foreach(log.reject(_, reason))
             }
           }
@@ -148,8 +150,8 @@ object JoinPruningRule extends IndexRewrite with Logging {
 
   /**
    * A scan join pruning can narrow: its relation, filters, the key, the indexes keyed on it (split
-   * indexes, or else data skipping indexes with a sketch on it: `bySketches`) and the most keys
-   * that pay.
+   * indexes, else covering indexes led by it, else data skipping indexes with a sketch on it: the
+   * `probe`) and the most keys that pay.
    */
   private case class Candidate(
       relation: LogicalRelation,
@@ -158,11 +160,21 @@ object JoinPruningRule extends IndexRewrite with Logging {
       smallKey: Expression,
       onKey: Seq[LogEntry],
       budget: Long,
-      bySketches: Boolean,
-      byBuckets: Boolean = false)
+      probe: Probe)
+
+  /** What narrows a candidate's scan to the broadcast's keys. */
+  private sealed trait Probe
+  private object Probe {
+    /** A split index's seek: the row groups (files, over CSV or JSON) it locates. */
+    case object SplitSeek extends Probe
+    /** A covering index's buckets: the files its lineage names for the keys. */
+    case object CoveringBuckets extends Probe
+    /** A data skipping index's sketches: the files they cannot rule out. */
+    case object Sketches extends Probe
+  }
 
   /**
-   * The scan under `big` (projections and filters over a plain file scan) with a split index keyed
+   * The scan under `big` (projections and filters over a file scan) with a split index keyed
    * on one of its join keys and the most keys whose seek pays, or else a data skipping index with
    * a sketch on one; None (with the split index's reason in `log` where there is one) when there
    * is none or not even one key pays. `pairs` are the join's (big side, other side) key expressions.
@@ -173,12 +185,8 @@ object JoinPruningRule extends IndexRewrite with Logging {
       big: LogicalPlan,
       pairs: Seq[(Expression, Expression)],
       log: DecisionLog): Option[Candidate] = {
-    val (filters, relation, fs) = big match {
-      case ProjectsAndFilters(_, filters, r: LogicalRelation) =>
-        CandidateIndexes.sourceScan(r) match {
-          case Some(fs) => (filters, r, fs)
-          case None => return None
-        }
+    val (filters, relation) = big match {
+      case ProjectsAndFilters(_, filters, r: LogicalRelation) => (filters, r)
       case _ => return None
     }
     // A key of the scan itself, compared by `=` with a value of the same type. Not floating
@@ -191,12 +199,12 @@ object JoinPruningRule extends IndexRewrite with Logging {
     }
     if (keyed.isEmpty) return None
     val kept = filters.filter(f => f.deterministic && !SubqueryExpression.hasSubquery(f))
-    val source = FileSource(relation, fs)
     // A split index locates row groups, finer than files; a covering index's buckets name exactly
     // the files holding a key, where sketches may keep files holding none.
-    splitCandidate(spark, usable.split, source, relation, keyed, kept, log)
-      .orElse(coveringCandidate(spark, usable.covering, source, relation, big, keyed, kept, log))
-      .orElse(sketchCandidate(spark, usable.sketches, source, relation, keyed, kept))
+    val plain = CandidateIndexes.sourceScan(relation).map(fs => FileSource(relation, fs))
+    plain.flatMap(splitCandidate(spark, usable.split, _, relation, keyed, kept, log))
+      .orElse(plain.flatMap(coveringCandidate(spark, usable.covering, _, relation, big, keyed, kept, log)))
+      .orElse(sketchCandidate(spark, usable.sketches, relation, keyed, kept))
   }
 
   /** The first of `keyed` a split index of `source` is keyed on alone, with the most keys that pay. */
@@ -226,7 +234,7 @@ object JoinPruningRule extends IndexRewrite with Logging {
       else if (budgets.forall(_._3 == 0)) {
         budgets.foreach { case (e, l, _) => log.reject(e, Reason.JoinKeyNotSelective(l.estimate(1), maxRead)) }
         None
-      } else Some(Candidate(relation, filters, key, smallKey, onKey, budgets.map(_._3).max, bySketches = false))
+      } else Some(Candidate(relation, filters, key, smallKey, onKey, budgets.map(_._3).max, Probe.SplitSeek))
     }
   }
 
@@ -251,31 +259,41 @@ object JoinPruningRule extends IndexRewrite with Logging {
     }.collectFirst {
       case (key, smallKey, onKey) if onKey.nonEmpty =>
         val maxKeys = HyperspaceConf.coveringJoinPruningMaxKeys(spark).toLong
-        Candidate(relation, filters, key, smallKey, onKey, maxKeys, bySketches = false, byBuckets = true)
+        Candidate(relation, filters, key, smallKey, onKey, maxKeys, Probe.CoveringBuckets)
     }
   }
 
   /**
-   * The first of `keyed` some data skipping index of `source` (a plain file listing) has a sketch
-   * on (one that can rule out a file for `key = value`), up to `maxKeys` keys.
+   * The first of `keyed` some data skipping index of `relation`'s source has a sketch on (one that
+   * can rule out a file for `key = value`), up to `maxKeys` keys. A table format's scan counts as
+   * the whole table it reads ([[TableFormats.wholeTable]]): the format's own optimizer rules may
+   * have narrowed it after Hyperspace's planning ran (Delta's prepared scans).
    */
   private def sketchCandidate(
       spark: SparkSession,
       indexes: Seq[LogEntry],
-      source: FileSource,
       relation: LogicalRelation,
       keyed: Seq[(AttributeReference, Expression)],
       filters: Seq[Expression]): Option[Candidate] = {
-    // A table format's scan (Delta, Iceberg) is its own file index at run time, which the sketches
-    // do not narrow there.
-    if (indexes.isEmpty || source.versioned.isDefined) return None
+    val whole = relation.relation match {
+      // A stand-in for a format's V2 scan (Iceberg) is that V2 scan again at run time, whose files
+      // are Iceberg's to plan: only a scan data skipping pruned while planning is a file scan there.
+      case fs: HadoopFsRelation if indexes.nonEmpty && !fs.location.isInstanceOf[TableScanListing] =>
+        TableFormats.wholeTable(fs, filters.flatMap(splitConjunctivePredicates))
+          .fold(relation)(FileRelation.withLocation(relation, fs, _))
+      case _ => return None
+    }
+    val source = CandidateIndexes.sourceScan(whole) match {
+      case Some(fs) => FileSource(whole, fs)
+      case None => return None
+    }
     keyed.iterator.map { case (key, smallKey) =>
       val probe = EqualTo(key, Literal.default(key.dataType))
-      (key, smallKey, indexes.filter(e => DataSkippingRule.sketchesApply(spark, e, source, probe, relation)))
+      (key, smallKey, indexes.filter(e => DataSkippingRule.sketchesApply(spark, e, source, probe, whole)))
     }.collectFirst {
       case (key, smallKey, onKey) if onKey.nonEmpty =>
         val maxKeys = HyperspaceConf.sketchJoinPruningMaxKeys(spark).toLong
-        Candidate(relation, filters, key, smallKey, onKey, maxKeys, bySketches = true)
+        Candidate(relation, filters, key, smallKey, onKey, maxKeys, Probe.Sketches)
     }
   }
 
@@ -307,15 +325,19 @@ object JoinPruningRule extends IndexRewrite with Logging {
       broadcastValues(c, smallKeys, built).flatMap { values =>
         // Sketches are translated from an IN list value by value, a set as one lookup per file.
         val inKeys =
-          if (c.bySketches && values.size > InListSize) InSet(c.key, values.toSet)
+          if (c.probe == Probe.Sketches && values.size > InListSize) InSet(c.key, values.toSet)
           else In(c.key, values.map(Literal(_, c.key.dataType)))
-        val condition = (c.filters :+ inKeys).reduce(And)
         val described = s"${c.key.name} IN (the ${values.size} join key(s) of the other side)" +
           (if (c.filters.isEmpty) "" else s" AND ${c.filters.map(_.sql).mkString(" AND ")}")
         val narrowed =
-          if (c.byBuckets) CoveringJoinProbe.prune(spark, c.onKey, c.key, values, c.relation, described)
-          else if (c.bySketches) DataSkippingRule.pruneForJoin(spark, c.onKey, condition, c.relation, described)
-          else SplitSeekRule.seek(spark, c.onKey, condition, c.relation, DecisionLog.Discard, described)
+          c.probe match {
+            case Probe.CoveringBuckets => CoveringJoinProbe.prune(spark, c.onKey, c.key, values, c.relation, described)
+            case Probe.Sketches =>
+              DataSkippingRule.pruneForJoin(spark, c.onKey, inKeys, c.filters, c.relation, described)
+            case Probe.SplitSeek =>
+              val condition = (c.filters :+ inKeys).reduce(And)
+              SplitSeekRule.seek(spark, c.onKey, condition, c.relation, DecisionLog.Discard, described)
+          }
         narrowed.map(s => big transformUp { case r: LogicalRelation if r eq c.relation => s })
       }
     }

@@ -6,7 +6,7 @@ import scala.util.Try
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.index.StoredSchemas
 import io.hyperspace.index.covering.CoveringIndex
@@ -136,9 +136,11 @@ trait FormatScan {
   /**
    * The scan reading the files the format keeps except `skipped`, row masks applied as the
    * format applies them; its file index is a
-   * [[io.hyperspace.index.dataskipping.SkippedFilesIndex]] reporting `entries` and `stats`.
+   * [[io.hyperspace.index.dataskipping.SkippedFilesIndex]] reporting `entries` and `stats`, made
+   * by join pruning at run time when `forJoin`.
    */
-  def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats): LogicalRelation
+  def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats, forJoin: Boolean)
+      : LogicalRelation
 }
 
 /** Recognises scans of one table format's tables. */
@@ -162,6 +164,16 @@ trait TableFormatProvider {
    * when `plan` is no such scan.
    */
   def asFileScan(plan: LogicalPlan): Option[LogicalRelation] = None
+
+  /**
+   * For join pruning at run time: the file index of the whole table, at the version `fs` reads,
+   * that [[tableOf]] recognises, when `fs`'s file index is this format's table narrowed while the
+   * query was planned (by data skipping indexes, or by the format's own optimizer rules for
+   * `filters`, the conjuncts the plan applies above the scan); None when it is no such index, or
+   * the narrowing may hold more than those filters.
+   */
+  @nowarn("cat=unused-params") // a format without prepared scans has no use for them
+  def wholeTable(fs: HadoopFsRelation, filters: Seq[Expression]): Option[FileIndex] = None
 }
 
 /**
@@ -195,6 +207,10 @@ object TableFormats {
   /** The file scan standing in for the V2 scan `plan` of a table-format table, when there is one. */
   def asFileScan(plan: LogicalPlan): Option[LogicalRelation] =
     providers.iterator.flatMap(_.asFileScan(plan)).nextOption()
+
+  /** The whole table a format's narrowed scan `fs` reads, for join pruning ([[TableFormatProvider.wholeTable]]). */
+  def wholeTable(fs: HadoopFsRelation, filters: Seq[Expression]): Option[FileIndex] =
+    providers.iterator.flatMap(_.wholeTable(fs, filters)).nextOption()
 
   /** The provider of `format`, when that format's library is on the class path. */
   def provider(format: String): Option[TableFormatProvider] = providers.find(_.format.equalsIgnoreCase(format))

@@ -109,10 +109,10 @@ class SketchJoinPruningSuite extends DataSkippingTestSupport {
           val (relation, fs) = big.queryExecution.analyzed.collectFirst { case FileRelation(r, fs) => (r, fs) }.get
           val narrower = EqualTo(relation.output.find(_.name == "id").get, Literal(17L))
           val entries = Seq(logOf("sjInner").latestStable.get)
-          val fresh = DataSkippingRule.pruneForJoin(spark, entries, narrower, relation, "id = 17")
+          val fresh = DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, relation, "id = 17")
           assert(fresh.isDefined) // from the plain listing: 39 of 40 files left out
           val again = FileRelation.withLocation(relation, fs, prunedScan)
-          assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, again, "id = 17").isEmpty)
+          assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, again, "id = 17").isEmpty)
         }
       }
     }

@@ -5,11 +5,15 @@ import java.io.File
 import scala.util.Random
 
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.catalyst.expressions.{EqualTo, Literal}
 import org.apache.spark.sql.delta.DeltaLog
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.functions.col
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.dataskipping.SkippingStatsSupport
 import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, DataSkippingStats, MinMaxSketch, RelationSkippingStats, SkippedFilesIndex}
+import io.hyperspace.rules.DataSkippingRule
 import io.hyperspace.shims.FileRelation
 import io.hyperspace.sources.delta.DeltaReads
 
@@ -48,18 +52,114 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
   private def skipping(name: String): DataSkippingIndexConfig =
     DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"))
 
-  test("a join with a broadcast side over a Delta table is left as planned at run time, with the same rows") {
-    val path = table("join")
-    hs.createIndex(delta(path), skipping("dds_join"))
+  /** The small side of a join on `t`: `t2` = 0, 10, ..., 4490 (one Parquet file), `dname` one per row. */
+  private lazy val dimPath: String = {
     val dim = newDir("join-dim").getAbsolutePath + "/data"
     spark.range(0, 450, 1, 1).selectExpr("CAST(id * 10 AS INT) AS t2", "CONCAT('d', id) AS dname").write.parquet(dim)
-    // Filtered on its names (a filter on t2 would be inferred onto t): join pruning by sketches is
-    // for plain file sources; a Delta scan keeps Delta's own pruning only.
-    def query = delta(path).join(spark.read.parquet(dim).where("dname IN ('d120', 'd130', 'd330')"),
-      org.apache.spark.sql.functions.col("t") === org.apache.spark.sql.functions.col("t2"))
-    sameResult(query)
-    withHyperspace(on = true)(query.collect())
-    assert(!hs.lastQuerySkippingStats.exists(_.filter.contains("join key")), hs.lastQuerySkippingStats)
+    dim
+  }
+
+  /**
+   * `big` joined on `t` with the rows of the small side holding `ts`, filtered on its names: a
+   * filter on `t2` would be inferred onto `t`, and planning's data skipping would serve it.
+   */
+  private def joinedOn(big: DataFrame, ts: Seq[Int], how: String = "inner"): DataFrame = {
+    val small = spark.read.parquet(dimPath).where(s"dname IN (${ts.map(t => s"'d${t / 10}'").mkString(", ")})")
+    big.join(small, col("t") === col("t2"), how)
+  }
+
+  /** The files the executed plan read of the table at `path`. */
+  private def tableFilesRead(plan: SparkPlan, path: String): Long = plan.collect {
+    case s: FileSourceScanExec if s.relation.location.rootPaths.exists(_.toString.contains(path)) =>
+      s.metrics("numFiles").value
+  }.sum
+
+  /** The statistics of the table's scan when join pruning narrowed it at run time. */
+  private def joinPruned(plan: SparkPlan): Option[RelationSkippingStats] = plan.collectFirst {
+    case s: FileSourceScanExec if joinPruned(s).isDefined => joinPruned(s).get
+  }
+
+  private def joinPruned(scan: FileSourceScanExec): Option[RelationSkippingStats] = scan.relation.location match {
+    case d: SkippedFilesIndex if d.forJoin => Some(d.stats)
+    case _ => None
+  }
+
+  test("a join with a broadcast side reads only the Delta files whose sketches can hold its keys, " +
+    "through Delta's scan, on top of Delta's pruning") {
+    val path = table("join")
+    hs.createIndex(delta(path), skipping("dds_join"))
+    // t = 10 * id, 50 ids per file: 1200 and 1300 are in file 2, 3300 in file 6, 4400 in none.
+    val keys = Seq(1200, 1300, 3300, 4400)
+    // What adaptive execution optimizes again at run time: Delta's PrepareDeltaScan has replaced the
+    // table's file index with its pruning for the scan's filters (here `isnotnull(t)`).
+    val prepared = withHyperspace(on = true)(joinedOn(delta(path), keys).queryExecution.optimizedPlan)
+      .collectFirst {
+        case FileRelation(_, fs) if fs.location.rootPaths.exists(_.toString.contains(path)) => fs.location
+      }
+    assert(prepared.exists(_.getClass.getSimpleName == "PreparedDeltaFileIndex"), prepared)
+    val plan = sameResult(joinedOn(delta(path), keys))
+    val stats = joinPruned(plan).getOrElse(fail(s"not pruned\n${plan.treeString}"))
+    assert(tableFilesRead(plan, path) == 2, plan.treeString)
+    assert(stats.filter.startsWith("t IN (the 4 join key(s) of the other side)"), stats.filter)
+    assert(stats.formatPruning.exists(f => f.format == "delta" && f.filesPruned == 0 && f.filesSkippedAfter == 6),
+      stats)
+    // The scan is Delta's own file index (deletion vectors, column mapping), pruned for the join.
+    assert(plan.collect { case s: FileSourceScanExec => s.relation.location }
+        .exists(_.isInstanceOf[org.apache.spark.sql.delta.files.TahoeFileIndex]))
+    // After the query ran, the session's statistics report it; whyNot says what happens at run time.
+    withHyperspace(on = true)(joinedOn(delta(path), keys).collect())
+    val Seq(last) = hs.lastQuerySkippingStats
+    assert(last.filesRead == 2 && last.filter.contains("join key") && last.formatPruning.isDefined, last)
+    val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), "dds_join"))
+    assert(why.contains("decides at run time") && why.contains("sketches"), why)
+    // A scan pruned for the join is not pruned again when adaptive execution optimizes the rest of
+    // the query after a later stage, even for a condition that would leave out more.
+    val forJoin = plan.collectFirst { case s: FileSourceScanExec if joinPruned(s).isDefined => s.relation.location }.get
+    val (relation, fs) = delta(path).queryExecution.analyzed.collectFirst { case FileRelation(r, fs) => (r, fs) }.get
+    val narrower = EqualTo(relation.output.find(_.name == "t").get, Literal(1200))
+    val entries = Seq(logOf("dds_join").latestStable.get)
+    assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, relation, "t = 1200").isDefined)
+    val again = FileRelation.withLocation(relation, fs, forJoin)
+    assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, again, "t = 1200").isEmpty)
+
+    // A scan pruned while planning (t < 3000 by the sketches; Delta's own min/max of id >= 100
+    // leaves out files 0 and 1) is pruned again from the whole table for the join: file 2 only.
+    val planned = sameResult(joinedOn(delta(path).where("id >= 100 AND t < 3000"), keys))
+    val fromPlanned = joinPruned(planned).getOrElse(fail(s"not pruned\n${planned.treeString}"))
+    assert(tableFilesRead(planned, path) == 1, planned.treeString)
+    assert(fromPlanned.formatPruning.exists(f => f.filesPruned == 2 && f.filesSkippedAfter == 5), fromPlanned)
+  }
+
+  test("join pruning over a Delta table reads the files changed since the index was built") {
+    val path = table("join-dv")
+    hs.createIndex(delta(path), skipping("dds_join_dv"))
+    // New deletion vectors on files 1 (t = 600) and 2 (t = 1200), and one file appended (t 4000 to 4490).
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id IN (60, 120)")
+    spark.range(400, 450, 1, 1).selectExpr("id", "CAST(id * 10 AS INT) AS t", "CONCAT('n', id) AS name",
+      "CAST(pmod(hash(id), 23) AS INT) AS k").write.format("delta").mode("append").save(path)
+    val keys = Seq(1200, 1300, 3300, 4100)
+    val plan = sameResult(joinedOn(delta(path), keys))
+    assert(joinPruned(plan).isDefined, plan.treeString)
+    // Files 1 and 2 (another deletion vector than indexed), 6 (3300) and the appended file (4100).
+    assert(tableFilesRead(plan, path) == 4, plan.treeString)
+    // The deleted row stays deleted: 1200 joins with nothing.
+    withHyperspace(on = true)(assert(joinedOn(delta(path), keys).where("t = 1200").count() == 0))
+    // Time travel to the version the index was built from: pruned as it was then (files 2 and 6).
+    val before = sameResult(joinedOn(delta(path, Some(0)), keys))
+    assert(joinPruned(before).isDefined && tableFilesRead(before, path) == 2, before.treeString)
+  }
+
+  test("join pruning leaves a Delta scan alone for joins that keep its unmatched rows, and for too many keys") {
+    val path = table("join-types")
+    hs.createIndex(delta(path), skipping("dds_join_types"))
+    val keys = Seq(1200, 3300)
+    def unpruned(how: String): Unit = {
+      val plan = sameResult(joinedOn(delta(path), keys, how))
+      assert(joinPruned(plan).isEmpty && tableFilesRead(plan, path) == 8, s"$how\n${plan.treeString}")
+    }
+    Seq("full_outer", "left_anti", "left_outer").foreach(unpruned)
+    assert(joinPruned(sameResult(joinedOn(delta(path), keys, "left_semi"))).isDefined)
+    withConf("spark.hyperspace.index.dataskipping.joinPruning.maxKeys" -> "1")(unpruned("inner"))
   }
 
   test("a Delta table's scan skips, beyond Delta's own pruning, the files the sketches rule out; both reported") {

@@ -5,10 +5,13 @@ import scala.util.Random
 import org.apache.iceberg.Table
 import org.apache.iceberg.spark.Spark3Util
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec
+import org.apache.spark.sql.functions.col
 
 import io.hyperspace.HyperspaceException
 import io.hyperspace.dataskipping.SkippingStatsSupport
-import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, ValueListSketch}
+import io.hyperspace.index.dataskipping.{BloomFilterSketch, DataSkippingIndexConfig, MinMaxSketch, SkippedFilesIndex, ValueListSketch}
 import io.hyperspace.sources.iceberg.IcebergReads
 
 /**
@@ -69,6 +72,49 @@ class IcebergDataSkippingSuite extends SkippingStatsSupport {
     val same = spark.table(t).where("id < 100 AND t < 1000")
     assert(statsOf(same).isEmpty)
     assert(hs.whyNot(same, "ids_stats").contains("already leaves out every file"), hs.whyNot(same, "ids_stats"))
+  }
+
+  test("join pruning at run time: a scan the sketches pruned while planning is pruned again for the join's keys; " +
+    "Iceberg's own scan is left alone") {
+    val t = table("join")
+    hs.createIndex(spark.table(t), skipping("ids_join"))
+    val dim = newDir("join-dim").getAbsolutePath + "/data"
+    spark.range(0, 450, 1, 1).selectExpr("CAST(id * 10 AS INT) AS t2", "CONCAT('d', id) AS dname").write.parquet(dim)
+    // t = 10 * id, 50 ids per file: 1200 and 1300 are in file 2, 3300 in file 6. Filtered on its
+    // names: a filter on t2 would be inferred onto t.
+    def joined(big: DataFrame, how: String = "inner") =
+      big.join(spark.read.parquet(dim).where("dname IN ('d120', 'd130', 'd330')"), col("t") === col("t2"), how)
+    val location = iceberg(t).location()
+    def filesRead(plan: SparkPlan) = plan.collect {
+      case s: FileSourceScanExec if s.relation.location.rootPaths.exists(_.toString.contains(location)) =>
+        s.metrics("numFiles").value
+    }.sum
+    def joinPruned(plan: SparkPlan) = plan.collectFirst {
+      case s: FileSourceScanExec
+          if s.relation.location.isInstanceOf[SkippedFilesIndex] &&
+            s.relation.location.asInstanceOf[SkippedFilesIndex].forJoin =>
+        s.relation.location.asInstanceOf[SkippedFilesIndex].stats
+    }
+
+    // The sketches prune t < 3000 while planning (files 6 and 7 left out), Iceberg's bounds of id
+    // >= 100 files 0 and 1; at run time the scan is pruned again from the snapshot's files: file 2.
+    val planned = sameResult(joined(spark.table(t).where("id >= 100 AND t < 3000")))
+    val stats = joinPruned(planned).getOrElse(fail(s"not pruned\n${planned.treeString}"))
+    assert(filesRead(planned) == 1, planned.treeString)
+    // Spark infers t2 < 3000 onto the small side from the join's equality: 3300 is not broadcast.
+    assert(stats.filter.startsWith("t IN (the 2 join key(s) of the other side)"), stats.filter)
+    assert(stats.formatPruning.exists(f => f.format == "iceberg" && f.filesPruned == 2 && f.filesSkippedAfter == 5),
+      stats)
+    // Not for a join that keeps the big side's unmatched rows: the planning's pruning only.
+    val outer = sameResult(joined(spark.table(t).where("id >= 100 AND t < 3000"), "left_outer"))
+    assert(joinPruned(outer).isEmpty && filesRead(outer) == 4, outer.treeString)
+
+    // A scan no index pruned while planning is Iceberg's own V2 scan at run time: left alone, and
+    // whyNot does not promise a run-time pruning.
+    val whole = sameResult(joined(spark.table(t)))
+    assert(joinPruned(whole).isEmpty && whole.collect { case s: BatchScanExec => s }.nonEmpty, whole.treeString)
+    val why = withHyperspace(on = true)(hs.whyNot(joined(spark.table(t)), "ids_join"))
+    assert(!why.contains("decides at run time"), why)
   }
 
   test("a MinMax sketch over a column Iceberg keeps bounds for is refused; other sketches on it are not") {

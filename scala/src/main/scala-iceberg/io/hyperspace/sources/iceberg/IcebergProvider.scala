@@ -2,6 +2,7 @@ package io.hyperspace.sources.iceberg
 
 import java.util.concurrent.atomic.AtomicLong
 
+import scala.annotation.nowarn
 import scala.collection.mutable
 import scala.jdk.CollectionConverters._
 import scala.util.Try
@@ -58,6 +59,14 @@ class IcebergProvider extends TableFormatProvider {
     }
 
   override def load(spark: SparkSession, root: String): DataFrame = spark.read.format("iceberg").load(root)
+
+  // A scan data skipping indexes pruned while planning is a file scan of the files it kept at run
+  // time too; an unpruned one is Iceberg's own V2 scan again by then, which this does not take.
+  @nowarn("cat=unused-params")
+  override def wholeTable(fs: HadoopFsRelation, filters: Seq[Expression]): Option[FileIndex] = fs.location match {
+    case pruned: IcebergSkippedFiles => Some(pruned.table)
+    case _ => None
+  }
 
   override def asFileScan(plan: LogicalPlan): Option[LogicalRelation] = plan match {
     case r: DataSourceV2Relation => r.table match {
@@ -189,12 +198,13 @@ private[iceberg] final class IcebergTable(
 
     // A Parquet scan of the kept files but `skipped`: what Iceberg's scan reads for the filter,
     // when `unservable` says a Parquet scan of the files reads what Iceberg reads (the rule asks).
-    override def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats)
-        : LogicalRelation = {
+    override def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats,
+        forJoin: Boolean): LogicalRelation = {
       val FileRelation(scan, fs) = relation
       val listing = fs.location.asInstanceOf[IcebergFileIndex]
       val read = files.filter(f => kept.contains(f.path) && !skipped.contains(f.path))
-      FileRelation.withLocation(scan, fs, new IcebergSkippedFiles(listing, new Path(root), read, entries, stats))
+      FileRelation.withLocation(scan, fs,
+        new IcebergSkippedFiles(listing, new Path(root), read, entries, stats, forJoin))
     }
   }
 
@@ -603,7 +613,8 @@ private[iceberg] final class IcebergSkippedFiles(
     root: Path,
     read: Seq[FileKey],
     val entries: Seq[LogEntry],
-    val stats: RelationSkippingStats) extends IcebergListing(root, read) with SkippedFilesIndex {
+    val stats: RelationSkippingStats,
+    override val forJoin: Boolean) extends IcebergListing(root, read) with SkippedFilesIndex {
 
   override def equals(other: Any): Boolean = other match {
     case o: IcebergSkippedFiles => o.table.rootPaths == table.rootPaths && o.files == files

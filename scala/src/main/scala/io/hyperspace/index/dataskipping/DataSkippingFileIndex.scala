@@ -17,6 +17,12 @@ trait SkippedFilesIndex {
 
   /** The statistics reported for the query. */
   def stats: RelationSkippingStats
+
+  /**
+   * Whether join pruning made it at run time, for a join's keys: it is not redone when adaptive
+   * execution optimizes the rest of the query again after a later stage.
+   */
+  def forJoin: Boolean = false
 }
 
 /**
@@ -36,7 +42,7 @@ class DataSkippingFileIndex(
     val skipped: Set[String],
     val entries: Seq[LogEntry],
     val stats: RelationSkippingStats,
-    val forJoin: Boolean = false) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
+    override val forJoin: Boolean = false) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
 
   override protected def keeps(path: String): Boolean = !skipped.contains(path)
 

@@ -10,8 +10,8 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionSet}
 import org.apache.spark.sql.delta.Snapshot
 import org.apache.spark.sql.delta.actions.{AddFile, RemoveFile}
 import org.apache.spark.sql.delta.files.{TahoeBatchFileIndex, TahoeFileIndexWithSnapshotDescriptor, TahoeLogFileIndex}
-import org.apache.spark.sql.delta.stats.DeltaScan
-import org.apache.spark.sql.execution.datasources.{HadoopFsRelation, LogicalRelation}
+import org.apache.spark.sql.delta.stats.{DeltaScan, PreparedDeltaFileIndex}
+import org.apache.spark.sql.execution.datasources.{FileIndex, HadoopFsRelation, LogicalRelation}
 
 import io.hyperspace.index.BoundedCache
 import io.hyperspace.index.dataskipping.{RelationSkippingStats, SkippedFilesIndex}
@@ -44,6 +44,23 @@ class DeltaProvider extends TableFormatProvider {
     }
 
   override def load(spark: SparkSession, root: String): DataFrame = spark.read.format("delta").load(root)
+
+  override def wholeTable(fs: HadoopFsRelation, filters: Seq[Expression]): Option[FileIndex] = fs.location match {
+    case pruned: DeltaSkippedFilesIndex => Some(pruned.table)
+    // Delta's PrepareDeltaScan (an optimizer rule that runs after Hyperspace's) replaced the
+    // table's index with its pruning for the scan's filters, asked once, at the snapshot the query
+    // reads: the same table at that snapshot, pinned (a time travel index) so that the scan still
+    // reads the version the rest of the query reads. The prepared pruning may hold the partition
+    // filters of a table read by a partition's path, which no Filter above the scan applies: only a
+    // scan pruned for filters the plan applies is the whole table under those filters.
+    case prepared: PreparedDeltaFileIndex if prepared.preparedScan.allFilters.forall(ExpressionSet(filters).contains) =>
+      val snapshot = prepared.preparedScan.scannedSnapshot
+      snapshot.deltaLog.createRelation(snapshotToUseOpt = Some(snapshot), isTimeTravelQuery = true) match {
+        case table: HadoopFsRelation => Some(table.location)
+        case _ => None
+      }
+    case _ => None
+  }
 }
 
 /** One scan of a Delta table, at the snapshot Delta will scan for it. */
@@ -148,9 +165,9 @@ private final class DeltaTable(relation: LogicalRelation, fs: HadoopFsRelation, 
 
     override lazy val kept: Set[String] = scan.files.iterator.map(pathOf).toSet
 
-    override def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats)
-        : LogicalRelation = {
-      val location = new DeltaSkippedFilesIndex(index, snapshot, scan, skipped, entries, stats)
+    override def without(skipped: Set[String], entries: Seq[LogEntry], stats: RelationSkippingStats,
+        forJoin: Boolean): LogicalRelation = {
+      val location = new DeltaSkippedFilesIndex(index, snapshot, scan, skipped, entries, stats, forJoin)
       FileRelation.withLocation(relation, fs, location)
     }
   }
@@ -170,7 +187,8 @@ private final class DeltaSkippedFilesIndex(
     private val prepared: DeltaScan,
     val skipped: Set[String],
     val entries: Seq[LogEntry],
-    val stats: RelationSkippingStats)
+    val stats: RelationSkippingStats,
+    override val forJoin: Boolean)
   extends TahoeFileIndexWithSnapshotDescriptor(table.spark, table.deltaLog, table.path, snapshot)
   with SkippedFilesIndex {
 
