@@ -22,7 +22,7 @@ SCRIPT = textwrap.dedent(
     from delta import configure_spark_with_delta_pip
     from pyspark.sql import SparkSession, functions as F
     from hyperspace import Hyperspace, IndexConfig, configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace
-    from hyperspace import BloomFilterSketch, DataSkippingIndexConfig, FormatPruning
+    from hyperspace import BloomFilterSketch, DataSkippingIndexConfig, FormatPruning, HyperspaceConfig
 
     work = {work!r}
     builder = (
@@ -100,6 +100,7 @@ SCRIPT = textwrap.dedent(
     disable_hyperspace(spark)
     expected = sorted(joined().collect())
     enable_hyperspace(spark)
+    HyperspaceConfig(spark).dataskipping_join_pruning_table_formats_enabled = True  # off by default
     assert sorted(joined().collect()) == expected and len(expected) == 2, expected
     [stats] = hs.last_query_skipping_stats()
     disable_hyperspace(spark)

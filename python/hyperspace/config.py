@@ -381,6 +381,13 @@ class HyperspaceConfig:
         _from_int,
         "Most distinct broadcast join keys data skipping's join pruning checks the sketches against (default 1000).",
     )
+    dataskipping_join_pruning_table_formats_enabled = _Setting(
+        "spark.hyperspace.index.dataskipping.joinPruning.tableFormats.enabled",
+        _to_bool,
+        _from_bool,
+        "Whether data skipping's join pruning also narrows Delta tables (and Iceberg scans the sketches "
+        "pruned while planning) through the format's scan (default False: measured slower than no index).",
+    )
     covering_join_pruning_enabled = _Setting(
         "spark.hyperspace.index.covering.joinPruning.enabled",
         _to_bool,
@@ -399,8 +406,8 @@ class HyperspaceConfig:
         "spark.hyperspace.index.covering.joinPruning.maxReadFraction",
         float,
         _from_float,
-        "Largest fraction of a scan's bytes the index files a covering index's join pruning reads in the "
-        "driver may be (default 0.25; a cautious bound).",
+        "A covering index's join pruning looks up at most the keys expected to keep this fraction of the "
+        "scan's files, and reads index files of at most this fraction of its bytes (default 0.25).",
     )
     audit_sample_rate = _Setting(
         "spark.hyperspace.audit.sampleRate",

@@ -71,6 +71,21 @@ object CoveringJoinProbe extends Logging {
     withLineage
   }
 
+  /**
+   * The most keys whose pruning is expected to leave a scan of `files` files at most `fraction` of
+   * them: keys placed at random, each in one file (the fewest it can be in), `n` of them hit
+   * `1 - (1 - 1/files)^n` of the files. Beyond that the probe's read of the index mostly buys
+   * nothing: on 200 files in key order (benchmarks/results/join-pruning-ab.md) 100 keys kept 78
+   * files and the join was barely faster (1.07x), 1,000 kept all 200 and it was slower (0.82x),
+   * where 10 keys kept 10 (2.26x). The layout is unknown (no per-file key counts are logged for
+   * covering indexes), so keys clustered in fewer files are refused that would pay: the estimate
+   * errs towards Spark's plan.
+   */
+  def keysWithin(files: Int, fraction: Double): Long =
+    if (fraction >= 1.0) Long.MaxValue
+    else if (files <= 1 || fraction <= 0.0) 0L
+    else math.floor(math.log(1.0 - fraction) / math.log(1.0 - 1.0 / files)).toLong
+
   /** The columns of `relation` that `big` (projections and filters over it) reads. */
   def columnsRead(big: LogicalPlan, relation: LogicalRelation): Seq[Attribute] = {
     val above = big.collect { case p if !(p eq relation) => p.references }

@@ -257,9 +257,17 @@ object JoinPruningRule extends IndexRewrite with PredicateHelper with Logging {
     keyed.iterator.map { case (key, smallKey) =>
       (key, smallKey, CoveringJoinProbe.indexesOn(spark, indexes, source, relation, key, read, filters, log))
     }.collectFirst {
-      case (key, smallKey, onKey) if onKey.nonEmpty =>
-        val maxKeys = HyperspaceConf.coveringJoinPruningMaxKeys(spark).toLong
-        Candidate(relation, filters, key, smallKey, onKey, maxKeys, Probe.CoveringBuckets)
+      case (key, smallKey, onKey) if onKey.nonEmpty => (key, smallKey, onKey)
+    }.flatMap { case (key, smallKey, onKey) =>
+      val files = source.listedFiles.size
+      val maxRead = HyperspaceConf.coveringJoinPruningMaxReadFraction(spark)
+      val budget = math.min(HyperspaceConf.coveringJoinPruningMaxKeys(spark).toLong,
+        CoveringJoinProbe.keysWithin(files, maxRead))
+      if (budget > 0) Some(Candidate(relation, filters, key, smallKey, onKey, budget, Probe.CoveringBuckets))
+      else {
+        onKey.foreach(log.reject(_, Reason.JoinKeysKeepTooManyFiles(files, maxRead)))
+        None
+      }
     }
   }
 
@@ -279,6 +287,8 @@ object JoinPruningRule extends IndexRewrite with PredicateHelper with Logging {
       // A stand-in for a format's V2 scan (Iceberg) is that V2 scan again at run time, whose files
       // are Iceberg's to plan: only a scan data skipping pruned while planning is a file scan there.
       case fs: HadoopFsRelation if indexes.nonEmpty && !fs.location.isInstanceOf[TableScanListing] =>
+        // A table format's scan only where turned on: measured slower than Spark's plan so far.
+        if (!FileListings.isPlain(fs.location) && !HyperspaceConf.sketchJoinPruningTableFormats(spark)) return None
         TableFormats.wholeTable(fs, filters.flatMap(splitConjunctivePredicates))
           .fold(relation)(FileRelation.withLocation(relation, fs, _))
       case _ => return None

@@ -313,12 +313,19 @@ object Reason {
       "the executed plan (explain after running) and the skipping statistics show the files skipped"
   }
 
+  final case class JoinKeysKeepTooManyFiles(files: Int, max: Double) extends Reason {
+    def describe: String = s"even one join key is expected to keep more than " +
+      s"${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_READ_FRACTION.key}=$max of the scan's $files file(s); " +
+      "the join does not prune this scan by the index's buckets"
+  }
+
   final case class JoinPrunedByBucketsAtRunTime(budget: Long, key: String) extends DecidedAtRunTime {
     def describe: String = s"join pruning decides at run time, once Spark has built the broadcast of the other side " +
       s"of the join: this scan reads only the source files that the index's buckets for the broadcast's $key " +
       s"values name (and the files the index does not cover) when they are at most $budget distinct keys " +
-      s"(${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_KEYS.key}) and the index files of their buckets are at most " +
-      s"${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_READ_FRACTION.key} of the scan's bytes; the executed plan " +
+      s"(${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_KEYS.key}, or fewer: the keys expected to keep at most " +
+      s"${HyperspaceConf.COVERING_JOIN_PRUNING_MAX_READ_FRACTION.key} of the scan's files) and the index files " +
+      "of their buckets are at most that fraction of the scan's bytes; the executed plan " +
       "(explain after running) and the skipping statistics show the files left out"
   }
 

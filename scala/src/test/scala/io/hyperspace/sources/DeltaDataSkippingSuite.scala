@@ -27,6 +27,11 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
 
   override protected def withDelta: Boolean = true
 
+  private val TableFormatsKey = "spark.hyperspace.index.dataskipping.joinPruning.tableFormats.enabled"
+
+  // Off by default (docs/configuration.md says why); the first join test checks the default.
+  override protected def sessionConfig: Map[String, String] = Map(TableFormatsKey -> "true")
+
   // Generated queries per table version in the differential test: 2 in CI, 22 over its eleven
   // versions (`make test-full`: 4).
   private val checksPerVersion = sys.env.get("HYPERSPACE_DELTA_FUZZ_CHECKS").map(_.toInt).getOrElse(2)
@@ -97,6 +102,13 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
         case FileRelation(_, fs) if fs.location.rootPaths.exists(_.toString.contains(path)) => fs.location
       }
     assert(prepared.exists(_.getClass.getSimpleName == "PreparedDeltaFileIndex"), prepared)
+    // Off (the default), the Delta scan is left as planned, and whyNot promises nothing at run time.
+    withConf(TableFormatsKey -> "false") {
+      val unpruned = sameResult(joinedOn(delta(path), keys))
+      assert(joinPruned(unpruned).isEmpty && tableFilesRead(unpruned, path) == 8, unpruned.treeString)
+      val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), "dds_join"))
+      assert(!why.contains("decides at run time"), why)
+    }
     val plan = sameResult(joinedOn(delta(path), keys))
     val stats = joinPruned(plan).getOrElse(fail(s"not pruned\n${plan.treeString}"))
     assert(tableFilesRead(plan, path) == 2, plan.treeString)

@@ -25,6 +25,10 @@ class IcebergDataSkippingSuite extends SkippingStatsSupport {
 
   override protected def withIceberg: Boolean = true
 
+  // Join pruning of table formats is off by default (docs/configuration.md says why).
+  override protected def sessionConfig: Map[String, String] =
+    Map("spark.hyperspace.index.dataskipping.joinPruning.tableFormats.enabled" -> "true")
+
   /**
    * An Iceberg table `ice.db.<name>` of 8 files of 50 rows, ids contiguous per file; `t` (= 10 * id)
    * and `name` follow the id, `k` does not. Iceberg keeps the bounds of `id` and `k` only (`t` and

@@ -51,6 +51,8 @@ class CoveringJoinPruningSuite extends DataSkippingTestSupport {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     spark.conf.set(AuditKey, "1.0") // join pruning is on by default
+    // Over 8 files the default (0.25) allows 2 keys (the first test checks it); the generated joins take more.
+    spark.conf.set(MaxReadKey, "1.0")
   }
 
   private def dim: DataFrame = spark.read.parquet(dimPath)
@@ -114,6 +116,18 @@ class CoveringJoinPruningSuite extends DataSkippingTestSupport {
       unpruned(EnabledKey -> "false")
       unpruned(MaxKeysKey -> "2")
       unpruned(MaxReadKey -> "0.0")
+      // At the default fraction 3 keys are expected to keep more than a quarter of the 8 files; 2 are not.
+      unpruned(MaxReadKey -> "0.25")
+      withConf(MaxReadKey -> "0.25") {
+        val two = sameResult(joined(big, dimOf(Seq(17, 260))))
+        assert(bigFilesRead(two) == 2, two.treeString)
+        val many = withHyperspace(on = true)(hs.whyNot(joined(big, dimOf(keys)), "cjInner"))
+        assert(many.contains("at most 2 distinct keys"), many)
+      }
+      withConf(MaxReadKey -> "0.1") {
+        val why = withHyperspace(on = true)(hs.whyNot(joined(big, dimOf(keys)), "cjInner"))
+        assert(why.contains("expected to keep more than"), why)
+      }
       // Keys in every file: nothing left out, the scan left as planned.
       val everywhere = (0 until 8).map(_ * 50 + 3)
       val p = sameResult(joined(big, dimOf(everywhere)))
