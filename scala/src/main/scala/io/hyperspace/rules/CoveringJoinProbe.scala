@@ -210,17 +210,9 @@ object CoveringJoinAudit {
       condition: Expression,
       described: String,
       leftOut: Seq[String],
-      entry: LogEntry): Unit = {
-    val rate = HyperspaceConf.auditSampleRate(spark)
-    if (rate <= 0 || leftOut.isEmpty) return
-    val sample = PruningAudit.sample(leftOut, rate)
-    val found = PruningAudit.rowsMatching(spark, relation, fs, condition, sample)
-    if (found > 0) {
-      throw new AuditFailure(
-        s"Covering index '${entry.name}' (log version ${entry.id}) left out rows of a join: ${sample.size} sampled " +
-          s"source file(s) it left out (${sample.toSeq.sorted.take(3).mkString(", ")}" +
-          s"${if (sample.size > 3) ", ..." else ""}) hold $found row(s) with $described. Refresh the index in " +
-          "full mode or delete it; the query was not run.")
+      entry: LogEntry): Unit =
+    PruningAudit.checkLeftOut(spark, relation, fs, condition, leftOut) { (sample, found) =>
+      s"Covering index '${entry.name}' (log version ${entry.id}) left out rows of a join: $sample it left " +
+        s"out hold $found row(s) with $described. Refresh the index in full mode or delete it; the query was not run."
     }
-  }
 }

@@ -28,6 +28,29 @@ object PruningAudit {
     if (files.isEmpty) Set.empty
     else Random.shuffle(files).take(math.max(1, math.ceil(files.size * rate).toInt)).toSet
 
+  /**
+   * In audit mode, a sample of `leftOut` (files a pruning left out of `relation`'s scan) read in
+   * full under `condition`: a row kept there fails the query with `failure(sample described, rows)`.
+   */
+  def checkLeftOut(
+      spark: SparkSession,
+      relation: LogicalRelation,
+      fs: HadoopFsRelation,
+      condition: Expression,
+      leftOut: Seq[String])(failure: (String, Long) => String): Unit = {
+    val rate = HyperspaceConf.auditSampleRate(spark)
+    if (rate > 0 && leftOut.nonEmpty) {
+      val sampled = sample(leftOut, rate)
+      val found = rowsMatching(spark, relation, fs, condition, sampled)
+      if (found > 0) throw new AuditFailure(failure(describe(sampled), found))
+    }
+  }
+
+  /** `files` for a message: how many, and the first few. */
+  private def describe(files: Set[String]): String =
+    s"${files.size} sampled source file(s) (${files.toSeq.sorted.take(3).mkString(", ")}" +
+      s"${if (files.size > 3) ", ..." else ""})"
+
   /** The rows of `relation`'s files among `paths` (all of them read) that `condition` keeps. */
   def rowsMatching(
       spark: SparkSession,
@@ -57,17 +80,10 @@ object DataSkippingAudit {
       condition: Expression,
       described: String,
       skipped: Seq[String],
-      entries: Seq[LogEntry]): Unit = {
-    val rate = HyperspaceConf.auditSampleRate(spark)
-    if (rate <= 0 || skipped.isEmpty) return
-    val sample = PruningAudit.sample(skipped, rate)
-    val found = PruningAudit.rowsMatching(spark, relation, fs, condition, sample)
-    if (found > 0) {
+      entries: Seq[LogEntry]): Unit =
+    PruningAudit.checkLeftOut(spark, relation, fs, condition, skipped) { (sample, found) =>
       val names = entries.map(e => s"'${e.name}' (log version ${e.id})").mkString(", ")
-      throw new AuditFailure(
-        s"Data skipping index(es) $names skipped rows: ${sample.size} sampled skipped source file(s) " +
-          s"(${sample.toSeq.sorted.take(3).mkString(", ")}${if (sample.size > 3) ", ..." else ""}) hold $found " +
-          s"row(s) the filter $described keeps. Refresh the index in full mode or delete it; the query was not run.")
+      s"Data skipping index(es) $names skipped rows: $sample skipped hold $found " +
+        s"row(s) the filter $described keeps. Refresh the index in full mode or delete it; the query was not run."
     }
-  }
 }
