@@ -21,11 +21,7 @@ class CoveringJoinFileIndex(
 
   override protected def keeps(path: String): Boolean = kept.contains(path)
 
-  override def entries: Seq[LogEntry] =
-    (delegate match {
-      case s: SkippedFilesIndex => s.entries
-      case _ => Nil
-    }) :+ entry
+  override def entries: Seq[LogEntry] = SkippedFilesIndex.entriesOf(delegate) :+ entry
 
   override def equals(other: Any): Boolean = other match {
     case o: CoveringJoinFileIndex => o.delegate == delegate && o.kept == kept

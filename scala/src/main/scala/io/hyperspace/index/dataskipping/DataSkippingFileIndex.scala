@@ -25,6 +25,15 @@ trait SkippedFilesIndex {
   def forJoin: Boolean = false
 }
 
+object SkippedFilesIndex {
+
+  /** The index versions that pruned `location` already (a listing narrowed again keeps naming them). */
+  def entriesOf(location: FileIndex): Seq[LogEntry] = location match {
+    case s: SkippedFilesIndex => s.entries
+    case _ => Nil
+  }
+}
+
 /**
  * A source's own file listing (`delegate`) without the files data skipping indexes ruled out
  * for a query (`skipped`, paths as the listing spells them): what the data skipping rule puts in

@@ -108,11 +108,7 @@ class SplitSeekFileIndex(
 
   override protected def keeps(path: String): Boolean = kept.contains(path)
 
-  override def entries: Seq[LogEntry] =
-    (delegate match {
-      case s: SkippedFilesIndex => s.entries
-      case _ => Nil
-    }) :+ entry
+  override def entries: Seq[LogEntry] = SkippedFilesIndex.entriesOf(delegate) :+ entry
 
   override def stats: RelationSkippingStats = plan.stats
 
