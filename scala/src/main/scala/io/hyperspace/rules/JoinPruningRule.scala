@@ -175,9 +175,10 @@ object JoinPruningRule extends IndexRewrite with PredicateHelper with Logging {
 
   /**
    * The scan under `big` (projections and filters over a file scan) with a split index keyed
-   * on one of its join keys and the most keys whose seek pays, or else a data skipping index with
-   * a sketch on one; None (with the split index's reason in `log` where there is one) when there
-   * is none or not even one key pays. `pairs` are the join's (big side, other side) key expressions.
+   * on one of its join keys and the most keys whose seek pays, or else a covering index with
+   * lineage led by one, or else a data skipping index with a sketch on one; None (with the reason
+   * in `log` where there is one) when there is none or not even one key pays. `pairs` are the
+   * join's (big side, other side) key expressions.
    */
   private def candidate(
       spark: SparkSession,
