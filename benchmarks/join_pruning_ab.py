@@ -11,8 +11,8 @@ does not prune a scan by a join's keys; join pruning of table formats, off by de
 on here). The small side (100,000 rows) is filtered on a non-key
 column to ``n`` keys spread over the big side, new ones every run, so that Spark broadcasts it and
 infers no filter on ``k``. Runs alternate Hyperspace off and on (the order swapped every round)
-after a warm-up of each; the medians and their ratio are printed with the files the big side read
-and the load average before and after.
+after a warm-up of each; the medians and their ratio are printed with the files the query read
+(both sides: the small side is one file) and the load average before and after.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ import shutil
 import statistics
 import time
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -40,6 +39,7 @@ from hyperspace import (
     disable_hyperspace,
     enable_hyperspace,
 )
+from hyperspace._jvm import plan_facts
 
 SMALL_ROWS = 100_000
 
@@ -66,25 +66,6 @@ def _query(big: DataFrame, small: DataFrame, tags: list[int]) -> DataFrame:
     chosen = ", ".join(f"'t{t}'" for t in tags)
     joined = big.join(small.where(f"tag IN ({chosen})"), big["k"] == small["k2"])
     return joined.selectExpr("count(*) AS n", "sum(a) AS a", "sum(b) AS b", "sum(length(payload)) AS p")
-
-
-def _files_read(df: DataFrame) -> int:
-    """The files the big side's scans read in the executed plan (their numFiles metric)."""
-    total = 0
-    stack: list[Any] = [df._jdf.queryExecution().executedPlan()]
-    while stack:
-        node = stack.pop()
-        name = node.getClass().getSimpleName()
-        if name == "AdaptiveSparkPlanExec":
-            stack.append(node.executedPlan())
-        elif name.endswith("QueryStageExec"):
-            stack.append(node.plan())
-        else:
-            if name == "FileSourceScanExec" and "big_" in node.relation().location().rootPaths().toString():
-                total += int(node.metrics().apply("numFiles").value())
-            children = node.children()
-            stack.extend(children.apply(i) for i in range(children.size()))
-    return total
 
 
 def main() -> None:
@@ -133,7 +114,7 @@ def main() -> None:
                     start = time.perf_counter()
                     answers[variant] = query.collect()
                     elapsed = (time.perf_counter() - start) * 1000
-                    files[variant] = _files_read(query)
+                    files[variant] = plan_facts(query)["filesRead"]
                     if i > 0:  # the first round is the warm-up
                         times[variant].append(elapsed)
                 if answers["off"] != answers["on"]:
@@ -145,7 +126,7 @@ def main() -> None:
     print()
     print(f"{args.files} files of {args.rows_per_file} rows, key in file order; small side {SMALL_ROWS} rows.")
     print(f"Started {started} UTC; {args.runs} interleaved runs after a warm-up, medians.")
-    print("| big side, probe | small side keys | off ms | on ms | off / on | files read off → on |")
+    print("| big side, probe | small side keys | off ms | on ms | off / on | files read (both sides) off → on |")
     print("|---|---|---|---|---|---|")
     for side, keys, off, on, f_off, f_on in rows:
         print(f"| {side} | {keys} | {off:.0f} | {on:.0f} | {off / on:.2f}× | {f_off} → {f_on} |")
