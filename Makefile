@@ -229,6 +229,7 @@ ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.s
 # the broadcast probe, with no shim of their own, run on the newest other line.
 # `make test-lines LINE_SPREAD=no` runs all seven on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
+	io.hyperspace.sql.SparkSqlUnchangedSuite \
 	io.hyperspace.index.DriverParquetReaderSuite \
 	$(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
 OLDEST_LINE_SUITES := io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \

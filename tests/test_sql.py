@@ -23,7 +23,7 @@ from hyperspace import (
     IndexConfig,
     MinMaxSketch,
 )
-from hyperspace._backends import create_statement
+from hyperspace._backends import create_statement, quote_string
 
 # Columns of index(name) that differ between two builds of the same index (times, paths, versions).
 _VOLATILE = ("lastModified", "indexLocation", "indexRoot", "indexContentPaths", "logVersion", "dataVersion")
@@ -144,3 +144,39 @@ def test_the_statements_python_renders_build_the_same_index(spark: SparkSession,
     via_sql = hs.index("rendered").drop(*_VOLATILE).collect()
     assert via_sql == via_api
     hs.delete_index("rendered")
+
+
+def test_spark_sql_answers_as_without_the_extension(spark: SparkSession) -> None:
+    # Parameterized SQL, as notebooks, dbt and BI tools send it, and Spark's own long-prefix case.
+    assert spark.sql("SELECT :x AS v", args={"x": 70}).first()["v"] == 70
+    assert spark.sql("SELECT ? AS v", args=[41]).first()["v"] == 41
+    assert spark.sql("EXECUTE IMMEDIATE 'SELECT ? * 2' USING 21").first()[0] == 42
+    assert spark.sql(" " * 2000 + "SELECT 1 AS v").first()["v"] == 1
+    spark.sql("CREATE TABLE indexed (id INT) USING parquet")
+    try:
+        spark.sql("INSERT INTO indexed VALUES (5)")
+        spark.sql("CREATE TEMPORARY VIEW more_ids AS SELECT 6 AS id")
+        spark.sql("INSERT INTO indexed TABLE more_ids")
+        assert sorted(r["id"] for r in spark.table("indexed").collect()) == [5, 6]
+    finally:
+        spark.sql("DROP TABLE indexed")
+        spark.catalog.dropTempView("more_ids")
+
+
+def test_workload_texts_never_run(spark: SparkSession, source: str) -> None:
+    spark.sql(f"CREATE TEMPORARY VIEW victim AS SELECT * FROM parquet.`{source}`")
+    spark.sql(f"CREATE TABLE victim_t USING parquet AS SELECT * FROM parquet.`{source}`")
+    try:
+        hs = Hyperspace(spark)
+        for command in ("DROP TABLE victim_t", "INSERT INTO victim_t SELECT * FROM victim", "SET a.b = c"):
+            with pytest.raises(HyperspaceException, match="is not a query"):
+                hs.recommend([command])
+            with pytest.raises(HyperspaceException, match="is not a query"):
+                spark.sql(f"SHOW HYPERSPACE RECOMMENDATIONS FOR {quote_string(command)}")
+        assert spark.table("victim_t").count() == 300
+        assert spark.conf.get("a.b", None) is None
+        # A query is still read (analysed, never run).
+        hs.recommend(["SELECT v FROM victim WHERE tag = '3'"])
+    finally:
+        spark.sql("DROP TABLE IF EXISTS victim_t")
+        spark.catalog.dropTempView("victim")

@@ -567,7 +567,8 @@ class Hyperspace:
         what-if plans the rules make on hypothetical indexes (bytes read, shuffles and sorts removed,
         weighted), chosen greedily — by benefit per estimated byte within ``budget_bytes``, by benefit
         when there is no budget — up to ``max_indexes``. Each :class:`RecommendedIndex` has its
-        ``kind`` and its ``config`` of that kind. Nothing is built until
+        ``kind`` and its ``config`` of that kind. A SQL string must be a query (it is analysed,
+        never run; a command such as ``DROP TABLE`` is refused). Nothing is built until
         ``create_all()``. Without ``workload``, the queries this session ran while
         ``spark.hyperspace.advisor.recordQueries`` was on, each weighted by how often it ran (an error
         when recording is off or nothing was recorded). See docs/advisor.md."""

@@ -3,6 +3,8 @@ package io.hyperspace.advisor
 import scala.util.control.NonFatal
 
 import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.catalyst.parser.ParseException
+import org.apache.spark.sql.hyperspace.SparkInternals
 
 import io.hyperspace.HyperspaceException
 
@@ -19,18 +21,35 @@ final case class WorkloadQuery(label: String, df: DataFrame, weight: Double = 1.
 object WorkloadQuery {
 
   /**
-   * `text` analyzed in `spark`; a query that does not resolve (an unknown table or column) is
-   * refused with a message naming it, before anything is planned.
+   * `text` parsed as a query and analyzed in `spark`, never run: a command (DROP, INSERT, SET, a
+   * Hyperspace statement, ...) is refused, since a workload is read to recommend and a statement
+   * that takes workload texts (SHOW HYPERSPACE RECOMMENDATIONS) must stay read-only. A query that
+   * does not resolve (an unknown table or column) is refused with a message naming it, before
+   * anything is planned.
    */
   def sql(spark: SparkSession, text: String, weight: Double = 1.0): WorkloadQuery = {
     if (text == null || text.trim.isEmpty) throw new HyperspaceException("Workload query: the SQL text is empty.")
+    val label = text.trim
+    val parser = spark.sessionState.sqlParser
+    val plan =
+      try parser.parseQuery(label.stripSuffix(";"))
+      catch {
+        case e: ParseException =>
+          val isStatement = scala.util.Try(parser.parsePlan(label)).isSuccess
+          if (isStatement) {
+            throw new HyperspaceException(
+              s"Workload query '$label' is not a query: a workload holds queries only " +
+                "(SELECT, WITH, VALUES, TABLE, FROM ...), which are analyzed and never run.", e)
+          }
+          throw new HyperspaceException(s"Workload query '$label' cannot be parsed: ${e.getMessage}", e)
+      }
     val df =
-      try spark.sql(text)
+      try SparkInternals.ofRows(spark, plan)
       catch {
         case NonFatal(e) =>
-          throw new HyperspaceException(s"Workload query '${text.trim}' cannot be analyzed: ${e.getMessage}", e)
+          throw new HyperspaceException(s"Workload query '$label' cannot be analyzed: ${e.getMessage}", e)
       }
-    WorkloadQuery(text.trim, df, weight)
+    WorkloadQuery(label, df, weight)
   }
 }
 

@@ -1,7 +1,8 @@
 package io.hyperspace.sql
 
-import scala.util.matching.Regex
+import scala.util.control.NonFatal
 
+import org.apache.spark.sql.catalyst.parser.ParseException
 import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, OneRowRelation, Project}
 
 import io.hyperspace.HyperspaceException
@@ -12,39 +13,62 @@ import io.hyperspace.index.dataskipping.{DataSkippingIndexConfig, Sketch, Sketch
  * Recognizes and parses Hyperspace's SQL statements (grammar in docs/sql.md). A statement is
  * Hyperspace's when it starts with `<verb> HYPERSPACE INDEX` (CREATE, REFRESH, OPTIMIZE, DROP,
  * RESTORE, VACUUM, CANCEL, DESCRIBE/DESC), `SHOW HYPERSPACE INDEXES | INDEX KINDS | INDEX SUMMARY | STATUS |
- * SKIPPING STATS` or `EXPLAIN HYPERSPACE`; everything else goes to Spark's parser untouched, so
- * Spark's own `CREATE INDEX` (DSv2) and Delta's `OPTIMIZE`/`VACUUM` keep working. Once a
+ * SKIPPING STATS` or `EXPLAIN HYPERSPACE`, and Spark's grammar does not take it; everything
+ * else goes to Spark's parser untouched, so Spark's own `CREATE INDEX` (DSv2), Delta's
+ * `OPTIMIZE`/`VACUUM` and tables named `hyperspace` or `indexed` keep working. Once a
  * statement is recognized, every syntax error is a [[HyperspaceException]] naming the position.
  * Embedded SQL — the query of the EXPLAIN family, sketch expressions, the source table — is
  * passed on as written, to Spark's parser or to the same API the Scala and Python calls use.
  */
 object HyperspaceStatements {
 
-  private val verbs = "create|refresh|optimize|drop|restore|vacuum|cancel|show|describe|desc|explain|clear"
-  // Leading comments and whitespace, then a verb and HYPERSPACE: cheap enough to run on every
-  // statement Spark parses, and nothing else is tokenized.
-  private val prefix: Regex = s"(?is)^(?:\\s|--[^\\n]*(?:\\n|$$)|/\\*.*?\\*/)*(?:$verbs)\\s+hyperspace\\b.*".r
+  private val verbs =
+    Set("create", "refresh", "optimize", "drop", "restore", "vacuum", "cancel", "show", "describe", "desc", "explain",
+      "clear")
+
+  // The Indexed DataFrame's statements: CACHE / UNCACHE INDEXED TABLE, INSERT INTO INDEXED TABLE,
+  // SHOW INDEXED TABLES, LOOKUP INDEXED TABLE.
+  private val indexedForms = Seq(
+    Seq("cache", "indexed", "table"),
+    Seq("uncache", "indexed", "table"),
+    Seq("insert", "into", "indexed", "table"),
+    Seq("show", "indexed", "tables"),
+    Seq("lookup", "indexed", "table"))
 
   /**
    * The plan of `sql` when it is a Hyperspace statement, None when it is for Spark. `parseQuery`
    * parses an embedded query (Spark's `ParserInterface.parseQuery`, which accepts queries only,
    * so `EXPLAIN HYPERSPACE DROP TABLE t` cannot run a command).
+   *
+   * A statement is Hyperspace's only if its leading words are one of Hyperspace's forms and
+   * Spark's grammar (`sparkParse`) refuses it: `INSERT INTO indexed TABLE src` or `DESCRIBE
+   * hyperspace index` over tables named `indexed` and `hyperspace` stay Spark's. REFRESH is the
+   * exception, since Spark's `REFRESH <any text>` (a resource) would take every REFRESH HYPERSPACE
+   * INDEX. The leading words are read by a bounded scan, so no statement, however many spaces or
+   * comments lead it, costs more than one pass over its start.
    */
-  def parse(sql: String, parseQuery: String => LogicalPlan): Option[LogicalPlan] = {
-    if (prefix.pattern.matcher(sql).matches()) new StatementParser(sql, Tokenizer(sql), parseQuery).statement()
-    else if (indexedPrefix.pattern.matcher(sql).matches()) {
-      new StatementParser(sql, Tokenizer(sql), parseQuery).indexedTableStatement()
-    } else None
+  def parse(
+      sql: String,
+      parseQuery: String => LogicalPlan,
+      sparkParse: String => LogicalPlan): Option[LogicalPlan] = {
+    val words = Tokenizer.leadingWords(sql, 4)
+    val ours = words.lift(1).contains("hyperspace") && verbs.contains(words.head)
+    val indexed = !ours && indexedForms.exists(form => words.startsWith(form))
+    if (!ours && !indexed) None
+    else if (words.head != "refresh" && isSparks(sql, sparkParse)) None
+    else {
+      val parser = new StatementParser(sql, Tokenizer(sql), parseQuery)
+      if (ours) parser.statement() else parser.indexedTableStatement()
+    }
   }
 
-  // The Indexed DataFrame's statements: CACHE / UNCACHE INDEXED TABLE, INSERT INTO INDEXED TABLE,
-  // SHOW INDEXED TABLES, LOOKUP INDEXED TABLE. `INDEXED` is no word of Spark's grammar there, so nothing of Spark's is
-  // taken.
-  private val indexedPrefix: Regex =
-    ("(?is)^(?:\\s|--[^\\n]*(?:\\n|$)|/\\*.*?\\*/)*" +
-      "(?:(?:un)?cache\\s+indexed\\s+table|insert\\s+into\\s+indexed\\s+table|show\\s+indexed\\s+tables|" +
-      "lookup\\s+indexed\\s+table)\\b.*").r
+  private def isSparks(sql: String, sparkParse: String => LogicalPlan): Boolean =
+    try { sparkParse(sql); true }
+    catch { case _: ParseException => false }
 }
+
+/** An option's value as written, and whether it was a string literal. */
+private[sql] final case class OptionValue(key: String, value: String, quoted: Boolean)
 
 private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token], parseQuery: String => LogicalPlan) {
   private var pos = 0
@@ -131,15 +155,24 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     case _ => fail(what)
   }
 
-  /** `(key = value, ...)`. */
-  private def keyValues(what: String): Seq[(String, String)] = {
+  /**
+   * `(key = value, ...)`, each value with whether it was written as a string, since an option
+   * typed as a number or a boolean takes no string: SQL is as strict as the API. A key given
+   * twice is refused rather than the last one silently winning.
+   */
+  private def keyValues(what: String, owner: String): Seq[OptionValue] = {
     expectSymbol("(")
-    val pairs = Seq.newBuilder[(String, String)]
+    val pairs = Seq.newBuilder[OptionValue]
+    val seen = scala.collection.mutable.Set.empty[String]
     if (!peekSymbol(")")) {
       do {
         val key = identifier(s"a $what name")
+        if (!seen.add(key.toLowerCase(java.util.Locale.ROOT))) {
+          throw new HyperspaceException(s"The $what '$key' of $owner is given twice; give it once.")
+        }
         expectSymbol("=")
-        pairs += key -> literal(s"a value for $key")
+        val quoted = peek().exists(_.kind == Token.Str)
+        pairs += OptionValue(key, literal(s"a value for $key"), quoted)
       } while (acceptSymbol(","))
     }
     expectSymbol(")")
@@ -276,22 +309,26 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     val indexed = columnList()
     val included = if (accept("include")) columnList() else Nil
     if (accept("using")) expect("covering")
-    val options = if (accept("with")) keyValues("option") else Nil
+    val options = if (accept("with")) keyValues("option", s"index '$name'") else Nil
     coveringConfig(name, indexed, included, options)
   }
 
   private def coveringConfig(
-      name: String, indexed: Seq[String], included: Seq[String], options: Seq[(String, String)]): IndexConfig = {
+      name: String, indexed: Seq[String], included: Seq[String], options: Seq[OptionValue]): IndexConfig = {
     var buckets: Option[Int] = None
     var lineage: Option[Boolean] = None
-    options.foreach { case (key, value) =>
+    options.foreach { case OptionValue(key, value, quoted) =>
       key.toLowerCase match {
-        case "numbuckets" => buckets = Some(number(value, s"numBuckets of index '$name'")(_.toInt))
+        case "numbuckets" =>
+          if (quoted)
+            throw new HyperspaceException(s"numBuckets of index '$name' must be a number; got the string '$value'.")
+          buckets = Some(number(value, s"numBuckets of index '$name'")(_.toInt))
         case "lineage" => lineage = Some(value match {
-            case "true" => true
-            case "false" => false
+            case "true" if !quoted => true
+            case "false" if !quoted => false
             case other =>
-              throw new HyperspaceException(s"lineage of index '$name' must be true or false; got '$other'.")
+              val written = if (quoted) s"the string '$other'" else s"'$other'"
+              throw new HyperspaceException(s"lineage of index '$name' must be true or false; got $written.")
           })
         case _ => throw new HyperspaceException(
             s"Unknown option '$key' of index '$name'; known: numBuckets, lineage.")
@@ -304,7 +341,14 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
   private def kindConfig(name: String): IndexKindConfig = {
     val kindName = literal("the kind name as a string")
     expect("config")
-    val config = IndexKinds.named(kindName, name).configFromJson(literal("the config as a JSON string"))
+    val json = literal("the config as a JSON string")
+    val config =
+      try IndexKinds.named(kindName, name).configFromJson(json)
+      catch {
+        case e: HyperspaceException => throw e
+        case NonFatal(e) => throw new HyperspaceException(
+            s"Index '$name': the CONFIG is not a valid $kindName config ($json): ${e.getMessage}", e)
+      }
     if (config.name != name) {
       throw new HyperspaceException(
         s"Index '$name': the CONFIG names another index, '${config.name}'; use the same name in both.")
@@ -337,8 +381,12 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     expectSymbol("(")
     val expr = expression(s"the expression of sketch $kind")
     val params = Seq.newBuilder[(String, String)]
+    val seen = scala.collection.mutable.Set.empty[String]
     while (acceptSymbol(",")) {
       val key = identifier(s"a parameter of sketch $kind (name = value)")
+      if (!seen.add(key.toLowerCase(java.util.Locale.ROOT))) {
+        throw new HyperspaceException(s"The parameter '$key' of sketch $kind($expr) is given twice; give it once.")
+      }
       expectSymbol("=")
       params += key -> literal(s"a value for $key")
     }
@@ -406,12 +454,12 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     } else {
       val queries = Seq.newBuilder[(String, Double)]
       do {
-        val text = peek() match {
-          case Some(t) if t.kind == Token.Str => pos += 1; t.text
-          case _ => fail("a query as a string literal, or RECORDED QUERIES")
-        }
+        if (!peek().exists(_.kind == Token.Str)) fail("a query as a string literal, or RECORDED QUERIES")
+        // Adjacent string literals are one, as in Spark ('a' 'b' is 'ab').
+        val text = new StringBuilder
+        while (peek().exists(_.kind == Token.Str)) text ++= next().text
         val weight = if (accept("weight")) number("a weight").toDouble else 1.0
-        queries += text -> weight
+        queries += text.toString -> weight
       } while (acceptSymbol(","))
       end()
       RecommendCommand(queries.result(), budget, limit.map(_.toInt), withRejected)
@@ -434,7 +482,7 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
         val name = identifier("an index name")
         val indexed = columnList()
         val included = if (accept("include")) columnList() else Nil
-        val options = if (peekIs("with") && peekSymbol("(", 1)) { pos += 1; keyValues("option") }
+        val options = if (peekIs("with") && peekSymbol("(", 1)) { pos += 1; keyValues("option", s"index '$name'") }
         else Nil
         configs += coveringConfig(name, indexed, included, options)
       } while (acceptSymbol(","))

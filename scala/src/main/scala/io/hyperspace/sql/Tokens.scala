@@ -96,6 +96,37 @@ private[sql] object Tokenizer {
     out.result()
   }
 
+  /**
+   * The first `max` words of `sql`, lower-cased, after the whitespace and comments that lead it;
+   * fewer when something other than a word comes first. One pass over the statement's start,
+   * with no backtracking, so that it can run on every statement Spark parses.
+   */
+  def leadingWords(sql: String, max: Int): Seq[String] = {
+    val words = Seq.newBuilder[String]
+    var count = 0
+    var i = 0
+    val n = sql.length
+    var stopped = false
+    while (!stopped && count < max && i < n) {
+      val c = sql.charAt(i)
+      if (c.isWhitespace) i += 1
+      else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+        val eol = sql.indexOf('\n', i)
+        i = if (eol < 0) n else eol + 1
+      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+        val close = sql.indexOf("*/", i + 2)
+        if (close < 0) stopped = true else i = close + 2
+      } else if (c.isLetter || c == '_') {
+        var j = i
+        while (j < n && (sql.charAt(j).isLetterOrDigit || sql.charAt(j) == '_')) j += 1
+        words += sql.substring(i, j).toLowerCase(java.util.Locale.ROOT)
+        count += 1
+        i = j
+      } else stopped = true
+    }
+    words.result()
+  }
+
   private def unescape(c: Char): Char = c match {
     case 'n' => '\n'
     case 't' => '\t'

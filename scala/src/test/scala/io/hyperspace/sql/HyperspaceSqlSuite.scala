@@ -189,7 +189,23 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
     val option = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (buckets = 2)"))
     assert(option.getMessage == "Unknown option 'buckets' of index 'x'; known: numBuckets, lineage.")
     val buckets = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (numBuckets = 'many')"))
-    assert(buckets.getMessage == "numBuckets of index 'x' must be a number; got 'many'.")
+    assert(buckets.getMessage == "numBuckets of index 'x' must be a number; got the string 'many'.")
+    // As strict as the API: a number written as a string, an option given twice, a config that is
+    // not JSON are each refused with the index named.
+    val quoted = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (numBuckets = '4')"))
+    assert(quoted.getMessage == "numBuckets of index 'x' must be a number; got the string '4'.")
+    val flag = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (lineage = 'true')"))
+    assert(flag.getMessage == "lineage of index 'x' must be true or false; got the string 'true'.")
+    val twice = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` (id) WITH (numBuckets = 2, NUMBUCKETS = 4)"))
+    assert(twice.getMessage == "The option 'NUMBUCKETS' of index 'x' is given twice; give it once.")
+    val param = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` USING DATASKIPPING " +
+        "(BloomFilter(id, fpp = 0.01, fpp = 0.1))"))
+    assert(param.getMessage.contains("The parameter 'fpp' of sketch BloomFilter(id) is given twice"), param.getMessage)
+    val json =
+      failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` USING KIND 'CoveringIndex' CONFIG '{not json'"))
+    assert(json.getMessage.startsWith("Index 'x': the CONFIG is not a valid CoveringIndex config ({not json):"),
+      json.getMessage)
+    assert(!indexDir("x").exists())
     val table = failure(sql("CREATE HYPERSPACE INDEX x ON no_such_table (id)"))
     assert(table.getMessage.startsWith("Cannot create index 'x': cannot read its source no_such_table"))
     assert(failure(sql("CREATE HYPERSPACE INDEX x ON t (id) 'unterminated")).getMessage.contains("unterminated string"))
