@@ -515,9 +515,13 @@ def test_recommend_bad_input_over_connect(connect_spark: SparkSession, spark: Sp
             hs.recommend(["SELECT a FROM no_such_table"])
         assert unknown.value.java_class == "io.hyperspace.HyperspaceException"
         # A syntax error in a query is the query's, not a sign the server lacks Hyperspace.
-        with pytest.raises(HyperspaceException, match="Workload query 'SELEC 1' cannot be analyzed") as syntax:
+        with pytest.raises(HyperspaceException, match="Workload query 'SELEC 1' cannot be parsed") as syntax:
             hs.recommend(["SELEC 1"])
         assert type(syntax.value) is HyperspaceException
+        # A command is no workload query: refused on the server, never run there.
+        with pytest.raises(HyperspaceException, match="Workload query 'SET a.b = c' is not a query"):
+            hs.recommend(["SET a.b = c"])
+        assert spark.conf.get("a.b", None) is None
         with pytest.raises(HyperspaceException, match="weight must be a positive number; got inf"):
             hs.recommend([("SELECT 1", float("inf"))])
         # A DataFrame of another session cannot reach this server's session: refused by name.
