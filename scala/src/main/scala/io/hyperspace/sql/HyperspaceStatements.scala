@@ -35,6 +35,9 @@ object HyperspaceStatements {
     Seq("show", "indexed", "tables"),
     Seq("lookup", "indexed", "table"))
 
+  // The words that decide whether a statement is Hyperspace's: the longest form's.
+  private val formWords = indexedForms.map(_.size).max
+
   /**
    * The plan of `sql` when it is a Hyperspace statement, None when it is for Spark. `parseQuery`
    * parses an embedded query (Spark's `ParserInterface.parseQuery`, which accepts queries only,
@@ -51,7 +54,7 @@ object HyperspaceStatements {
       sql: String,
       parseQuery: String => LogicalPlan,
       sparkParse: String => LogicalPlan): Option[LogicalPlan] = {
-    val words = Tokenizer.leadingWords(sql, 4)
+    val words = Tokenizer.leadingWords(sql, formWords)
     val ours = words.lift(1).contains("hyperspace") && verbs.contains(words.head)
     val indexed = !ours && indexedForms.exists(form => words.startsWith(form))
     if (!ours && !indexed) None
@@ -155,6 +158,12 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     case _ => fail(what)
   }
 
+  /** Refuses a key (any case) that `seen` already holds, rather than letting the last one win. */
+  private def requireOnce(seen: scala.collection.mutable.Set[String], key: String, what: => String): Unit =
+    if (!seen.add(key.toLowerCase(java.util.Locale.ROOT))) {
+      throw new HyperspaceException(s"$what is given twice; give it once.")
+    }
+
   /**
    * `(key = value, ...)`, each value with whether it was written as a string, since an option
    * typed as a number or a boolean takes no string: SQL is as strict as the API. A key given
@@ -167,9 +176,7 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     if (!peekSymbol(")")) {
       do {
         val key = identifier(s"a $what name")
-        if (!seen.add(key.toLowerCase(java.util.Locale.ROOT))) {
-          throw new HyperspaceException(s"The $what '$key' of $owner is given twice; give it once.")
-        }
+        requireOnce(seen, key, s"The $what '$key' of $owner")
         expectSymbol("=")
         val quoted = peek().exists(_.kind == Token.Str)
         pairs += OptionValue(key, literal(s"a value for $key"), quoted)
@@ -384,9 +391,7 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     val seen = scala.collection.mutable.Set.empty[String]
     while (acceptSymbol(",")) {
       val key = identifier(s"a parameter of sketch $kind (name = value)")
-      if (!seen.add(key.toLowerCase(java.util.Locale.ROOT))) {
-        throw new HyperspaceException(s"The parameter '$key' of sketch $kind($expr) is given twice; give it once.")
-      }
+      requireOnce(seen, key, s"The parameter '$key' of sketch $kind($expr)")
       expectSymbol("=")
       params += key -> literal(s"a value for $key")
     }

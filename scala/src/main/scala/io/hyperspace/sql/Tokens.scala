@@ -45,14 +45,10 @@ private[sql] object Tokenizer {
       throw new HyperspaceException(s"Cannot parse Hyperspace statement: $what at position $at of: $sql")
     while (i < n) {
       val c = sql.charAt(i)
-      if (c.isWhitespace) i += 1
-      else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        while (i < n && sql.charAt(i) != '\n') i += 1
-      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-        val close = sql.indexOf("*/", i + 2)
-        if (close < 0) fail("unterminated comment", i)
-        i = close + 2
-      } else if (c == '`') {
+      val skipped = skipIgnored(sql, i)
+      if (skipped > i) i = skipped
+      else if (sql.startsWith("/*", i)) fail("unterminated comment", i)
+      else if (c == '`') {
         val sb = new StringBuilder
         var j = i + 1
         var closed = false
@@ -97,34 +93,41 @@ private[sql] object Tokenizer {
   }
 
   /**
-   * The first `max` words of `sql`, lower-cased, after the whitespace and comments that lead it;
-   * fewer when something other than a word comes first. One pass over the statement's start,
-   * with no backtracking, so that it can run on every statement Spark parses.
+   * The first `max` words of `sql`, lower-cased, after the whitespace and comments that lead it
+   * and those between them; fewer when something other than a word comes first. One pass over
+   * the statement's start, with no backtracking, so that it can run on every statement Spark
+   * parses.
    */
   def leadingWords(sql: String, max: Int): Seq[String] = {
     val words = Seq.newBuilder[String]
     var count = 0
-    var i = 0
-    val n = sql.length
-    var stopped = false
-    while (!stopped && count < max && i < n) {
-      val c = sql.charAt(i)
-      if (c.isWhitespace) i += 1
-      else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        val eol = sql.indexOf('\n', i)
-        i = if (eol < 0) n else eol + 1
-      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-        val close = sql.indexOf("*/", i + 2)
-        if (close < 0) stopped = true else i = close + 2
-      } else if (c.isLetter || c == '_') {
-        var j = i
-        while (j < n && (sql.charAt(j).isLetterOrDigit || sql.charAt(j) == '_')) j += 1
-        words += sql.substring(i, j).toLowerCase(java.util.Locale.ROOT)
-        count += 1
-        i = j
-      } else stopped = true
+    var i = skipIgnored(sql, 0)
+    while (count < max && i < sql.length && (sql.charAt(i).isLetter || sql.charAt(i) == '_')) {
+      var j = i
+      while (j < sql.length && (sql.charAt(j).isLetterOrDigit || sql.charAt(j) == '_')) j += 1
+      words += sql.substring(i, j).toLowerCase(java.util.Locale.ROOT)
+      count += 1
+      i = skipIgnored(sql, j)
     }
     words.result()
+  }
+
+  /**
+   * The position after the whitespace and `--` / `/* */` comments at `from`; a bracketed
+   * comment never closed is left where it starts, for the caller to refuse or to stop at.
+   */
+  private def skipIgnored(sql: String, from: Int): Int = {
+    var i = from
+    var moved = true
+    while (moved && i < sql.length) {
+      if (sql.charAt(i).isWhitespace) i += 1
+      else if (sql.startsWith("--", i)) {
+        val eol = sql.indexOf('\n', i)
+        i = if (eol < 0) sql.length else eol + 1
+      } else if (sql.startsWith("/*", i) && sql.indexOf("*/", i + 2) >= 0) i = sql.indexOf("*/", i + 2) + 2
+      else moved = false
+    }
+    i
   }
 
   private def unescape(c: Char): Char = c match {

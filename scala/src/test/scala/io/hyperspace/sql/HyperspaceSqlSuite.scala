@@ -209,6 +209,7 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
     val table = failure(sql("CREATE HYPERSPACE INDEX x ON no_such_table (id)"))
     assert(table.getMessage.startsWith("Cannot create index 'x': cannot read its source no_such_table"))
     assert(failure(sql("CREATE HYPERSPACE INDEX x ON t (id) 'unterminated")).getMessage.contains("unterminated string"))
+    assert(failure(sql("DROP HYPERSPACE INDEX x /* open")).getMessage.contains("unterminated comment at position 24"))
   }
 
   test("the EXPLAIN family takes queries only: a command after it is refused, never run") {

@@ -46,7 +46,7 @@ class SparkSqlUnchangedSuite extends HyperspaceSuite {
       // Hyperspace's statements still parse beside them.
       assert(spark.sql("SHOW INDEXED TABLES").columns.nonEmpty)
       assert(intercept[HyperspaceException](spark.sql("DESCRIBE HYPERSPACE INDEX nothing_here").collect())
-        .getMessage.contains("nothing_here"))
+          .getMessage.contains("nothing_here"))
     } finally Seq("indexed", "hyperspace", "hs_src").foreach(t => spark.sql(s"DROP TABLE IF EXISTS $t"))
   }
 
