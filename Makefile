@@ -28,6 +28,8 @@ OTHER_LINES   := $(filter-out $(SPARK),$(SPARK_LINES))
 NON_DEFAULT_LINES := $(filter-out $(SPARK_DEFAULT),$(SPARK_LINES))
 
 PYTHON ?= python3
+# Each step of a run timed and recorded (target/ci-phases.jsonl; .ci/report.py prints the table).
+PHASE   = $(PYTHON) .ci/phase.py
 VENV   := $(if $(filter $(SPARK),$(SPARK_DEFAULT)),.venv,.venv-$(SPARK))
 VPY    := $(VENV)/bin/python
 
@@ -91,7 +93,7 @@ PIP_INSTALL = -m pip install --quiet --no-compile
 $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
+	$(PHASE) "venv $(SPARK)" -- $(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
 	$(VPY) $(PIP_INSTALL) --no-deps delta-spark==$(DELTA_VERSION)
 	touch $@
 
@@ -106,7 +108,7 @@ $(SBT_LAUNCHER):
 jar: $(PKG_JAR)
 
 $(JAR): $(SCALA_SRC) | $(SBT_LAUNCHER)
-	$(SBT) package
+	$(PHASE) "jar $(SPARK)" -- $(SBT) package
 
 # The jars ship inside the Python package (hyperspace/jars/), for the wheel and editable installs;
 # hyperspace.jar_path() picks the one of the installed pyspark's line.
@@ -124,7 +126,7 @@ wheel: jars $(VENV)/.installed
 	rm -rf dist python/build
 	@for j in python/hyperspace/jars/*.jar; do \
 	  case " $(ALL_PKG_JARS) " in *" $$j "*) ;; *) rm -v "$$j";; esac; done
-	$(VPY) -m pip wheel --quiet --no-deps -w dist ./python
+	$(PHASE) wheel -- $(VPY) -m pip wheel --quiet --no-deps -w dist ./python
 	rm -rf python/build
 	@ls dist/*.whl
 
@@ -133,22 +135,22 @@ build: setup jar wheel
 # ---- style -------------------------------------------------------------------------------
 # Settings: ruff.toml (ruff), python/pyproject.toml [tool.mypy], .scalafmt.conf (scalafmt).
 
-PY_SOURCES := python tests benchmarks
+PY_SOURCES := python tests benchmarks .ci
 RUFF := $(VENV)/bin/ruff
 
 # `make lint LINT_SCALA=0` skips the scalafmt check (it starts sbt) for a Python-only change.
 LINT_SCALA ?= 1
 
 lint: $(VENV)/.installed
-	$(RUFF) check $(PY_SOURCES)
+	$(PHASE) "lint ruff" -- $(RUFF) check $(PY_SOURCES)
 	$(RUFF) format --check $(PY_SOURCES)
-	$(VENV)/bin/mypy --config-file python/pyproject.toml python/hyperspace
+	$(PHASE) "lint mypy" -- $(VENV)/bin/mypy --config-file python/pyproject.toml python/hyperspace
 ifeq ($(LINT_SCALA),1)
 	$(MAKE) --no-print-directory lint-scala
 endif
 
 lint-scala: | $(SBT_LAUNCHER)
-	$(SBT) scalafmtCheckAll scalafmtSbtCheck
+	$(PHASE) "lint scalafmt" -- $(SBT) scalafmtCheckAll scalafmtSbtCheck
 
 fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 	$(RUFF) check --select I --fix $(PY_SOURCES)
@@ -160,10 +162,16 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 # Iceberg: on a line without an Iceberg runtime (versions.properties `iceberg.<line>=none`, Spark 4.2)
 # build.sbt leaves the Iceberg suites (io.hyperspace.sources.Iceberg*Suite) out of the test sources and
 # tests/test_iceberg_sources.py is skipped with that reason: they do not run there, rather than pass.
+#
+# Each suite's and module's wall and CPU seconds are recorded as it runs (build.sbt's SuiteTimes
+# reporter, tests/conftest.py); the run ends with the slowest and those over the per-suite budget.
+SUITE_TIMES = target/spark-$(SPARK)/suite-times.tsv
 test: setup
-	$(SBT) test package
+	rm -f $(SUITE_TIMES) target/pytest-times.tsv
+	$(PHASE) "sbt $(SPARK)" --sbt-steps "compile,tests,package" -- $(SBT) Test/compile test package
 	$(MAKE) --no-print-directory jar
 	$(MAKE) --no-print-directory test-python
+	$(PYTHON) .ci/report.py --units --line $(SPARK)
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
 # adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one
@@ -200,7 +208,7 @@ PYTEST_MARKS ?= not full
 PYTEST_WORKERS ?= 2
 PYTEST_XDIST = $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
 test-python: setup jar
-	$(VPY) -m pytest tests -q -ra --durations=25 $(PYTEST_XDIST) $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
+	HYPERSPACE_PYTEST_TIMES=$(CURDIR)/target/pytest-times.tsv $(PHASE) "pytest $(SPARK)" -- $(VPY) -m pytest tests -q -ra --durations=25 $(PYTEST_XDIST) $(if $(PYTEST_MARKS),-m "$(PYTEST_MARKS)")
 
 # The lines CI does not test in full get a representative subset (a few minutes each): the
 # build, the extension and the Spark-line check, and suites spread over the lines by their shims
@@ -255,7 +263,9 @@ WHEEL_PY_TESTS := tests/test_package.py $(call spread_to,$(lastword $(NON_DEFAUL
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
 test-line-scala: | $(SBT_LAUNCHER)
-	HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(SBT) "testOnly $(LINE_SCALA_SUITES)" package
+	rm -f $(SUITE_TIMES)
+	HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(PHASE) "sbt $(SPARK) subset" --sbt-steps "compile,tests,package" -- \
+	  $(SBT) Test/compile "testOnly $(LINE_SCALA_SUITES)" package
 	$(MAKE) --no-print-directory jar
 
 # The built wheel (dist/) in a new venv of this line; pytest imports hyperspace from the venv's
@@ -266,9 +276,11 @@ test-wheel:
 	rm -rf $(WHEEL_VENV)
 	$(PYTHON) -m venv $(WHEEL_VENV)
 	$(WHEEL_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(WHEEL_VENV)/bin/python $(PIP_INSTALL) "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
+	$(PHASE) "wheel venv $(SPARK)" -- $(WHEEL_VENV)/bin/python $(PIP_INSTALL) "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
 	$(WHEEL_VENV)/bin/python -c 'import hyperspace, sys; sys.exit("hyperspace imported from the source tree, not the wheel: " + hyperspace.__file__ if "site-packages" not in hyperspace.__file__ else 0)'
-	$(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5 $(PYTEST_XDIST)
+	rm -f target/pytest-times-wheel-$(SPARK).tsv
+	HYPERSPACE_PYTEST_TIMES=$(CURDIR)/target/pytest-times-wheel-$(SPARK).tsv $(PHASE) "wheel pytest $(SPARK)" -- \
+	  $(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5 $(PYTEST_XDIST)
 
 # LINES narrows the lines whose Scala subset runs; the wheel is checked on every line.
 LINES ?= $(OTHER_LINES)

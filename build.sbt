@@ -176,8 +176,11 @@ lazy val root = (project in file("."))
     // short-lived test data, where throughput matters and pauses do not.
     Test / javaOptions ++= sparkJava17Options ++ Seq("-Xmx4g", "-XX:+UseParallelGC", "-Dspark.ui.enabled=false"),
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
-    // Tests that launch separate JVMs need the test class path; Spark stays on loopback.
+    // Tests that launch separate JVMs need the test class path; Spark stays on loopback; each Spark
+    // suite's wall and CPU seconds go to suite-times.tsv (testing/SuiteTimes.scala), which the
+    // Makefile clears before a run and .ci/report.py reads.
     Test / envVars ++= Map(
       "HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator),
+      "HYPERSPACE_SUITE_TIMES" -> (target.value / "suite-times.tsv").getAbsolutePath,
       "SPARK_LOCAL_IP" -> "127.0.0.1")
   )

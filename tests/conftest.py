@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -72,6 +74,47 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         group_of[item.nodeid] for item in items if item.get_closest_marker("slow") or item.get_closest_marker("chaos")
     }
     items.sort(key=lambda item: group_of[item.nodeid] not in long_units)  # stable: file order kept
+
+
+def _tree_cpu_seconds() -> float:
+    """CPU seconds of this process, of the children it has waited for, and of every live
+    descendant (the session's JVM, a test's interpreter or cluster, and what they waited for)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+    children: dict[int, list[int]] = {}
+    ticks: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while being read
+            continue
+        pid = int(stat.parent.name)
+        children.setdefault(int(fields[1]), []).append(pid)  # fields[1]: ppid
+        ticks[pid] = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    pending, live = list(children.get(os.getpid(), [])), 0
+    while pending:
+        pid = pending.pop()
+        live += ticks.get(pid, 0)
+        pending.extend(children.get(pid, []))
+    return total + live / os.sysconf("SC_CLK_TCK")
+
+
+# HYPERSPACE_PYTEST_TIMES (the Makefile sets it): each test's module, wall and CPU seconds appended
+# to that file, which .ci/report.py sums per module. Linux's /proc gives the descendants' CPU.
+_TIMES_FILE = os.environ.get("HYPERSPACE_PYTEST_TIMES") if sys.platform == "linux" else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    if not _TIMES_FILE:
+        yield
+        return
+    wall, cpu = time.monotonic(), _tree_cpu_seconds()
+    yield
+    line = f"{item.nodeid.split('::', 1)[0]}\t{time.monotonic() - wall:.2f}\t{_tree_cpu_seconds() - cpu:.2f}\n"
+    with open(_TIMES_FILE, "a") as f:  # one short append per test: both xdist workers write here
+        f.write(line)
 
 
 def versions() -> dict[str, str]:

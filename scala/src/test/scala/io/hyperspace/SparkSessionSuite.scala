@@ -5,8 +5,10 @@ import java.nio.file.Files
 
 import org.apache.commons.io.FileUtils
 import org.apache.spark.sql.SparkSession
-import org.scalatest.BeforeAndAfterAll
+import org.scalatest.{Args, BeforeAndAfterAll, Status}
 import org.scalatest.funsuite.AnyFunSuite
+
+import io.hyperspace.testing.SuiteTimes
 
 /**
  * One local SparkSession per suite, built the way a user builds one (the extension named in
@@ -65,6 +67,14 @@ trait SparkSessionSuite extends AnyFunSuite with BeforeAndAfterAll {
   override protected def beforeAll(): Unit = {
     super.beforeAll()
     spark // start it before the first test
+  }
+
+  /** The whole suite, its `beforeAll` and `afterAll` included, timed (testing/SuiteTimes). */
+  override def run(testName: Option[String], args: Args): Status = {
+    val clock = SuiteTimes.start()
+    val status = super.run(testName, args)
+    status.whenCompleted(outcome => clock.stop(getClass.getName, outcome.getOrElse(false)))
+    status
   }
 
   override protected def afterAll(): Unit = {
