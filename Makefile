@@ -58,7 +58,7 @@ ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_nam
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
 .PHONY: test-full help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
-	test-line-scala test-wheel sbt fuzz chaos demo bench bench-quick clean
+	test-line-scala line-subsets test-wheel sbt fuzz chaos demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
@@ -112,10 +112,13 @@ $(JAR): $(SCALA_SRC) | $(SBT_LAUNCHER)
 
 # The jars ship inside the Python package (hyperspace/jars/), for the wheel and editable installs;
 # hyperspace.jar_path() picks the one of the installed pyspark's line.
+# Copied under another name, then renamed: a test running beside this copy (LINES_BESIDE below)
+# never sees half a jar.
 $(PKG_JAR): $(JAR)
-	rm -f python/hyperspace/jars/hyperspace-spark$(SPARK)_*.jar
 	mkdir -p python/hyperspace/jars
-	cp $(JAR) $@
+	cp $(JAR) $@.part
+	rm -f python/hyperspace/jars/hyperspace-spark$(SPARK)_*.jar
+	mv $@.part $@
 
 # Every line's jar, each compiled once (one sbt run per line, main sources only).
 jars:
@@ -165,12 +168,17 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 #
 # Each suite's and module's wall and CPU seconds are recorded as it runs (build.sbt's SuiteTimes
 # reporter, tests/conftest.py); the run ends with the slowest and those over the per-suite budget.
+#
+# `make test LINES_BESIDE=yes` (.ci/run) also runs the other lines' Scala subsets (test-lines,
+# below) side by side with pytest: pytest's modules spend much of their time waiting for JVMs,
+# clusters and servers to start, and the subsets fill that idle core.
 SUITE_TIMES = target/spark-$(SPARK)/suite-times.tsv
+LINES_BESIDE ?= no
 test: setup
 	rm -f $(SUITE_TIMES) target/pytest-times.tsv
 	$(PHASE) "sbt $(SPARK)" --sbt-steps "compile,tests,package" -- $(SBT) Test/compile test package
 	$(MAKE) --no-print-directory jar
-	$(MAKE) --no-print-directory test-python
+	$(if $(filter yes,$(LINES_BESIDE)),$(MAKE) --no-print-directory -j2 test-python line-subsets,$(MAKE) --no-print-directory test-python)
 	$(PYTHON) .ci/report.py --units --line $(SPARK)
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
@@ -282,10 +290,13 @@ test-wheel:
 	HYPERSPACE_PYTEST_TIMES=$(CURDIR)/target/pytest-times-wheel-$(SPARK).tsv $(PHASE) "wheel pytest $(SPARK)" -- \
 	  $(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5 $(PYTEST_XDIST)
 
-# LINES narrows the lines whose Scala subset runs; the wheel is checked on every line.
+# LINES narrows the lines whose Scala subset runs (`LINES=` none, when `make test LINES_BESIDE=yes`
+# ran them); the wheel is checked on every line.
 LINES ?= $(OTHER_LINES)
-test-lines:
+line-subsets:
 	$(foreach l,$(LINES),$(MAKE) --no-print-directory test-line-scala SPARK=$(l) &&) true
+
+test-lines: line-subsets
 	$(MAKE) --no-print-directory wheel
 	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory test-wheel SPARK=$(l) &&) true
 

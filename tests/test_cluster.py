@@ -18,7 +18,11 @@ EXTENSION = "io.hyperspace.HyperspaceSparkSessionExtension"
 
 
 def test_spark_submit_with_jars_runs_the_extension_in_executor_tasks(tmp_path: Path) -> None:
+    """Also, in the same cluster (one start, not two: each costs a master's and a worker's JVM), an
+    app that fails: the cluster still stops its daemons when the app fails."""
     out = tmp_path / "result.json"
+    bad_app = tmp_path / "bad_app.py"
+    bad_app.write_text("raise SystemExit(3)\n")
     with StandaloneCluster(tmp_path / "cluster", workers=1, cores_per_worker=2) as cluster:
         result = cluster.submit(
             APP,
@@ -35,6 +39,10 @@ def test_spark_submit_with_jars_runs_the_extension_in_executor_tasks(tmp_path: P
                 "spark.ui.showConsoleProgress": "false",
             },
         )
+        failed = cluster.submit(bad_app, timeout=120)
+        processes = list(cluster.processes)
+    assert failed.returncode != 0
+    assert processes and all(p.poll() is not None for p in processes)
     assert result.returncode == 0, f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-6000:]}"
     found = json.loads(out.read_text())
     assert found["master"] == cluster.master_url
@@ -43,13 +51,3 @@ def test_spark_submit_with_jars_runs_the_extension_in_executor_tasks(tmp_path: P
     assert found["bucket_check"] == {"True": 20000}
     assert found["plan_uses_bucket_id"] is True
     assert found["executors"] == 2
-
-
-def test_the_cluster_stops_its_daemons_even_when_the_app_fails(tmp_path: Path) -> None:
-    bad_app = tmp_path / "bad_app.py"
-    bad_app.write_text("raise SystemExit(3)\n")
-    with StandaloneCluster(tmp_path / "cluster", workers=1, cores_per_worker=1) as cluster:
-        result = cluster.submit(bad_app, timeout=120)
-        processes = list(cluster.processes)
-    assert result.returncode != 0
-    assert processes and all(p.poll() is not None for p in processes)
