@@ -305,6 +305,13 @@ check-spark-patches: $(JAR)
 check-spark-patches-lines:
 	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory check-spark-patches SPARK=$(l) &&) true
 
+# The line's jar run on the other patches spark.patches.<line> lists, each in a venv of its own with
+# only that pyspark (kept in $(HS_CACHE)/patch-venvs/): the session starts and a lookup through an
+# index, read in the driver, equals Hyperspace off; plus the check above on the jar the venv loads.
+.PHONY: test-spark-patches
+test-spark-patches: setup jar
+	HS_CACHE=$(HS_CACHE) $(PHASE) "pytest spark patches $(SPARK)" -- $(VPY) -m pytest tests/test_spark_patches.py -q -ra --durations=5
+
 # One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
 CMD ?= compile
 sbt: | $(SBT_LAUNCHER)

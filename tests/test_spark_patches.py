@@ -5,11 +5,14 @@ a user of it), so each kind of break is seen reported; then on the installed lin
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pyspark
 import pytest
 
 import hyperspace
@@ -153,3 +156,73 @@ def test_the_installed_lines_jar_links_on_every_checked_patch_of_its_line() -> N
     for patch in patches:
         assert f"Spark {patch}: every reference links" in result.stdout, result.stdout
 
+
+# The README's quick start and a lookup through a covering index, read in the driver (where 4.1.3's
+# jar failed on 4.1.0 with a NoSuchMethodError), with Hyperspace on and off.
+LOOKUP = """
+import sys, tempfile, time
+from pyspark.sql import SparkSession
+import hyperspace
+from hyperspace import Hyperspace, IndexConfig, configure_spark_with_hyperspace, enable_hyperspace, disable_hyperspace
+
+started = time.monotonic()
+builder = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+spark = configure_spark_with_hyperspace(builder.config("spark.sql.shuffle.partitions", "2")).getOrCreate()
+assert spark.version == sys.argv[1], spark.version
+work = tempfile.mkdtemp()
+spark.conf.set("spark.hyperspace.system.path", work + "/indexes")
+spark.range(0, 5000, 1, 4).selectExpr("id % 97 AS customer_id", "id * 3 AS amount", "id").write.parquet(work + "/orders")
+hs = Hyperspace(spark)
+hs.create_index(spark.read.parquet(work + "/orders"), IndexConfig("by_customer", ["customer_id"], ["amount"], num_buckets=4))
+def lookup():
+    df = spark.read.parquet(work + "/orders").where("customer_id = 42").select("amount")
+    return df._jdf.queryExecution().executedPlan().toString(), sorted(r.amount for r in df.collect())
+plan_off, off = lookup()
+enable_hyperspace(spark)
+plan_on, on = lookup()
+disable_hyperspace(spark)
+print("PLAN", plan_on.replace(chr(10), " | "))
+assert "by_customer" in plan_on and "by_customer" not in plan_off, plan_on
+assert "DriverIndexRead" in plan_on, plan_on
+assert on == off and len(on) == len([i for i in range(5000) if i % 97 == 42]), (on, off)
+print(f"LOOKUP OK on Spark {spark.version} with {hyperspace.jar_path().name}: {len(on)} rows in {time.monotonic() - started:.0f} s")
+"""
+
+
+def _other_checked_patches() -> list[str]:
+    """The patches of the installed line's list other than the installed pyspark."""
+    return [p for p in versions()["spark.patches"].split() if p != pyspark.__version__]
+
+
+def _venv_with(patch: str) -> Path:
+    """A venv holding only pyspark ``patch`` and pyarrow (which hyperspace imports), made once and
+    kept in the build cache (HS_CACHE) under the patch and Python version."""
+    cache = Path(os.environ.get("HS_CACHE", Path.home() / ".cache" / "hyperspace-build"))
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+    venv = cache / "patch-venvs" / f"pyspark-{patch}-pyarrow-{versions()['pyarrow.test']}-py{py}"
+    if not (venv / ".complete").exists():
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile"]
+        subprocess.run([*pip, f"pyspark=={patch}", f"pyarrow=={versions()['pyarrow.test']}"], check=True, timeout=1200)
+        (venv / ".complete").touch()
+    return venv
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("patch", _other_checked_patches())
+def test_a_lookup_through_an_index_on_another_checked_patch_equals_hyperspace_off(patch: str, tmp_path: Path) -> None:
+    """The installed package (its line's jar) in a venv with another patch of the line the jar is
+    checked against: the session starts, and a lookup through an index, read in the driver, returns
+    what it returns with Hyperspace off."""
+    venv = _venv_with(patch)
+    package = tmp_path / "site"
+    shutil.copytree(Path(hyperspace.__file__).parent, package / "hyperspace")
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", LOOKUP, patch],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(package), "PYSPARK_PYTHON": str(venv / "bin" / "python")},
+    )
+    assert result.returncode == 0 and "LOOKUP OK" in result.stdout, result.stdout + result.stderr[-4000:]

@@ -516,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--line", required=True, help="the Spark line the jar was built for (4.1)")
     parser.add_argument("--jar", required=True, type=Path, help="the line's Hyperspace jar")
     parser.add_argument("--patches", help="Spark patches to check (default: spark.patches.<line>)")
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "hyperspace-build")
+    default_cache = os.environ.get("HS_CACHE") or Path.home() / ".cache" / "hyperspace-build"
+    parser.add_argument("--cache", type=Path, default=default_cache, help="downloads (default: HS_CACHE)")
     args = parser.parse_args(argv)
     patches = (args.patches or versions().get(f"spark.patches.{args.line}", "")).split()
     if not patches:
