@@ -4,17 +4,19 @@ A line's jar is compiled against one patch (``spark.<line>`` in versions.propert
 whichever patch a user or a managed runtime has. A class or member that patch lacks surfaces as a
 ``NoSuchMethodError``, ``NoSuchFieldError`` or ``NoClassDefFoundError`` in the middle of a query.
 This reads the jar's class files (their constant pools: every class, field and method they
-reference) and resolves each reference into Spark, Parquet, Delta, Iceberg, Hadoop, Jackson and
-the Scala library the way the JVM links it (JVMS 5.4.3: the named class, then its superclasses
-and interfaces) against the jars of each patch in ``spark.patches.<line>``: the pyspark sdist's
-``deps/jars`` for Spark and what it ships, the line's pinned Delta and Iceberg jars from Maven
-Central. A member that exists with another descriptor counts as missing, as does one that is
-private, and a class of ours that leaves an abstract method of a Spark supertype unimplemented
-on a patch (an ``AbstractMethodError``). The report names each missing class or member and the
-classes of ours that reference it.
+reference) and resolves each reference outside the JDK (Spark, Parquet, Hadoop, Jackson, the Scala
+library, the few other libraries Spark ships that the jar calls, Delta, Iceberg) the way the JVM
+links it (JVMS 5.4.3: the named class, then its superclasses and interfaces) against the jars of
+each patch in ``spark.patches.<line>``: the pyspark sdist's ``deps/jars`` for Spark and what it
+ships, the line's pinned Delta and Iceberg jars from Maven Central. A member that exists with
+another descriptor counts as missing, as does one that is private, and so does an abstract method
+of a supertype that a class of ours leaves unimplemented on the patch (an ``AbstractMethodError``).
+The report names each missing class or member and the classes of ours that reference it. Not seen:
+a member that turned static or back (the constant pool does not say how it is called), and
+behaviour that differs with the same signature (``make test-spark-patches`` runs a lookup there).
 
 Downloads are cached under ``--cache`` (the Makefile's ``HS_CACHE``): per patch only the jars the
-check reads (about 120 MB, not the 450 MB sdist), so a cached run reads no network.
+check reads (about 125 MB, not the 450 MB sdist), so a cached run reads no network.
 
     python tools/spark_patches.py --line 4.1 --jar target/spark-4.1/scala-2.13/hyperspace-....jar
 """
