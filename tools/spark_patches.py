@@ -345,8 +345,14 @@ class Linker:
             )
             flags = found.methods[key] if found else 0
         if found is None:
-            members = (lambda t: t.fields) if kind == "field" else (lambda t: t.methods)
-            others = sorted({signature(n, d) for t in self.supertypes(owner) for (n, d) in members(t) if n == name})
+            others = sorted(
+                {
+                    signature(n, d)
+                    for t in self.supertypes(owner)
+                    for (n, d) in (t.fields if kind == "field" else t.methods)
+                    if n == name
+                }
+            )
             return f"absent; it has {'; '.join(others)}" if others else "absent"
         if flags & ACC_PRIVATE and found.name not in self.own:
             return f"it is private in {found.name.replace('/', '.')}"
