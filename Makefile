@@ -76,6 +76,7 @@ help:
 	@echo "make chaos  - more rounds of the kill/race/vacuum chaos suite (CHAOS_ROUNDS=5, CHAOS_SEED=<now>)"
 	@echo "make bench  - TPC-H benchmarks at SF1 (BENCH_ARGS='--sf 2 --suite tpch' ...)"
 	@echo "make bench-quick - a tiny smoke run of every benchmark suite"
+	@echo "make check-spark-patches - the line's jar links on the patches spark.patches.<line> lists"
 	@echo "make clean  - remove build outputs (keeps the download cache in $(HS_CACHE))"
 
 # ---- setup -------------------------------------------------------------------------------
@@ -139,6 +140,7 @@ build: setup jar wheel
 # Settings: ruff.toml (ruff), python/pyproject.toml [tool.mypy], .scalafmt.conf (scalafmt).
 
 PY_SOURCES := python tests benchmarks .ci
+PY_SOURCES += tools
 RUFF := $(VENV)/bin/ruff
 
 # `make lint LINT_SCALA=0` skips the scalafmt check (it starts sbt) for a Python-only change.
@@ -299,6 +301,27 @@ line-subsets:
 test-lines: line-subsets
 	$(MAKE) --no-print-directory wheel
 	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory test-wheel SPARK=$(l) &&) true
+
+# ---- Spark patches -----------------------------------------------------------------------
+# The line's jar links on each patch of its line that spark.patches.<line> lists (the oldest and the
+# newest on PyPI): every class and member it uses outside the JDK (Spark, Parquet, Hadoop, Jackson,
+# Scala, Delta, Iceberg, ...) exists there with the same signature (tools/spark_patches.py), so a
+# member one patch lacks fails here, not in the middle of a user's query. A few seconds a line once
+# each patch's jars are in $(HS_CACHE)/spark-patches/ (the first run downloads each patch's pyspark
+# sdist once, about a minute each). `make check-spark-patches-lines` checks every line.
+.PHONY: check-spark-patches check-spark-patches-lines
+check-spark-patches: $(JAR)
+	$(PHASE) "spark patches $(SPARK)" -- $(PYTHON) tools/spark_patches.py --line $(SPARK) --jar $(JAR) --cache $(HS_CACHE)
+
+check-spark-patches-lines:
+	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory check-spark-patches SPARK=$(l) &&) true
+
+# The line's jar run on the other patches spark.patches.<line> lists, each in a venv of its own with
+# only that pyspark (kept in $(HS_CACHE)/patch-venvs/): the session starts and a lookup through an
+# index, read in the driver, equals Hyperspace off; plus the check above on the jar the venv loads.
+.PHONY: test-spark-patches
+test-spark-patches: setup jar
+	HS_CACHE=$(HS_CACHE) $(PHASE) "pytest spark patches $(SPARK)" -- $(VPY) -m pytest tests/test_spark_patches.py -q -ra --durations=5
 
 # One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
 CMD ?= compile

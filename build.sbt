@@ -49,6 +49,8 @@ def pinned(key: String): String =
   Option(versions.getProperty(s"$key.$sparkLine")).map(_.trim).getOrElse(raw(key))
 
 lazy val sparkVersion = pinned("spark")
+// The patches of the line its jar is checked against and runs on, oldest first (versions.properties).
+lazy val sparkPatches: Seq[String] = pinned("spark.patches").split("\\s+").toSeq
 
 // The line's Iceberg Spark runtime, when versions.properties pins one (`iceberg.4.2=none`: Iceberg
 // publishes no runtime for that line yet). Iceberg is `Provided` like Delta, and the Iceberg provider
@@ -152,6 +154,8 @@ lazy val root = (project in file("."))
            |  val version: String = "${version.value}"
            |  /** The Spark version the jar was compiled against. */
            |  val sparkVersion: String = "$sparkVersion"
+           |  /** The patches of the line the jar is checked against and accepted on, oldest first (`spark.patches.<line>`). */
+           |  val sparkPatches: Seq[String] = Seq(${sparkPatches.map(p => "\"" + p + "\"").mkString(", ")})
            |  /** The Scala version the jar was compiled with. */
            |  val scalaVersion: String = "${scalaVersion.value}"
            |  /** The Delta Lake version the jar was compiled against. */

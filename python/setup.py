@@ -23,10 +23,11 @@ V = _versions()
 
 
 def _pyspark_range() -> str:
-    """Any pyspark of a supported line: from the oldest line's pinned patch up to the next line."""
+    """Any pyspark of a supported line: from the oldest line's oldest checked patch up to the next line
+    (a patch the line's jar is not checked against is refused when the session starts)."""
     lines = V["spark.lines"].split()
     major, minor = lines[-1].split(".")
-    return f"pyspark>={V['spark.' + lines[0]]},<{major}.{int(minor) + 1}"
+    return f"pyspark>={V['spark.patches.' + lines[0]].split()[0]},<{major}.{int(minor) + 1}"
 
 
 setup(

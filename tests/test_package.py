@@ -78,14 +78,50 @@ def test_a_supported_line_without_its_jar_says_how_to_build_it(monkeypatch: pyte
     (tmp_path / f"hyperspace-spark{other}_2.13-0.1.0.jar").write_bytes(b"")
     with pytest.raises(HyperspaceJarNotFoundError, match=r"jar for Spark 4\.\d is missing .* `make jar SPARK="):
         hyperspace.jar_path()
-    assert hyperspace.jar_path(f"{other}.7") == tmp_path / f"hyperspace-spark{other}_2.13-0.1.0.jar"
+    assert hyperspace.jar_path(_jvm.SPARK_PATCHES[other][1]) == tmp_path / f"hyperspace-spark{other}_2.13-0.1.0.jar"
+
+
+def test_the_package_knows_the_checked_patches_of_each_line() -> None:
+    """spark.patches.<line>: the patches the line's jar is checked against (make check-spark-patches),
+    oldest first, the compiled-against one among those it accepts."""
+    v = versions()
+    assert set(_jvm.SPARK_PATCHES) == set(_jvm.SPARK_LINES)
+    for line in _jvm.SPARK_LINES:
+        patches = v[f"spark.patches.{line}"].split()
+        assert _jvm.SPARK_PATCHES[line] == (patches[0], patches[-1]), line
+        assert all(_line(p) == line for p in patches), patches
+        numbers = [_jvm._patch(p) for p in patches]
+        assert numbers == sorted(numbers) and numbers[0] <= _jvm._patch(v[f"spark.{line}"]) <= numbers[-1], line
+
+
+@pytest.mark.parametrize("line", _jvm.SPARK_LINES)
+def test_a_patch_the_line_is_not_checked_against_is_refused_naming_the_supported_ones(
+    line: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(_jvm, "JARS_DIR", tmp_path)
+    jar = tmp_path / f"hyperspace-spark{line}_2.13-0.1.0.jar"
+    jar.write_bytes(b"")
+    oldest, newest = _jvm.SPARK_PATCHES[line]
+    for patch in range(_jvm._patch(oldest), _jvm._patch(newest) + 1):
+        assert hyperspace.jar_path(f"{line}.{patch}") == jar
+    outside = [f"{line}.{_jvm._patch(newest) + 1}"] + (
+        [f"{line}.{_jvm._patch(oldest) - 1}"] if _jvm._patch(oldest) else []
+    )
+    for version in outside:
+        with pytest.raises(HyperspaceJarNotFoundError) as e:
+            hyperspace.jar_path(version)
+        assert str(e.value).startswith(
+            f"Spark {version} is not a patch this hyperspace-py supports: its jar for Spark {line} runs on "
+            f"Spark {oldest} to {newest} (checked against {oldest} and {newest})."
+        ), str(e.value)
 
 
 def test_the_pyspark_requirement_covers_every_supported_line_and_no_other() -> None:
     (req,) = [Requirement(r) for r in metadata.requires("hyperspace-py") or [] if Requirement(r).name == "pyspark"]
     v = versions()
     for line in v["spark.lines"].split():
-        assert req.specifier.contains(v[f"spark.{line}"]), (req, line)
+        for patch in v[f"spark.patches.{line}"].split():
+            assert req.specifier.contains(patch), (req, line, patch)
     major, minor = v["spark.lines"].split()[-1].split(".")
     assert not req.specifier.contains(f"{major}.{int(minor) + 1}.0")
     assert not req.specifier.contains("3.5.6")

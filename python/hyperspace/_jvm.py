@@ -35,6 +35,13 @@ from hyperspace import exceptions
 EXTENSION_CLASS = "io.hyperspace.HyperspaceSparkSessionExtension"
 SPARK_LINES: tuple[str, ...] = ("4.0", "4.1", "4.2")
 """The Spark lines this package has a jar for (``spark.lines`` in versions.properties)."""
+SPARK_PATCHES: dict[str, tuple[str, str]] = {
+    "4.0": ("4.0.0", "4.0.5"),
+    "4.1": ("4.1.0", "4.1.4"),
+    "4.2": ("4.2.0", "4.2.1"),
+}
+"""Per line, the oldest and the newest patch its jar is checked against and runs on
+(``spark.patches.<line>``); the patches between them are accepted too, others refused."""
 JARS_DIR = Path(__file__).resolve().parent / "jars"
 
 JavaObject: TypeAlias = Any
@@ -53,16 +60,22 @@ def spark_line(version: str) -> str:
     return ".".join(version.split(".")[:2])
 
 
+def _patch(version: str) -> int:
+    """The patch number of a version: 3 of ``"4.1.3"`` (and of ``"4.1.3.dev0"``), 0 when it has none."""
+    found = re.match(r"\d+\.\d+\.(\d+)", version)
+    return int(found.group(1)) if found else 0
+
+
 def jar_path(spark_version: str | None = None) -> Path:
     """The Hyperspace jar shipped inside this package for a Spark line.
 
     The package carries one jar per supported Spark line (:data:`SPARK_LINES`), each built
-    against that line; this is the one of ``spark_version``'s line (default: the installed
-    pyspark's).
+    against that line and checked to run on the patches :data:`SPARK_PATCHES` names; this is the
+    one of ``spark_version``'s line (default: the installed pyspark's).
 
     Raises:
-        HyperspaceJarNotFoundError: the line is not supported, or the package has no jar for it
-            (e.g. a source checkout where that line's jar was not built yet).
+        HyperspaceJarNotFoundError: the line or the patch is not supported, or the package has no
+            jar for it (e.g. a source checkout where that line's jar was not built yet).
     """
     version = spark_version if spark_version is not None else pyspark.__version__
     line = spark_line(version)
@@ -72,6 +85,13 @@ def jar_path(spark_version: str | None = None) -> Path:
             f"Spark {version} (line {line}) is not supported by this hyperspace-py: it has jars "
             f"for the Spark lines {supported}. Install a pyspark "
             f"of one of those lines (pip install 'pyspark=={SPARK_LINES[-1]}.*')."
+        )
+    oldest, newest = SPARK_PATCHES[line]
+    if not _patch(oldest) <= _patch(version) <= _patch(newest):
+        raise exceptions.HyperspaceJarNotFoundError(
+            f"Spark {version} is not a patch this hyperspace-py supports: its jar for Spark {line} runs "
+            f"on Spark {oldest} to {newest} (checked against {oldest} and {newest}). Install one of "
+            f"those (pip install 'pyspark>={oldest},<={newest}'), or a hyperspace-py that supports {version}."
         )
     jars = sorted(JARS_DIR.glob(f"hyperspace-spark{line}_*.jar"))
     if not jars:

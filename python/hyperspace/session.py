@@ -55,8 +55,8 @@ def configure_spark_with_hyperspace(builder: SparkSession.Builder) -> SparkSessi
         The same builder, for chaining.
 
     Raises:
-        HyperspaceJarNotFoundError: the installed pyspark's Spark line is not supported, or the
-            package has no jar for it.
+        HyperspaceJarNotFoundError: the installed pyspark's Spark line, or its patch of the line,
+            is not supported (the message names the supported ones), or the package has no jar for it.
     """
     jar = str(jar_path())
     options = getattr(builder, "_options", {})

@@ -16,12 +16,13 @@ import io.hyperspace.sql.HyperspaceSqlParser
  * DataFrames (always on: they only plan `IndexedRelation`s), the `hyperspace_bucket_id` SQL
  * function and a parser for Hyperspace's SQL statements (docs/sql.md) in front of Spark's.
  * Rewriting stays off until `enableHyperspace()` (or `spark.hyperspace.apply.enabled=true`) in a
- * session. A jar built for another Spark line than the running one fails the session's creation
- * with a `HyperspaceException` (see [[SparkLine]]).
+ * session. A jar built for another Spark line than the running one, or run on a patch of its line
+ * it is not checked against, fails the session's creation with a `HyperspaceException` (see
+ * [[SparkLine]]).
  */
 class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
-    SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
+    SparkLine.requireSupported(org.apache.spark.SPARK_VERSION)
     extensions.injectOptimizerRule(session => ApplyHyperspace(session))
     // After ApplyHyperspace in the same optimizer batch: filters of hybrid-scanned join sides
     // then reach the index and the appended files (Spark pushes them on from there).
@@ -58,7 +59,7 @@ object HyperspaceSparkSessionExtension {
   def attach(spark: SparkSession): Boolean = spark.synchronized {
     if (Hyperspace.isExtensionInstalled(spark)) false
     else {
-      SparkLine.requireSameLine(org.apache.spark.SPARK_VERSION)
+      SparkLine.requireSupported(org.apache.spark.SPARK_VERSION)
       val experimental = spark.experimental
       experimental.extraOptimizations ++=
         Seq(ApplyHyperspace(spark), PushFilterThroughBucketUnion, AggregateSmallIndexScanInOnePartition,

@@ -19,8 +19,29 @@ class SparkLineSuite extends AnyFunSuite {
     new HyperspaceSparkSessionExtension().apply(new SparkSessionExtensions)
   }
 
-  test("another patch of the same line is accepted") {
+  test("another patch of the same line is the same line") {
     SparkLine.requireSameLine(runtimeVersion = "4.1.9", jarSparkVersion = "4.1.3")
+  }
+
+  test("the jar runs on the patches of its line from the first to the last it is checked against") {
+    assert(BuildInfo.sparkPatches.nonEmpty && BuildInfo.sparkPatches.forall(SparkLine.of(_) == SparkLine.builtFor))
+    SparkLine.requireSupported(org.apache.spark.SPARK_VERSION)
+    for (p <- Seq("4.1.0", "4.1.2", "4.1.4", "4.1.4-amzn-0")) {
+      SparkLine.requireSupportedPatch(p, patches = Seq("4.1.0", "4.1.4"))
+    }
+  }
+
+  test("a patch outside those is refused at session start, naming the supported patches") {
+    for (p <- Seq("4.1.5", "4.1.10", "4.1.0")) {
+      val e = intercept[HyperspaceException](SparkLine.requireSupportedPatch(p, patches = Seq("4.1.1", "4.1.4")))
+      assert(e.getMessage.startsWith(s"Spark $p is not a patch this Hyperspace jar (hyperspace-spark4.1_2.13-"),
+        e.getMessage)
+      assert(e.getMessage.contains("runs on Spark 4.1.1 to 4.1.4 (checked against 4.1.1 and 4.1.4)"), e.getMessage)
+    }
+    val newest = BuildInfo.sparkPatches.last.split('.')
+    val next = s"${newest(0)}.${newest(1)}.${newest(2).toInt + 1}"
+    val e = intercept[HyperspaceException](SparkLine.requireSupported(next))
+    assert(e.getMessage.contains(s"checked against ${BuildInfo.sparkPatches.mkString(" and ")}"), e.getMessage)
   }
 
   test("another line is refused, naming both versions and the jar to use") {

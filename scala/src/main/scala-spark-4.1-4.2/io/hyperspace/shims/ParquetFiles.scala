@@ -6,6 +6,7 @@ import org.apache.hadoop.mapreduce.TaskAttemptContext
 import org.apache.parquet.hadoop.metadata.ParquetMetadata
 import org.apache.spark.sql.execution.datasources.PartitionedFile
 import org.apache.spark.sql.execution.datasources.parquet.{OpenedParquetFooter, ParquetFooterReader, VectorizedParquetRecordReader}
+import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.internal.SQLConf
 
 /**
@@ -33,8 +34,21 @@ object ParquetFiles {
   def openForVectorizedRead(conf: Configuration, file: PartitionedFile): OpenedParquetFile =
     new OpenedParquetFile(ParquetFooterReader.openFileAndReadFooter(conf, file, true))
 
-  /** The reader settings Spark 4.1 and 4.2 add to those of every line. */
+  /**
+   * Spark's `spark.sql.parquet.reader.respectUnknownTypeAnnotation.enabled`, which its Parquet reader
+   * reads from the Hadoop configuration. Not every patch of 4.1 has it (4.1.3 and 4.2 do, 4.1.0 does
+   * not), so it is named by its key rather than through `SQLConf`'s member, which a patch without it
+   * lacks (a `NoSuchMethodError` in the middle of a query), and looked up once.
+   */
+  private val RespectUnknownTypeAnnotation = "spark.sql.parquet.reader.respectUnknownTypeAnnotation.enabled"
+  private lazy val hasRespectUnknownTypeAnnotation = SparkInternals.definesSqlConf(RespectUnknownTypeAnnotation)
+
+  /**
+   * The reader settings Spark 4.1 and 4.2 add to those of every line, where the running patch has
+   * them, with the session's value (or the setting's default) as Spark's own reader sets them.
+   */
   def setLineReadSettings(conf: Configuration, sqlConf: SQLConf): Unit =
-    conf.setBoolean(SQLConf.PARQUET_READER_RESPECT_UNKNOWN_TYPE_ANNOTATION.key,
-      sqlConf.parquetReaderRespectUnknownTypeAnnotation)
+    if (hasRespectUnknownTypeAnnotation) {
+      conf.setBoolean(RespectUnknownTypeAnnotation, sqlConf.getConfString(RespectUnknownTypeAnnotation).trim.toBoolean)
+    }
 }

@@ -37,6 +37,12 @@ object SparkInternals {
     org.apache.spark.sql.execution.datasources.DataSourceStrategy.translateFilter(predicate,
       supportNestedPredicatePushdown = true)
 
+  /**
+   * Whether the running Spark defines the SQL setting `key`: a setting some patches of a line lack
+   * is looked up by its key (docs/architecture.md, "Patches of a line").
+   */
+  def definesSqlConf(key: String): Boolean = org.apache.spark.sql.internal.SQLConf.containsConfigKey(key)
+
   /** A DataFrame over `plan` (Spark's `Dataset.ofRows`). */
   def ofRows(spark: SparkSession, plan: LogicalPlan): DataFrame =
     classic.Dataset.ofRows(spark.asInstanceOf[classic.SparkSession], plan)
