@@ -8,6 +8,7 @@ import org.apache.spark.sql.delta.DeltaLog
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.rules.RuleTestSupport
 import io.hyperspace.sources.delta.DeltaReads
+import io.hyperspace.testing.Fuzz
 
 /**
  * Delta tables as first-class sources, differentially: after appends, deletes (with and without
@@ -99,7 +100,13 @@ class DeltaSourceSuite extends RuleTestSupport {
       val (path, plain) = (table(s"dml-$dvs", dvs), table(s"dml-$dvs-off", dvs))
       val name = s"d_dml_$dvs"
       createIndex(name, path)
-      for ((label, command) <- commands) {
+      // Without deletion vectors DELETE, UPDATE and MERGE all remove files and add their rewrites,
+      // which the index meets the same way: in CI that mode runs the append, the delete and the
+      // optimize, the mode with deletion vectors (where the three differ) every command; every
+      // command in both under `make test-full`.
+      val run = if (dvs || Fuzz.allSettings) commands
+      else commands.filter { case (label, _) => Set("append", "delete", "optimize")(label) }
+      for ((label, command) <- run) {
         // The command runs with Hyperspace on: its own reads are never served by the index.
         withHyperspace(on = true)(command(path))
         withHyperspace(on = false)(command(plain))
