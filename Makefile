@@ -277,6 +277,7 @@ test-line-scala: | $(SBT_LAUNCHER)
 	HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(PHASE) "sbt $(SPARK) subset" --sbt-steps "compile,tests,package" -- \
 	  $(SBT) Test/compile "testOnly $(LINE_SCALA_SUITES)" package
 	$(MAKE) --no-print-directory jar
+	$(MAKE) --no-print-directory check-spark-patches
 
 # The built wheel (dist/) in a new venv of this line; pytest imports hyperspace from the venv's
 # site-packages (tests/ puts nothing of python/ on the path), so the wheel's own files are tested.
@@ -292,6 +293,7 @@ test-wheel:
 	HYPERSPACE_PYTEST_TIMES=$(CURDIR)/target/pytest-times-wheel-$(SPARK).tsv $(PHASE) "wheel pytest $(SPARK)" -- \
 	  $(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5 $(PYTEST_XDIST)
 
+# Each line's subset ends with check-spark-patches (below): its jar links on the patches listed.
 # LINES narrows the lines whose Scala subset runs (`LINES=` none, when `make test LINES_BESIDE=yes`
 # ran them); the wheel is checked on every line.
 LINES ?= $(OTHER_LINES)
