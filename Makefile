@@ -204,7 +204,7 @@ test-scala: setup
 # (another interpreter or JVM, a cluster, a benchmark) or chaos; tests/conftest.py registers both.
 SCALA_UNIT_SUITES := io.hyperspace.log.LogEntrySuite io.hyperspace.indexed.IndexedPartitionSuite \
 	io.hyperspace.index.dataskipping.BloomFilterSuite io.hyperspace.index.dataskipping.SketchSerdeSuite \
-	io.hyperspace.index.BoundedCacheSuite io.hyperspace.rules.HybridScanPolicySuite
+	io.hyperspace.index.BoundedCacheSuite io.hyperspace.rules.HybridScanPolicySuite io.hyperspace.index.ConfigJsonSuite
 PY_UNIT_TESTS := tests/test_log_reader.py tests/test_config.py tests/test_session.py tests/test_package.py \
 	tests/test_dataskipping_config.py tests/test_jvm_errors.py tests/test_code_layout.py
 test-quick: setup jar

@@ -1,9 +1,5 @@
 package io.hyperspace.index
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
-import io.hyperspace.HyperspaceException
-
 /**
  * What to index: `IndexConfig("idx", Seq("a"), Seq("b"))`.
  *
@@ -41,28 +37,13 @@ object IndexConfig {
    * "lineage": b|null}` — how the Python bindings pass a config without py4j collections.
    */
   def fromJson(json: String): IndexConfig = {
-    val node = new ObjectMapper().readTree(json)
-    def strings(field: String): Seq[String] = Option(node.get(field)).filterNot(_.isNull) match {
-      case Some(arr) if arr.isArray =>
-        (0 until arr.size()).map(i => arr.get(i)).map { v =>
-          if (!v.isTextual) throw new HyperspaceException(s"IndexConfig.$field must hold strings; got $v.")
-          v.asText()
-        }
-      case Some(other) => throw new HyperspaceException(s"IndexConfig.$field must be a list; got $other.")
-      case None => Nil
-    }
-    def optional(field: String): Option[JsonNode] = Option(node.get(field)).filterNot(_.isNull)
+    val config = ConfigJson.parse(json, "IndexConfig")
+      .allowOnly("name", "indexedColumns", "includedColumns", "numBuckets", "lineage")
     IndexConfig(
-      name = optional("name").map(_.asText()).getOrElse(""),
-      indexedColumns = strings("indexedColumns"),
-      includedColumns = strings("includedColumns"),
-      numBuckets = optional("numBuckets").map { n =>
-        if (!n.isInt) throw new HyperspaceException(s"IndexConfig.numBuckets must be an integer; got $n.")
-        n.asInt()
-      },
-      lineage = optional("lineage").map { b =>
-        if (!b.isBoolean) throw new HyperspaceException(s"IndexConfig.lineage must be a boolean; got $b.")
-        b.asBoolean()
-      })
+      name = config.string("name").getOrElse(""),
+      indexedColumns = config.strings("indexedColumns"),
+      includedColumns = config.strings("includedColumns"),
+      numBuckets = config.int("numBuckets"),
+      lineage = config.boolean("lineage"))
   }
 }

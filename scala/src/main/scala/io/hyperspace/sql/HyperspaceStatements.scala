@@ -349,10 +349,10 @@ private[sql] final class StatementParser(sql: String, tokens: IndexedSeq[Token],
     val kindName = literal("the kind name as a string")
     expect("config")
     val json = literal("the config as a JSON string")
+    val kind = IndexKinds.named(kindName, name)
     val config =
-      try IndexKinds.named(kindName, name).configFromJson(json)
+      try kind.configFromJson(json)
       catch {
-        case e: HyperspaceException => throw e
         case NonFatal(e) => throw new HyperspaceException(
             s"Index '$name': the CONFIG is not a valid $kindName config ($json): ${e.getMessage}", e)
       }

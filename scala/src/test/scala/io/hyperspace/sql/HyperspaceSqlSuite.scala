@@ -205,6 +205,11 @@ class HyperspaceSqlSuite extends HyperspaceSuite {
       failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` USING KIND 'CoveringIndex' CONFIG '{not json'"))
     assert(json.getMessage.startsWith("Index 'x': the CONFIG is not a valid CoveringIndex config ({not json):"),
       json.getMessage)
+    val unknown = failure(sql(s"CREATE HYPERSPACE INDEX x ON parquet.`$path` USING KIND 'CoveringIndex' " +
+        """CONFIG '{"name":"x","indexedColumns":["id"],"numBucket":4}'"""))
+    assert(
+      unknown.getMessage.contains("Index 'x': the CONFIG is not a valid CoveringIndex config") &&
+        unknown.getMessage.contains("IndexConfig has no field 'numBucket'"), unknown.getMessage)
     assert(!indexDir("x").exists())
     val table = failure(sql("CREATE HYPERSPACE INDEX x ON no_such_table (id)"))
     assert(table.getMessage.startsWith("Cannot create index 'x': cannot read its source no_such_table"))

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ArrayNode
 
 import io.hyperspace.HyperspaceException
-import io.hyperspace.index.IndexKindConfig
+import io.hyperspace.index.{ConfigJson, IndexKindConfig}
 
 /**
  * What a data skipping index holds: one row per source file with the given sketches, e.g.
@@ -60,17 +60,14 @@ object DataSkippingIndexConfig {
    * (sketches as in [[SketchSerde]]) — how the Python bindings pass a config.
    */
   def fromJson(json: String): DataSkippingIndexConfig = {
-    val node = try new ObjectMapper().readTree(json)
-    catch {
-      case e: Exception => throw new HyperspaceException(s"Invalid DataSkippingIndexConfig JSON: ${e.getMessage}", e)
+    val config = ConfigJson.parse(json, "DataSkippingIndexConfig").allowOnly("name", "sketches")
+    val name = config.string("name").getOrElse {
+      throw new HyperspaceException(s"DataSkippingIndexConfig.name must be a string; got none.")
     }
-    val name = Option(node.get("name")).filter(_.isTextual).map(_.asText()).getOrElse {
-      throw new HyperspaceException(s"DataSkippingIndexConfig.name must be a string; got ${node.get("name")}.")
-    }
-    val sketches = node.get("sketches") match {
-      case arr: ArrayNode => arr.elements().asScala.map(SketchSerde.fromJsonNode).toSeq
+    val sketches = config.optional("sketches") match {
+      case Some(arr: ArrayNode) => arr.elements().asScala.map(SketchSerde.fromJsonNode).toSeq
       case other => throw new HyperspaceException(
-          s"DataSkippingIndexConfig '$name': sketches must be a list; got $other.")
+          s"DataSkippingIndexConfig '$name': sketches must be a list; got ${other.orNull}.")
     }
     DataSkippingIndexConfig(name, sketches)
   }

@@ -97,6 +97,9 @@ object SketchSerde {
     }
     val kind = text("kind")
     val expr = text("expr")
+    node.fieldNames().asScala.find(f => !Set("kind", "expr", "params")(f)).foreach { unknown =>
+      throw new HyperspaceException(s"Sketch $kind($expr) has no field '$unknown'; its fields are kind, expr, params.")
+    }
     val params: Map[String, String] = Option(node.get("params")).filterNot(_.isNull) match {
       case Some(obj: ObjectNode) =>
         obj.fields().asScala.flatMap { e =>

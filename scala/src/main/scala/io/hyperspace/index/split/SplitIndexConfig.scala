@@ -1,9 +1,6 @@
 package io.hyperspace.index.split
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
-import io.hyperspace.HyperspaceException
-import io.hyperspace.index.IndexKindConfig
+import io.hyperspace.index.{ConfigJson, IndexKindConfig}
 
 /**
  * A split index (the PDW paper's index split from its data): only the key columns and where each
@@ -29,20 +26,7 @@ object SplitIndexConfig {
 
   /** Parses `{"name": ..., "indexedColumns": [...]}`, how the Python bindings and SQL pass a config. */
   def fromJson(json: String): SplitIndexConfig = {
-    val node = new ObjectMapper().readTree(json)
-    if (node == null || !node.isObject) {
-      throw new HyperspaceException(s"SplitIndexConfig must be a JSON object; got $json.")
-    }
-    def optional(field: String): Option[JsonNode] = Option(node.get(field)).filterNot(_.isNull)
-    val indexed = optional("indexedColumns") match {
-      case Some(arr) if arr.isArray =>
-        (0 until arr.size()).map(i => arr.get(i)).map { v =>
-          if (!v.isTextual) throw new HyperspaceException(s"SplitIndexConfig.indexedColumns must hold strings; got $v.")
-          v.asText()
-        }
-      case Some(other) => throw new HyperspaceException(s"SplitIndexConfig.indexedColumns must be a list; got $other.")
-      case None => Nil
-    }
-    SplitIndexConfig(optional("name").map(_.asText()).getOrElse(""), indexed)
+    val config = ConfigJson.parse(json, "SplitIndexConfig").allowOnly("name", "indexedColumns")
+    SplitIndexConfig(config.string("name").getOrElse(""), config.strings("indexedColumns"))
   }
 }

@@ -1,9 +1,6 @@
 package io.hyperspace.index.zorder
 
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
-import io.hyperspace.HyperspaceException
-import io.hyperspace.index.IndexKindConfig
+import io.hyperspace.index.{ConfigJson, IndexKindConfig}
 
 /**
  * A covering index whose rows are laid out along a Z-order curve over `indexedColumns`, the
@@ -43,28 +40,12 @@ object ZOrderCoveringIndexConfig {
    * how the Python bindings pass a config.
    */
   def fromJson(json: String): ZOrderCoveringIndexConfig = {
-    val node = new ObjectMapper().readTree(json)
-    if (node == null || !node.isObject) {
-      throw new HyperspaceException(s"ZOrderCoveringIndexConfig must be a JSON object; got $json.")
-    }
-    def optional(field: String): Option[JsonNode] = Option(node.get(field)).filterNot(_.isNull)
-    def strings(field: String): Seq[String] = optional(field) match {
-      case Some(arr) if arr.isArray =>
-        (0 until arr.size()).map(i => arr.get(i)).map { v =>
-          if (!v.isTextual)
-            throw new HyperspaceException(s"ZOrderCoveringIndexConfig.$field must hold strings; got $v.")
-          v.asText()
-        }
-      case Some(other) => throw new HyperspaceException(s"ZOrderCoveringIndexConfig.$field must be a list; got $other.")
-      case None => Nil
-    }
+    val config = ConfigJson.parse(json, "ZOrderCoveringIndexConfig")
+      .allowOnly("name", "indexedColumns", "includedColumns", "lineage")
     ZOrderCoveringIndexConfig(
-      name = optional("name").map(_.asText()).getOrElse(""),
-      indexedColumns = strings("indexedColumns"),
-      includedColumns = strings("includedColumns"),
-      lineage = optional("lineage").map { b =>
-        if (!b.isBoolean) throw new HyperspaceException(s"ZOrderCoveringIndexConfig.lineage must be a boolean; got $b.")
-        b.asBoolean()
-      })
+      name = config.string("name").getOrElse(""),
+      indexedColumns = config.strings("indexedColumns"),
+      includedColumns = config.strings("includedColumns"),
+      lineage = config.boolean("lineage"))
   }
 }
