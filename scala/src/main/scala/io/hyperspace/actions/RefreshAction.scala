@@ -59,8 +59,9 @@ class RefreshAction(
     foundBy = how
     source.requireServable(indexName)
     // An index over no data would answer every query with nothing: almost always a source moved
-    // or emptied by mistake, so say so rather than commit it.
-    if (listing.isEmpty) {
+    // or emptied by mistake, so say so rather than commit it. An index created over an empty
+    // source is no such loss: its refresh finds nothing changed (or the first files).
+    if (listing.isEmpty && entry.source.currentFiles.nonEmpty) {
       throw new HyperspaceException(
         s"Cannot refresh index '$indexName': its source (${entry.source.rootPaths.mkString(", ")}) " +
           s"has no files left. Delete the index (deleteIndex('$indexName')) if the data is gone for good.")

@@ -64,6 +64,21 @@ class DeltaSourceSuite extends RuleTestSupport {
     assert(indexesUsed(plan) == Seq("d_basic"), plan.treeString)
   }
 
+  test("an index created over an empty table refreshes: nothing changed, then its first rows") {
+    val path = newDir("empty").getAbsolutePath + "/table"
+    rows(0, 0, 1).write.format("delta").save(path) // a table of no data files
+    assert(DeltaLog.forTable(spark, path).update().allFiles.isEmpty)
+    createIndex("d_empty", path)
+    for (mode <- Seq("incremental", "full", "quick")) {
+      val result = hs.refreshIndex("d_empty", mode)
+      assert(!result.changed && result.message.contains("up to date"), s"$mode: ${result.message}")
+    }
+    rows(0, 100, 2).write.format("delta").mode("append").save(path)
+    assert(hs.refreshIndex("d_empty", "incremental").changed)
+    val plan = sameResult(lookup(delta(path)))
+    assert(indexesUsed(plan) == Seq("d_empty"), plan.treeString)
+  }
+
   test("a Delta catalog table is indexed and served by name") {
     val path = table("named", dvs = false)
     spark.sql(s"CREATE TABLE d_named_t USING delta LOCATION '$path'")
