@@ -5,11 +5,12 @@
     report.py --units --line LINE    one line's suites and modules only (the end of `make test`)
 
 Reads what the run recorded under target/: ``ci-phases.jsonl`` (``.ci/phase.py``, one line per
-phase), ``spark-<line>/suite-times.tsv`` (one line per Scala suite, from the ScalaTest reporter
-``io.hyperspace.testing.SuiteTimes``) and ``pytest-times*.tsv`` (one line per Python test, from
-tests/conftest.py). Prints the phases, the 15 slowest suites and modules with their wall and CPU
-seconds, and flags every suite or module over its budget (a report, never a failure: wall time on
-a shared machine is not a test's result). Only the standard library.
+phase), ``spark-<line>/suite-times.tsv`` (one line per Spark suite, from
+``io.hyperspace.testing.SuiteTimes`` around each SparkSessionSuite) and ``pytest-times*.tsv``
+(one line per Python test, from tests/conftest.py). Prints the phases, the 15 slowest suites and
+modules with their wall and CPU seconds, and flags every suite or module over its budget (a
+report, never a failure: wall time on a shared machine is not a test's result). Only the
+standard library.
 """
 
 from __future__ import annotations
