@@ -94,6 +94,22 @@ Global / concurrentRestrictions := Seq(
   Tags.limit(Tags.ForkedTestGroup, testJvms),
   Tags.exclusiveGroup(Tags.Clean))
 
+// S3 in tests (io.hyperspace.log.S3LogStoreSuite, tests/test_s3.py): hadoop-aws of the line's
+// Hadoop and the AWS SDK v2 modules S3A calls, at the SDK version that Hadoop release is built with.
+// Not the SDK bundle hadoop-aws declares (hundreds of MB); netty is left to Spark's (the async client
+// S3A builds for the transfer manager is never used by the tests' requests). S3A loads the analytics
+// stream's classes (analyticsaccelerator-s3, which hadoop-aws brings) even when it is not chosen.
+lazy val s3aTestDependencies: Seq[ModuleID] = {
+  val sdk = pinned("awssdk")
+  Seq(
+    ("org.apache.hadoop" % "hadoop-aws" % pinned("hadoop") % Test)
+      .excludeAll(ExclusionRule("software.amazon.awssdk"), ExclusionRule("software.amazon.awssdk.crt"),
+        ExclusionRule("org.wildfly.openssl"), ExclusionRule("io.netty")),
+    ("software.amazon.awssdk" % "s3" % sdk % Test).excludeAll(ExclusionRule("io.netty")),
+    ("software.amazon.awssdk" % "s3-transfer-manager" % sdk % Test).excludeAll(ExclusionRule("io.netty")),
+    ("software.amazon.awssdk" % "sts" % sdk % Test).excludeAll(ExclusionRule("io.netty")))
+}
+
 lazy val root = (project in file("."))
   .settings(
     name := s"hyperspace-spark$sparkLine",
@@ -131,7 +147,7 @@ lazy val root = (project in file("."))
       "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
       "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided,
       "io.delta" %% "delta-spark" % pinned("delta") % Provided,
-      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++
+      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++ s3aTestDependencies ++
       icebergVersion.map(v => "org.apache.iceberg" % s"iceberg-spark-runtime-${sparkLine}_2.13" % v % Provided).toSeq,
     // Without an Iceberg runtime for the line, its Iceberg suites cannot run: they are left out by name.
     Test / unmanagedSources / excludeFilter := {
