@@ -289,6 +289,12 @@ test-lines:
 	$(MAKE) --no-print-directory wheel
 	$(foreach l,$(SPARK_LINES),$(MAKE) --no-print-directory test-wheel SPARK=$(l) &&) true
 
+# The S3 server the s3a:// tests start (SeaweedFS, docs/object-stores.md): built once per machine with
+# Go into $(HS_CACHE)/seaweedfs/ (the tests build it themselves when it is missing).
+.PHONY: s3-server
+s3-server:
+	HS_CACHE=$(HS_CACHE) bash tests/s3/seaweedfs.sh
+
 # One sbt command, e.g. make sbt CMD='testOnly io.hyperspace.rules.DifferentialSuite'
 CMD ?= compile
 sbt: | $(SBT_LAUNCHER)
