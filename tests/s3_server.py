@@ -6,7 +6,9 @@ index log's put-if-absent on s3a:// relies on. The Scala suites start it the sam
 
 from __future__ import annotations
 
+import ctypes
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -24,6 +26,11 @@ def weed_binary() -> Path:
         ["bash", str(REPO / "tests/s3/seaweedfs.sh")], check=True, capture_output=True, text=True
     ).stdout
     return Path(out.strip().splitlines()[-1])
+
+
+def _end_with_parent() -> None:
+    """In the server's process before it starts: SIGTERM when the test process ends, however it ends."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _free_ports(n: int) -> list[int]:
@@ -66,8 +73,9 @@ class S3Server:
             "-s3", f"-s3.port={s3}", f"-s3.port.grpc={s3_grpc}", "-s3.port.iceberg=0", "-s3.port.lance=0",
             "-master.volumeSizeLimitMB=64", "-volume.max=0", "-volume.preStopSeconds=0",
         ]  # fmt: skip
+        self.ports = [master, master_grpc, volume, volume_grpc, filer, filer_grpc, s3, s3_grpc]
         with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_end_with_parent)
         deadline = time.monotonic() + 60
         while True:
             if self.process.poll() is not None:
@@ -125,3 +133,7 @@ class S3Server:
                 self.process.kill()
                 self.process.wait(10)
         shutil.rmtree(self.dir, ignore_errors=True)
+        # SeaweedFS leaves Unix sockets named by its ports in /tmp (seaweedfs-<role>-grpc-<port>.sock, ...).
+        for sock in Path("/tmp").glob("seaweedfs-*.sock"):
+            if any(sock.name.endswith(f"-{p}.sock") for p in self.ports):
+                sock.unlink(missing_ok=True)

@@ -17,7 +17,8 @@ import org.apache.commons.io.FileUtils
  * index log's put-if-absent on s3a:// relies on. No identities are configured, so it accepts any
  * credentials. Started in about 3 s; [[close]] stops it and removes its data.
  */
-final class S3Server private (val port: Int, process: Process, dir: File, val log: File) extends AutoCloseable {
+final class S3Server private (val port: Int, process: Process, dir: File, val log: File, ports: Seq[Int])
+  extends AutoCloseable {
 
   val endpoint: String = s"http://127.0.0.1:$port"
 
@@ -47,6 +48,7 @@ final class S3Server private (val port: Int, process: Process, dir: File, val lo
     process.destroy()
     if (!process.waitFor(10, TimeUnit.SECONDS)) process.destroyForcibly().waitFor(10, TimeUnit.SECONDS)
     FileUtils.deleteQuietly(dir)
+    S3Server.removeSockets(ports)
   }
 }
 
@@ -76,7 +78,9 @@ object S3Server {
       s"-s3.port=$s3", s"-s3.port.grpc=$s3Grpc", "-s3.port.iceberg=0", "-s3.port.lance=0",
       "-master.volumeSizeLimitMB=64", "-volume.max=0", "-volume.preStopSeconds=0")
       .redirectErrorStream(true).redirectOutput(log).start()
-    val server = new S3Server(s3, process, dir, log)
+    val server = new S3Server(s3, process, dir, log, ports)
+    // A suite that aborts skips its afterAll: the server still ends with the test JVM.
+    Runtime.getRuntime.addShutdownHook(new Thread(() => server.close()))
     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
     var ready = false
     while (!ready) {
@@ -103,6 +107,14 @@ object S3Server {
     c.setReadTimeout(10000)
     try c.getResponseCode
     finally c.disconnect()
+  }
+
+  /** The Unix sockets SeaweedFS leaves in /tmp beside its gRPC ports (`seaweedfs-<role>-grpc-<port>.sock`, ...). */
+  private def removeSockets(ports: Seq[Int]): Unit = {
+    val mine = ports.map(p => s"-$p.sock").toSet
+    Option(new File("/tmp").listFiles()).toSeq.flatten
+      .filter(f => f.getName.startsWith("seaweedfs-") && mine.exists(f.getName.endsWith))
+      .foreach(f => FileUtils.deleteQuietly(f))
   }
 
   /** `n` distinct ports free on 127.0.0.1 now, below 55536 (SeaweedFS adds 10000 to some). */
