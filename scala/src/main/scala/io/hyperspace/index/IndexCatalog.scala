@@ -63,6 +63,7 @@ class IndexCatalog(spark: SparkSession) extends Logging {
    */
   def systemPath: Path = {
     val configured = HyperspaceConf.systemPath(spark)
+    scala.util.Try(new Path(configured)).foreach(io.hyperspace.log.LogStore.requireSupported(_))
     val qualified = try {
       val p = new Path(configured)
       p.getFileSystem(hadoopConf).makeQualified(p)

@@ -25,7 +25,8 @@ class IndexLogManager(val indexPath: Path, hadoopConf: Configuration) {
 
   val logPath: Path = new Path(indexPath, IndexLogManager.LogDirName)
   private val latestStablePath = new Path(logPath, IndexLogManager.LatestStableName)
-  private val store = LogStore.forPath(indexPath, hadoopConf)
+  // The store's root is the system path the index is in (where an S3 store keeps its probe).
+  private val store = LogStore.forPath(Option(indexPath.getParent).getOrElse(indexPath), hadoopConf)
   private def fs: FileSystem = indexPath.getFileSystem(hadoopConf)
 
   /** (entry file ids, every id-like name including directories), both ascending. */

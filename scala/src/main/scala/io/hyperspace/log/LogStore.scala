@@ -23,22 +23,49 @@ trait LogStore {
 
 object LogStore {
   /**
-   * The store for `path`'s filesystem. Local paths never go through Hadoop's checksummed local
-   * filesystem: it renames a file and its `.crc` side file separately, so a losing writer can
-   * overwrite the winner's checksum (LogStoreSuite found this) and the entry becomes unreadable.
+   * The store for `path`'s filesystem; `path` is the system path (or an index directory's
+   * parent), where a store that checks the filesystem first (S3) keeps its probe. Local paths
+   * never go through Hadoop's checksummed local filesystem: it renames a file and its `.crc`
+   * side file separately, so a losing writer can overwrite the winner's checksum (LogStoreSuite
+   * found this) and the entry becomes unreadable.
    */
   def forPath(path: Path, hadoopConf: Configuration): LogStore = {
     val scheme = Option(path.toUri.getScheme)
       .getOrElse(path.getFileSystem(hadoopConf).getUri.getScheme)
+    requireSupported(path, scheme)
     if (scheme == "file") new LocalLogStore
     else if (AtomicRenameSchemes.contains(scheme)) new HadoopLogStore(hadoopConf)
-    else {
-      throw new io.hyperspace.HyperspaceException(
-        s"Hyperspace cannot keep an index log on '$scheme' paths ($path): its log needs an atomic " +
-          "put-if-absent, which Hyperspace builds on a rename that fails when the target exists. " +
-          s"Supported: local disk and ${AtomicRenameSchemes.toSeq.sorted.mkString(", ")}. Set " +
-          "spark.hyperspace.system.path to such a location.")
+    else new S3LogStore(path, hadoopConf)
+  }
+
+  /**
+   * Refuses a path whose scheme (written in it, or `scheme`) has no log store, before any filesystem
+   * is looked up: `s3://` is often no filesystem at all here, and the refusal says what to use.
+   */
+  def requireSupported(path: Path, scheme: String = null): Unit =
+    Option(scheme).orElse(Option(path.toUri.getScheme)).foreach { s =>
+      if (s != "file" && s != "s3a" && !AtomicRenameSchemes.contains(s)) {
+        throw new io.hyperspace.HyperspaceException(refusal(s, path))
+      }
     }
+
+  /** Why Hyperspace keeps no index log on `scheme` (docs/object-stores.md). */
+  private def refusal(scheme: String, path: Path): String = {
+    val supported =
+      s"Supported: local disk, s3a (Spark 4.1+) and ${AtomicRenameSchemes.toSeq.sorted.mkString(", ")}. " +
+        "Set spark.hyperspace.system.path to such a location."
+    val why = scheme match {
+      case "s3" | "s3n" =>
+        s"on S3 the index log is kept through Hadoop's S3A connector: write the system path as s3a://${path.toUri.getAuthority}" +
+          s"${path.toUri.getPath} (with hadoop-aws on the class path)."
+      case "gs" =>
+        "its log needs an atomic put-if-absent; on GCS that would be the connector's create without " +
+          "overwrite (a generation precondition), which is not supported yet: no test here runs it against GCS."
+      case _ =>
+        "its log needs an atomic put-if-absent, which Hyperspace builds on a rename that fails when the " +
+          "target exists, or on S3's conditional write."
+    }
+    s"Hyperspace cannot keep an index log on '$scheme' paths ($path): $why $supported"
   }
 
   /**
@@ -46,6 +73,19 @@ object LogStore {
    * ADLS Gen2 with a hierarchical namespace). Object stores whose rename is copy + delete are not.
    */
   val AtomicRenameSchemes: Set[String] = Set("hdfs", "viewfs", "abfs", "abfss", "ofs", "o3fs")
+
+  /** The text of the file at `path` on `fs`, or None if there is none. */
+  private[log] def readText(fs: FileSystem, path: Path): Option[String] =
+    try {
+      val in = fs.open(path)
+      try {
+        val out = new ByteArrayOutputStream()
+        in.transferTo(out)
+        Some(new String(out.toByteArray, UTF_8))
+      } finally in.close()
+    } catch {
+      case _: FileNotFoundException => None
+    }
 
   /** A new temporary file beside `path`: hidden, and short enough for any target name. */
   private[log] def tempSibling(path: Path): Path = {
@@ -137,17 +177,5 @@ class HadoopLogStore(hadoopConf: Configuration) extends LogStore {
     finally if (fs.exists(temp)) fs.delete(temp, false)
   }
 
-  override def read(path: Path): Option[String] = {
-    val fs = path.getFileSystem(hadoopConf)
-    try {
-      val in = fs.open(path)
-      try {
-        val out = new ByteArrayOutputStream()
-        in.transferTo(out)
-        Some(new String(out.toByteArray, UTF_8))
-      } finally in.close()
-    } catch {
-      case _: FileNotFoundException => None
-    }
-  }
+  override def read(path: Path): Option[String] = LogStore.readText(path.getFileSystem(hadoopConf), path)
 }

@@ -80,11 +80,19 @@ class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("object stores without an atomic no-overwrite rename are refused, naming the scheme") {
-    val e = intercept[io.hyperspace.HyperspaceException] {
-      LogStore.forPath(new Path("s3a://bucket/indexes"), new Configuration())
-    }
-    assert(e.getMessage.contains("cannot keep an index log on 's3a' paths"), e.getMessage)
+  test("schemes without an atomic put-if-absent are refused, naming the scheme and what to use") {
+    def refusal(path: String) = intercept[io.hyperspace.HyperspaceException] {
+      LogStore.forPath(new Path(path), new Configuration())
+    }.getMessage
+    // s3:// and s3n:// are not S3A (EMRFS, Databricks' own, or nothing): the log goes through S3A.
+    val s3 = refusal("s3://bucket/indexes")
+    assert(s3.contains("cannot keep an index log on 's3' paths") && s3.contains("s3a://bucket/indexes"), s3)
+    val gs = refusal("gs://bucket/indexes")
+    assert(gs.contains("cannot keep an index log on 'gs' paths") && gs.contains("not supported yet"), gs)
+    val wasb = refusal("wasb://c@account.blob.core.windows.net/indexes")
+    assert(wasb.contains("cannot keep an index log on 'wasb' paths") && wasb.contains("s3a (Spark 4.1+)"), wasb)
+    // s3a:// is a store of its own (S3LogStoreSuite runs it against an S3 server).
+    assert(LogStore.forPath(new Path("s3a://bucket/indexes"), new Configuration()).isInstanceOf[S3LogStore])
   }
 
   test("3 JVM processes racing for the same entries: exactly one wins each of 100 rounds") {

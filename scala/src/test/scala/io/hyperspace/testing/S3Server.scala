@@ -1,0 +1,130 @@
+package io.hyperspace.testing
+
+import java.io.File
+import java.net.{HttpURLConnection, ServerSocket, URI}
+import java.nio.file.Files
+import java.util.concurrent.TimeUnit
+
+import scala.io.Source
+
+import org.apache.commons.io.FileUtils
+
+/**
+ * A real S3 server on 127.0.0.1 for the tests: SeaweedFS (`weed server -s3`: master, volume
+ * server, filer and S3 gateway in one process, data in a temporary directory), built once per
+ * machine by tests/s3/seaweedfs.sh and started here on free ports. It honours `If-None-Match: *`
+ * on PUT under a per-key lock (a second conditional write of a key gets 412), which is what the
+ * index log's put-if-absent on s3a:// relies on. No identities are configured, so it accepts any
+ * credentials. Started in about 3 s; [[close]] stops it and removes its data.
+ */
+final class S3Server private (val port: Int, process: Process, dir: File, val log: File, ports: Seq[Int])
+  extends AutoCloseable {
+
+  val endpoint: String = s"http://127.0.0.1:$port"
+
+  /** Creates bucket `name` (an anonymous PUT, as the server has no identities). */
+  def createBucket(name: String): Unit = {
+    val status = S3Server.request("PUT", s"$endpoint/$name")
+    require(status == 200, s"creating bucket $name on $endpoint answered $status")
+  }
+
+  /**
+   * The Hadoop settings of an S3A client of this server (each key also works as `spark.hadoop.<key>`):
+   * path-style requests to the endpoint, static keys, few retries so a failing test fails fast.
+   */
+  def hadoopSettings: Map[String, String] = Map(
+    "fs.s3a.endpoint" -> endpoint,
+    "fs.s3a.endpoint.region" -> "us-east-1",
+    "fs.s3a.path.style.access" -> "true",
+    "fs.s3a.connection.ssl.enabled" -> "false",
+    "fs.s3a.aws.credentials.provider" -> "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    "fs.s3a.access.key" -> "hyperspace",
+    "fs.s3a.secret.key" -> "hyperspace-test-secret",
+    "fs.s3a.retry.limit" -> "2",
+    "fs.s3a.attempts.maximum" -> "2",
+    "fs.s3a.retry.interval" -> "100ms")
+
+  override def close(): Unit = {
+    process.destroy()
+    if (!process.waitFor(10, TimeUnit.SECONDS)) process.destroyForcibly().waitFor(10, TimeUnit.SECONDS)
+    FileUtils.deleteQuietly(dir)
+    S3Server.removeSockets(ports)
+  }
+}
+
+object S3Server {
+
+  /** The `weed` binary, built by tests/s3/seaweedfs.sh if this machine has none yet. */
+  lazy val binary: File = {
+    val script = new File("tests/s3/seaweedfs.sh").getAbsoluteFile
+    require(script.isFile, s"$script is missing (tests run from the repository root)")
+    val p = new ProcessBuilder("bash", script.getPath).redirectError(ProcessBuilder.Redirect.INHERIT).start()
+    val out = Source.fromInputStream(p.getInputStream, "UTF-8").mkString.trim
+    require(p.waitFor() == 0, s"$script failed (exit ${p.exitValue()}): $out")
+    new File(out.linesIterator.toSeq.last)
+  }
+
+  /** Starts a server on free ports of 127.0.0.1 and waits (up to 60 s) until its S3 gateway answers. */
+  def start(): S3Server = {
+    val dir = Files.createTempDirectory("hyperspace-s3").toFile
+    val ports = freePorts(8)
+    val Seq(master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc) = ports
+    val log = new File(dir, "weed.log")
+    val data = new File(dir, "data")
+    data.mkdirs()
+    val process = new ProcessBuilder(binary.getPath, "server", s"-dir=${data.getPath}", "-ip=127.0.0.1",
+      "-ip.bind=127.0.0.1", s"-master.port=$master", s"-master.port.grpc=$masterGrpc", s"-volume.port=$volume",
+      s"-volume.port.grpc=$volumeGrpc", "-filer", s"-filer.port=$filer", s"-filer.port.grpc=$filerGrpc", "-s3",
+      s"-s3.port=$s3", s"-s3.port.grpc=$s3Grpc", "-s3.port.iceberg=0", "-s3.port.lance=0",
+      "-master.volumeSizeLimitMB=64", "-volume.max=0", "-volume.preStopSeconds=0")
+      .redirectErrorStream(true).redirectOutput(log).start()
+    val server = new S3Server(s3, process, dir, log, ports)
+    // A suite that aborts skips its afterAll: the server still ends with the test JVM.
+    Runtime.getRuntime.addShutdownHook(new Thread(() => server.close()))
+    val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60)
+    var ready = false
+    while (!ready) {
+      if (!process.isAlive) {
+        val text = FileUtils.readFileToString(log, "UTF-8")
+        FileUtils.deleteQuietly(dir)
+        throw new IllegalStateException(s"the S3 server exited (${process.exitValue()}):\n${text.takeRight(4000)}")
+      }
+      if (System.nanoTime() > deadline) {
+        server.close()
+        throw new IllegalStateException(s"the S3 server on port $s3 did not answer within 60 s")
+      }
+      ready = scala.util.Try(request("GET", server.endpoint + "/")).toOption.contains(200)
+      if (!ready) Thread.sleep(100)
+    }
+    server
+  }
+
+  /** The HTTP status of an anonymous request without a body. */
+  private def request(method: String, url: String): Int = {
+    val c = new URI(url).toURL.openConnection().asInstanceOf[HttpURLConnection]
+    c.setRequestMethod(method)
+    c.setConnectTimeout(2000)
+    c.setReadTimeout(10000)
+    try c.getResponseCode
+    finally c.disconnect()
+  }
+
+  /** The Unix sockets SeaweedFS leaves in /tmp beside its gRPC ports (`seaweedfs-<role>-grpc-<port>.sock`, ...). */
+  private def removeSockets(ports: Seq[Int]): Unit = {
+    val mine = ports.map(p => s"-$p.sock").toSet
+    Option(new File("/tmp").listFiles()).toSeq.flatten
+      .filter(f => f.getName.startsWith("seaweedfs-") && mine.exists(f.getName.endsWith))
+      .foreach(f => FileUtils.deleteQuietly(f))
+  }
+
+  /** `n` distinct ports free on 127.0.0.1 now, below 55536 (SeaweedFS adds 10000 to some). */
+  private def freePorts(n: Int): Seq[Int] = {
+    val sockets = Iterator.continually(new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress))
+      .filter { s =>
+        val ok = s.getLocalPort < 55536; if (!ok) s.close(); ok
+      }
+      .take(n).toList
+    try sockets.map(_.getLocalPort)
+    finally sockets.foreach(_.close())
+  }
+}
