@@ -105,7 +105,7 @@ Global / concurrentRestrictions := Seq(
 // make test-full): CI does not yet build the S3 server the suite starts (about 6.5 minutes and 480
 // CPU seconds on a clean machine), so `sbt test` there neither compiles nor runs it.
 lazy val s3Tests: Boolean = sys.env.get("HYPERSPACE_S3_TESTS").contains("1")
-lazy val s3aTestDependencies: Seq[ModuleID] = if (!s3Tests) Nil else {
+lazy val s3aTestDependencies: Seq[ModuleID] = {
   val sdk = pinned("awssdk")
   Seq(
     ("org.apache.hadoop" % "hadoop-aws" % pinned("hadoop") % Test)
@@ -153,7 +153,8 @@ lazy val root = (project in file("."))
       "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
       "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided,
       "io.delta" %% "delta-spark" % pinned("delta") % Provided,
-      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++ s3aTestDependencies ++
+      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++
+      (if (s3Tests) s3aTestDependencies else Nil) ++
       icebergVersion.map(v => "org.apache.iceberg" % s"iceberg-spark-runtime-${sparkLine}_2.13" % v % Provided).toSeq,
     // Without an Iceberg runtime for the line, its Iceberg suites cannot run: they are left out by name.
     Test / unmanagedSources / excludeFilter := {
