@@ -2,9 +2,8 @@ package io.hyperspace.log
 
 import java.io.File
 import java.nio.file.Files
-import java.util.concurrent.{CountDownLatch, Executors, TimeUnit}
+import java.util.concurrent.TimeUnit
 
-import scala.concurrent.{Await, ExecutionContext, Future}
 import scala.concurrent.duration._
 import scala.jdk.CollectionConverters._
 
@@ -14,7 +13,7 @@ import org.apache.hadoop.fs.Path
 import org.scalatest.BeforeAndAfterAll
 import org.scalatest.funsuite.AnyFunSuite
 
-class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll {
+class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll with PutIfAbsentRacing {
 
   private val dir = Files.createTempDirectory("logstore").toFile
   override def afterAll(): Unit = FileUtils.deleteQuietly(dir)
@@ -58,24 +57,8 @@ class LogStoreSuite extends AnyFunSuite with BeforeAndAfterAll {
   {
     val (kind, store) = stores.head
     test(s"$kind: 16 threads racing for the same entry: exactly one wins, 100 rounds") {
-      val pool = Executors.newFixedThreadPool(16)
-      implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
-      try {
-        for (round <- 0 until 100) {
-          val path = new Path(new File(dir, s"threads-${kind.hashCode}/$round/0").toURI)
-          val start = new CountDownLatch(1)
-          val racers = (0 until 16).map { t =>
-            Future { start.await(); t -> store.putIfAbsent(path, s"thread $t") }
-          }
-          start.countDown()
-          val results = Await.result(Future.sequence(racers), 30.seconds)
-          val winners = results.collect { case (t, true) => t }
-          assert(winners.size == 1, s"round $round: winners $winners")
-          assert(store.read(path).contains(s"thread ${winners.head}"))
-        }
-      } finally {
-        pool.shutdown()
-        pool.awaitTermination(10, TimeUnit.SECONDS)
+      raceThreads(store, threads = 16, rounds = 100, 30.seconds) { round =>
+        new Path(new File(dir, s"threads-${kind.hashCode}/$round/0").toURI)
       }
     }
   }

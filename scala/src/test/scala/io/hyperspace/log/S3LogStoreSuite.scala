@@ -26,7 +26,7 @@ import io.hyperspace.testing.{HeaderDroppingProxy, S3Server}
  * on S3, queries compared with Hyperspace off. On a line whose Hadoop has no conditional create
  * (Spark 4.0: Hadoop 3.4.1) the suite checks the refusal instead.
  */
-class S3LogStoreSuite extends RuleTestSupport {
+class S3LogStoreSuite extends RuleTestSupport with PutIfAbsentRacing {
 
   private lazy val server = S3Server.start()
   private val lake = "s3a://lake"
@@ -104,22 +104,7 @@ class S3LogStoreSuite extends RuleTestSupport {
 
     test("8 threads racing for one entry, 6 rounds: exactly one wins each, its object stays") {
       val store = LogStore.forPath(new Path(s"$lake/store"), hadoopConf)
-      val pool = Executors.newFixedThreadPool(8)
-      implicit val ec: ExecutionContext = ExecutionContext.fromExecutor(pool)
-      try {
-        for (round <- 0 until 6) {
-          val path = new Path(s"$lake/store/threads/$round/0")
-          val start = new CountDownLatch(1)
-          val racers = (0 until 8).map(t => Future { start.await(); t -> store.putIfAbsent(path, s"thread $t") })
-          start.countDown()
-          val winners = Await.result(Future.sequence(racers), 60.seconds).collect { case (t, true) => t }
-          assert(winners.size == 1, s"round $round: winners $winners")
-          assert(store.read(path).contains(s"thread ${winners.head}"))
-        }
-      } finally {
-        pool.shutdown()
-        pool.awaitTermination(10, TimeUnit.SECONDS)
-      }
+      raceThreads(store, threads = 8, rounds = 6, 60.seconds)(round => new Path(s"$lake/store/threads/$round/0"))
     }
 
     test("2 JVM processes racing for the same entries on S3: exactly one wins each of 30 rounds") {
