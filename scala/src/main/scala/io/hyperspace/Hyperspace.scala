@@ -190,6 +190,14 @@ class Hyperspace(val spark: SparkSession) {
       VacuumAction.removeIndexDirectory(spark, log)
       MaintenanceResult(name, "vacuum", "", changed = true, latest.get.id, 0, 0, 0,
         s"Vacuumed index '$name': finished removing it; the name is free.")
+    } else if (VacuumAction.loglessVersions(spark, log).nonEmpty) {
+      val (removed, kept) = VacuumAction.removeLoglessData(spark, log, retention)
+      val message = s"Vacuumed index '$name', whose log is lost: " +
+        (if (removed.isEmpty) "removed no data version" else s"removed ${removed.mkString(", ")}") +
+        (if (kept.isEmpty) "; the name is free."
+         else s"; kept ${kept.mkString(", ")}, written less than the retention " +
+           s"(${HyperspaceConf.VACUUM_RETENTION.key}) ago.")
+      MaintenanceResult(name, "vacuum", "", changed = removed.nonEmpty, -1, 0, 0, 0, message)
     } else {
       val action = new VacuumAction(spark, catalog.existingLogOf(name), name, retention)
       MaintenanceResult.of(action, action.run().id)

@@ -184,15 +184,18 @@ abstract class Action(
     try indexLog.latest
     catch {
       case e: HyperspaceCorruptedLogException =>
-        val base = if (startsFromDamagedLog) indexLog.newestReadableStable else None
+        val base =
+          if (startsFromDamagedLog) indexLog.newestReadableStable.orElse(Action.unrecoverable(indexLog, e))
+          else None
         if (base.isDefined) {
           logWarning(s"Index '$indexName' is CORRUPT (${e.getMessage}); the $operation starts " +
-            s"from its newest readable stable entry, ${base.get.id}.")
+            (if (Action.isUnrecoverable(base.get)) "from a DELETED state: no stable entry can be read."
+             else s"from its newest readable stable entry, ${base.get.id}."))
           base
         } else {
           val remedy =
-            if (startsFromDamagedLog) s"It has no readable stable entry to start from: restore the " +
-              s"damaged entry from a backup, or remove ${indexLog.indexPath} by hand."
+            if (startsFromDamagedLog) s"None of its log entries can be read: restore one from a " +
+              s"backup, or remove ${indexLog.indexPath} by hand."
             else "Delete and vacuum it (they start from its newest readable stable entry), then " +
               "create it again; or restore the damaged entry from a backup."
           throw new HyperspaceCorruptedLogException(
@@ -228,6 +231,24 @@ abstract class Action(
 }
 
 object Action {
+
+  /** Marks a DELETED entry written for a CORRUPT index none of whose stable entries can be read. */
+  val UnrecoverableKey = "unrecoverable"
+
+  /**
+   * What delete and vacuum of a CORRUPT index start from when none of its stable entries can be
+   * read (a create's only ACTIVE entry cut short, say): its newest readable entry as DELETED and
+   * listing no data file. What the damaged entries served is unknown, so it cannot be restored;
+   * vacuum still keeps every data version for the retention ([[VacuumAction]] counts damaged
+   * entries as readers), then frees the name. None when no entry at all can be read.
+   */
+  def unrecoverable(indexLog: IndexLogManager, damage: HyperspaceCorruptedLogException): Option[LogEntry] =
+    indexLog.readableEntries.lastOption.map { e =>
+      e.copy(state = States.DELETED, enabled = false, content = e.content.copy(files = Nil),
+        extra = e.extra + (UnrecoverableKey -> String.valueOf(damage.getMessage).take(1000)))
+    }
+
+  def isUnrecoverable(e: LogEntry): Boolean = e.extra.contains(UnrecoverableKey)
   /**
    * `e` as a [[HyperspaceException]]: itself when it is one, else one saying `what` failed with
    * the original message (Spark's and Hadoop's errors name the file concerned), `e` as cause.

@@ -12,9 +12,13 @@ class DeleteAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
   override protected def transientState: String = States.DELETING
   override protected def finalState: String = States.DELETED
 
+  // A CORRUPT index with no readable stable entry starts DELETED (Action.unrecoverable); deleting
+  // it records that state, so it is listed DELETED rather than CORRUPT and can be vacuumed.
   override protected def validate(base: Option[LogEntry]): Unit =
-    Action.requireState(indexName, operation, base, Set(States.ACTIVE),
-      if (base.exists(_.state == States.DELETED)) "It is already deleted." else "")
+    if (!(base.exists(Action.isUnrecoverable) && indexLog.damage.isDefined)) {
+      Action.requireState(indexName, operation, base, Set(States.ACTIVE),
+        if (base.exists(_.state == States.DELETED)) "It is already deleted." else "")
+    }
 
   override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry =
     base.get.copy(id = id)

@@ -17,8 +17,14 @@ class RestoreAction(spark: SparkSession, indexLog: IndexLogManager, indexName: S
   override protected def validate(base: Option[LogEntry]): Unit = {
     Action.requireState(indexName, operation, base, Set(States.DELETED),
       if (base.exists(_.state == States.ACTIVE)) "It is not deleted." else "")
-    // An interrupted vacuum may have removed data a DELETED entry still lists.
     val entry = base.get
+    if (Action.isUnrecoverable(entry)) {
+      throw new HyperspaceException(
+        s"Cannot restore index '$indexName': it was deleted while CORRUPT with no readable stable " +
+          s"log entry (${entry.extra(Action.UnrecoverableKey)}), so what it held is unknown. Vacuum " +
+          s"it with vacuumIndex('$indexName') and create it again.")
+    }
+    // An interrupted vacuum may have removed data a DELETED entry still lists.
     val fs = indexLog.indexPath.getFileSystem(spark.sessionState.newHadoopConf())
     entry.content.files.map(f => new Path(entry.content.pathOf(f))).find(!fs.exists(_))
       .foreach { missing =>

@@ -178,6 +178,49 @@ object VacuumAction {
     deleteIfEmpty(fs, indexLog.indexPath)
   }
 
+  /**
+   * The data version directories of an index directory that lost its log (`_hyperspace_log`
+   * removed, its `v__=N` directories left): every child is a data version or a dot-file, and no
+   * log entry exists. Empty when the directory holds anything else or has a log.
+   */
+  def loglessVersions(spark: SparkSession, indexLog: IndexLogManager): Seq[Path] = {
+    val fs = indexLog.indexPath.getFileSystem(spark.sessionState.newHadoopConf())
+    if (!fs.exists(indexLog.indexPath) || indexLog.entryIds.nonEmpty) Nil
+    else {
+      val children = fs.listStatus(indexLog.indexPath).toSeq
+      val versions = children.filter(c => c.isDirectory && Content.versionOf(c.getPath.getName).isDefined)
+      val others = children.filterNot(versions.contains).filterNot { c =>
+        c.getPath.getName.startsWith(".") ||
+        (c.getPath.getName == IndexLogManager.LogDirName && fs.listStatus(c.getPath).isEmpty)
+      }
+      if (others.nonEmpty) Nil else versions.map(_.getPath)
+    }
+  }
+
+  /**
+   * Vacuum of an index directory whose log was lost: no entry says when its data versions were
+   * last read, so, as Delta's VACUUM does for files its log no longer names, a version goes once
+   * its newest file is older than the retention; the directory goes with the last one, freeing
+   * the name. Returns the versions removed and those kept.
+   */
+  def removeLoglessData(spark: SparkSession, indexLog: IndexLogManager,
+      retentionMs: Long): (Seq[String], Seq[String]) = {
+    val fs = indexLog.indexPath.getFileSystem(spark.sessionState.newHadoopConf())
+    val now = System.currentTimeMillis()
+    val (expired, kept) = loglessVersions(spark, indexLog).partition { dir =>
+      val files = fs.listFiles(dir, true)
+      var newest = fs.getFileStatus(dir).getModificationTime
+      while (files.hasNext) newest = math.max(newest, files.next().getModificationTime)
+      now - newest >= retentionMs
+    }
+    expired.foreach { dir =>
+      // A create may have started meanwhile: its log makes the directory an index again.
+      if (indexLog.entryIds.isEmpty) DataVersions.delete(spark, dir)
+    }
+    if (kept.isEmpty && indexLog.entryIds.isEmpty) removeIndexDirectory(spark, indexLog)
+    (expired.map(_.getName).sorted, kept.map(_.getName).sorted)
+  }
+
   // Temporary files of the log store (`.<name>.<uuid>.tmp`) and Hadoop checksum files of log
   // files and of those (`.<name>.crc`, `..<name>.<uuid>.tmp.crc`).
   private val LeftoverName = """\.\.?(\d+|latestStable)(\.[0-9a-fA-F-]{36}\.tmp)?(\.crc)?""".r

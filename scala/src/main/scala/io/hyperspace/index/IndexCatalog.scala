@@ -137,7 +137,12 @@ class IndexCatalog(spark: SparkSession) extends Logging {
       val children = fs.listStatus(dir).toSeq
       if (children.nonEmpty) {
         val logDir = children.find(_.getPath.getName == IndexLogManager.LogDirName)
-        if (!logDir.exists(_.isDirectory)) notOurs(s"it has no ${IndexLogManager.LogDirName} directory")
+        // Only data versions left means an index whose log was lost: a new build takes the
+        // next version beside them (vacuum removes them, VacuumAction.removeLoglessData).
+        val onlyVersions = children.forall(c => c.isDirectory && Content.versionOf(c.getPath.getName).isDefined)
+        if (!logDir.exists(_.isDirectory) && !onlyVersions) {
+          notOurs(s"it has no ${IndexLogManager.LogDirName} directory")
+        }
         val foreign = children.map(_.getPath.getName).filterNot(n =>
           n == IndexLogManager.LogDirName || Content.versionOf(n).isDefined || n.startsWith("."))
         if (foreign.nonEmpty) notOurs(s"it holds ${foreign.take(3).mkString(", ")}")

@@ -339,6 +339,51 @@ class SafetyLifecycleSuite extends HyperspaceSuite {
     assert(rowOf("damaged").isEmpty)
   }
 
+  test("issue 54 item 5: a CORRUPT index whose only stable entry is damaged is deleted, vacuumed and re-created") {
+    val src = writeSource("only-stable", rows = 60, files = 2)
+    create("onlyStable", src)
+    val log = logOf("onlyStable")
+    assert(log.entries.map(_.state) == Seq(States.CREATING, States.ACTIVE))
+    Files.write(new File(indexDir("onlyStable"), s"_hyperspace_log/${log.latest.get.id}").toPath,
+      "{ cut short".getBytes(UTF_8))
+    assert(rowOf("onlyStable").head.getAs[String]("state") == "CORRUPT")
+    hs.deleteIndex("onlyStable")
+    assert(rowOf("onlyStable").head.getAs[String]("state") == "DELETED")
+    // Nothing stable is known to restore: the error says so instead of reviving an empty index.
+    val e = intercept[HyperspaceException](hs.restoreIndex("onlyStable"))
+    assert(e.getMessage.contains("onlyStable") && e.getMessage.contains("CORRUPT"), e.getMessage)
+    hs.vacuumIndex("onlyStable")
+    assert(rowOf("onlyStable").isEmpty)
+    assert(!indexDir("onlyStable").exists())
+    create("onlyStable", src)
+    assert(rowOf("onlyStable").head.getAs[String]("state") == "ACTIVE")
+    hs.deleteIndex("onlyStable")
+    hs.vacuumIndex("onlyStable")
+  }
+
+  test("issue 54 item 5: an index directory whose log was lost, its data left, frees its name in one call") {
+    val src = writeSource("lost-log", rows = 60, files = 2)
+    create("lostLog", src)
+    FileUtils.deleteDirectory(new File(indexDir("lostLog"), IndexLogManager.LogDirName))
+    assert(versionDirs("lostLog") == Seq("v__=0"))
+    assert(rowOf("lostLog").isEmpty)
+    // Either call frees the name: a create builds the next version beside the data left ...
+    create("lostLog", src)
+    assert(versionDirs("lostLog") == Seq("v__=0", "v__=1"))
+    assert(rowOf("lostLog").head.getAs[String]("state") == "ACTIVE")
+    assert(readIndexData("lostLog").count() == 60)
+    // ... and vacuum removes data no log names (older than the retention, here 0), then the directory.
+    FileUtils.deleteDirectory(new File(indexDir("lostLog"), IndexLogManager.LogDirName))
+    val result = hs.vacuumIndex("lostLog")
+    assert(result.message.contains("v__=0, v__=1") && result.message.contains("name is free"), result.message)
+    assert(!indexDir("lostLog").exists())
+    create("lostLog", src)
+    assert(versionDirs("lostLog") == Seq("v__=0"))
+    hs.deleteIndex("lostLog")
+    hs.vacuumIndex("lostLog")
+    assert(!indexDir("lostLog").exists())
+  }
+
   test("item 13: a damaged old entry does not block refresh") {
     val src = writeSource("old-damage", rows = 100, files = 2)
     create("oldDamage", src)
