@@ -10,6 +10,7 @@ import io.hyperspace.HyperspaceException
 import io.hyperspace.actions.DataVersions.Use
 import io.hyperspace.config.HyperspaceConf
 import io.hyperspace.log.{Content, IndexLogManager, LogEntry, States}
+import io.hyperspace.sources.ErasedFiles
 
 /**
  * Vacuum removes the data versions an index no longer uses, once they have been unused for
@@ -59,13 +60,35 @@ class VacuumAction(spark: SparkSession, indexLog: IndexLogManager, indexName: St
       logWarning(s"Vacuum of index '$indexName' keeps ${Content.versionDirName(v)}: no log entry names it.")
     }
     val decided = present.flatMap(v => uses.get(v).map(v -> _))
+    lazy val erased = erasedVersions(decided.collect { case (v, Use.UnusedSince(_)) => v }.toSet)
     removable = decided.collect {
       case (v, Use.NeverRead) => v
-      case (v, Use.UnusedSince(t)) if now - t >= retentionMs => v
+      case (v, Use.UnusedSince(t)) if now - t >= retentionMs || erased.contains(v) => v
     }
     retainedUntil = decided.collect {
       case (v, Use.Current) => v -> -1L
-      case (v, Use.UnusedSince(t)) if now - t < retentionMs => v -> (t + retentionMs)
+      case (v, Use.UnusedSince(t)) if now - t < retentionMs && !erased.contains(v) => v -> (t + retentionMs)
+    }
+  }
+
+  /**
+   * Of `unused` (data versions no longer current), those only ever read for table versions the
+   * table has erased: every ACTIVE entry reading one was built from a table version some of whose
+   * files are gone (Delta's VACUUM). Reads of those table versions fail without the index and no
+   * longer use it ([[io.hyperspace.rules.TableVersions]]), so its copy of their rows goes now,
+   * whatever the index's own retention: an erasure of the table erases the index's copy too.
+   */
+  private def erasedVersions(unused: Set[Int]): Set[Int] = {
+    if (unused.isEmpty) Set.empty
+    else {
+      val conf = spark.sessionState.newHadoopConf()
+      val readers = indexLog.readableEntries.filter(_.state == States.ACTIVE)
+      unused.filter { v =>
+        val reading = readers.filter(_.content.versionsUsed.contains(v))
+        reading.nonEmpty && reading.forall { e =>
+          e.tableVersion.isDefined && ErasedFiles.firstMissing(e.source.files.map(_.path), conf).isDefined
+        }
+      }
     }
   }
 

@@ -241,6 +241,11 @@ case class LogEntry(
   @JsonIgnore
   def isStable: Boolean = States.isStable(state)
 
+  /** The table version this entry was built from, when its source is a table format's table. */
+  @JsonIgnore
+  def tableVersion: Option[Long] =
+    if (signature.provider.endsWith("Version")) signature.value.toLongOption else None
+
   /** Whether this entry describes an index that was never built (whatIf's estimates). */
   @JsonIgnore
   def isHypothetical: Boolean = operation == LogEntry.HypotheticalOperation

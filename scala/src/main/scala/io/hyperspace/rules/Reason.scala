@@ -94,6 +94,15 @@ object Reason {
       s"$queryVersion the query reads, and no older version of the index is readable"
   }
 
+  /**
+   * The query reads an old version of a table whose files the table has since removed (Delta's
+   * VACUUM): the source's read fails, so the index's copy of those rows must not answer it.
+   */
+  final case class SourceVersionErased(queryVersion: Long, missingFile: String) extends Reason {
+    def describe: String = s"table version $queryVersion the query reads is erased from the table " +
+      s"(its file $missingFile is gone, e.g. removed by VACUUM): no index serves rows its source no longer has"
+  }
+
   /** The query reads a table-format table whose rows no index can give, and `why` (Iceberg delete files, ...). */
   final case class TableNotServable(why: String) extends Reason {
     def describe: String = s"no index can serve this table scan: $why"

@@ -7,7 +7,7 @@ import org.apache.spark.sql.SparkSession
 
 import io.hyperspace.index.{BoundedCache, IndexDataFiles}
 import io.hyperspace.log.{IndexLogManager, LogEntry, States}
-import io.hyperspace.sources.VersionedTable
+import io.hyperspace.sources.{ErasedFiles, VersionedTable}
 
 /**
  * Which version of an index serves a scan of a table at a given table version (time travel).
@@ -24,8 +24,7 @@ object TableVersions {
   private val chosen = new BoundedCache[((String, String, Long), Long), Option[LogEntry]](256)
 
   /** The table version `entry` was built from, when it was built from a table format's table. */
-  def versionOf(entry: LogEntry): Option[Long] =
-    if (entry.signature.provider.endsWith("Version")) entry.signature.value.toLongOption else None
+  def versionOf(entry: LogEntry): Option[Long] = entry.tableVersion
 
   /**
    * The entry of `entry`'s index that serves a scan of `table`: `entry` itself unless it was
@@ -34,10 +33,29 @@ object TableVersions {
    */
   def entryFor(spark: SparkSession, entry: LogEntry, table: Option[VersionedTable]): Either[Reason, LogEntry] =
     (table, versionOf(entry)) match {
+      case (Some(t), _) if erasedFileOf(spark, t).isDefined =>
+        Left(Reason.SourceVersionErased(t.version, erasedFileOf(spark, t).get))
       case (Some(t), Some(built)) if built > t.version =>
         chosen.getOrElseUpdate((entry.identity, t.version), olderEntry(spark, entry, t.version))
           .toRight(Reason.NewerThanTable(built, t.version))
       case _ => Right(entry)
+    }
+
+  // (table root, version) -> a file of that version the table no longer holds. Only erasures are
+  // kept: a file once removed does not come back, while a present one may be vacuumed any time.
+  private val erased = new BoundedCache[(String, Long), String](256)
+
+  /**
+   * A file of the table version a time travel scan reads that is gone (vacuumed): the source's own
+   * read of that version fails, and the index's copy of its rows must not answer instead. Only
+   * time travel asks: a table never removes the files of its newest version.
+   */
+  private def erasedFileOf(spark: SparkSession, table: VersionedTable): Option[String] =
+    if (!table.isTimeTravel) None
+    else erased.get((table.root, table.version)).orElse {
+      val missing = ErasedFiles.firstMissing(table.files.map(_.path), spark.sessionState.newHadoopConf())
+      missing.foreach(m => erased.put((table.root, table.version), m))
+      missing
     }
 
   private def olderEntry(spark: SparkSession, latest: LogEntry, tableVersion: Long): Option[LogEntry] =

@@ -190,6 +190,33 @@ class DeltaSourceSuite extends RuleTestSupport {
     assert(hs.whyNot(at(1), "d_travel_new").contains("newer than version 1"))
   }
 
+  test(
+    "issue 54 item 4: after DELETE and VACUUM RETAIN 0 HOURS the erased version fails as Delta's read does, and index vacuum drops its copy") {
+    val path = table("erased", dvs = false)
+    createIndex("d_erased", path) // table version 0, index data version 0
+    spark.sql(s"DELETE FROM delta.`$path` WHERE id = 3") // 1: id 3's file rewritten without it
+    hs.refreshIndex("d_erased", "full") // index data version 1
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try spark.sql(s"VACUUM delta.`$path` RETAIN 0 HOURS").collect()
+    finally spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    def erased = spark.read.format("delta").option("versionAsOf", 0).load(path).where("k = 3").select("id", "v")
+
+    val plain = withHyperspace(on = false)(intercept[Exception](erased.collect()))
+    val indexed = withHyperspace(on = true)(intercept[Exception](erased.collect()))
+    assert(indexed.getClass == plain.getClass, s"${indexed.getMessage} vs ${plain.getMessage}")
+    assert(hs.whyNot(erased, "d_erased").contains("erased"), hs.whyNot(erased, "d_erased"))
+    // The newest version is served as before.
+    assert(indexesUsed(sameResult(lookup(delta(path)))) == Seq("d_erased"))
+
+    // The index's copy of version 0 goes with the table's, whatever the index's own retention.
+    assert(versionDirs("d_erased") == Seq("v__=0", "v__=1"))
+    spark.conf.set("spark.hyperspace.index.vacuum.retention", "168h")
+    try hs.vacuumIndex("d_erased")
+    finally spark.conf.unset("spark.hyperspace.index.vacuum.retention")
+    assert(versionDirs("d_erased") == Seq("v__=1"))
+    assert(rowsOf(lookup(delta(path))) == withHyperspace(on = false)(rowsOf(lookup(delta(path)))))
+  }
+
   test("refresh after a quick refresh reads the Delta log's commits of the change, never every file of the table") {
     val path = table("cost", dvs = true)
     createIndex("d_cost", path)
