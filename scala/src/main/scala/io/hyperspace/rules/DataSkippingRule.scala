@@ -150,6 +150,11 @@ object DataSkippingRule extends IndexRewrite with PredicateHelper with Logging {
     // no sketch can help costs neither the source's file listing nor a sketch table read.
     // A scan of an older table version (time travel) is best served by the index version built
     // from it; any version is safe, since only files with the very key it summarized are skipped.
+    val erased = TableVersions.erasure(spark, source.versioned)
+    if (erased.isDefined) {
+      indexes.foreach(reject(_, erased.get))
+      return None
+    }
     val versions = indexes.map(e => TableVersions.entryFor(spark, e, source.versioned).getOrElse(e))
     val (alike, unlike) = versions.partition(e => readsLike(e, source))
     unlike.foreach(reject(_, Reason.SkippingSourceMismatch))

@@ -33,8 +33,7 @@ object TableVersions {
    */
   def entryFor(spark: SparkSession, entry: LogEntry, table: Option[VersionedTable]): Either[Reason, LogEntry] =
     (table, versionOf(entry)) match {
-      case (Some(t), _) if erasedFileOf(spark, t).isDefined =>
-        Left(Reason.SourceVersionErased(t.version, erasedFileOf(spark, t).get))
+      case (Some(_), _) if erasure(spark, table).isDefined => Left(erasure(spark, table).get)
       case (Some(t), Some(built)) if built > t.version =>
         chosen.getOrElseUpdate((entry.identity, t.version), olderEntry(spark, entry, t.version))
           .toRight(Reason.NewerThanTable(built, t.version))
@@ -46,16 +45,18 @@ object TableVersions {
   private val erased = new BoundedCache[(String, Long), String](256)
 
   /**
-   * A file of the table version a time travel scan reads that is gone (vacuumed): the source's own
-   * read of that version fails, and the index's copy of its rows must not answer instead. Only
-   * time travel asks: a table never removes the files of its newest version.
+   * Why no index may serve a time travel scan of `table`: a file of the version it reads is gone
+   * (vacuumed), so the source's own read fails, and neither an index's copy of its rows nor its
+   * sketches (which would skip the missing file) may answer instead. Only time travel asks: a
+   * table never removes the files of its newest version.
    */
-  private def erasedFileOf(spark: SparkSession, table: VersionedTable): Option[String] =
-    if (!table.isTimeTravel) None
-    else erased.get((table.root, table.version)).orElse {
-      val missing = ErasedFiles.firstMissing(table.files.map(_.path), spark.sessionState.newHadoopConf())
-      missing.foreach(m => erased.put((table.root, table.version), m))
-      missing
+  def erasure(spark: SparkSession, table: Option[VersionedTable]): Option[Reason.SourceVersionErased] =
+    table.filter(_.isTimeTravel).flatMap { t =>
+      erased.get((t.root, t.version)).orElse {
+        val missing = ErasedFiles.firstMissing(t.files.map(_.path), spark.sessionState.newHadoopConf())
+        missing.foreach(m => erased.put((t.root, t.version), m))
+        missing
+      }.map(Reason.SourceVersionErased(t.version, _))
     }
 
   private def olderEntry(spark: SparkSession, latest: LogEntry, tableVersion: Long): Option[LogEntry] =
