@@ -174,11 +174,18 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 # `make test LINES_BESIDE=yes` (.ci/run) also runs the other lines' Scala subsets (test-lines,
 # below) side by side with pytest: pytest's modules spend much of their time waiting for JVMs,
 # clusters and servers to start, and the subsets fill that idle core.
+#
+# `make test SCALA_FMT_CHECK=yes` (.ci/run, whose lint then skips it) runs the scalafmt check first in
+# this sbt start instead of one of its own: a format error still fails before anything compiles.
 SUITE_TIMES = target/spark-$(SPARK)/suite-times.tsv
 LINES_BESIDE ?= no
+SCALA_FMT_CHECK ?= no
+comma := ,
+fmt_check_in_test = $(if $(filter yes,$(SCALA_FMT_CHECK)),$(1))
 test: setup
 	rm -f $(SUITE_TIMES) target/pytest-times.tsv
-	$(PHASE) "sbt $(SPARK)" --sbt-steps "compile,tests,package" -- $(SBT) Test/compile test package
+	$(PHASE) "sbt $(SPARK)" --sbt-steps "$(call fmt_check_in_test,scalafmt$(comma)scalafmt sbt$(comma))compile,tests,package" -- \
+	  $(SBT) $(call fmt_check_in_test,scalafmtCheckAll scalafmtSbtCheck) Test/compile test package
 	$(MAKE) --no-print-directory jar
 	$(if $(filter yes,$(LINES_BESIDE)),$(MAKE) --no-print-directory -j2 test-python line-subsets,$(MAKE) --no-print-directory test-python)
 	$(PYTHON) .ci/report.py --units --line $(SPARK)
