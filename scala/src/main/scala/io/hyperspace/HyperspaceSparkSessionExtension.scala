@@ -3,7 +3,7 @@ package io.hyperspace
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.hyperspace.InjectedFunctions
 
-import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules}
+import io.hyperspace.execution.{HyperspaceStrategy, IndexPhysicalRules, RemoveSortsOfSortedIndexBuckets}
 import io.hyperspace.expressions.BucketId
 import io.hyperspace.indexed.IndexedStrategy
 import io.hyperspace.rules.{AggregateSmallIndexScanInOnePartition, ApplyHyperspace, JoinRuntimePruning, PushFilterThroughBucketUnion, SumDecimalsOnLongs}
@@ -36,6 +36,10 @@ class HyperspaceSparkSessionExtension extends (SparkSessionExtensions => Unit) {
     extensions.injectPlannerStrategy(_ => HyperspaceStrategy)
     extensions.injectPlannerStrategy(_ => IndexedStrategy)
     extensions.injectColumnar(_ => IndexPhysicalRules)
+    // Adaptive execution shows its initial plan (df.explain(), EXPLAIN, executedPlan before a run)
+    // without columnar rules, which it applies only as each stage is created: removing the Sorts
+    // there too makes the plan a user reads before running the one that runs.
+    extensions.injectQueryStagePrepRule(_ => RemoveSortsOfSortedIndexBuckets)
     extensions.injectFunction(BucketId.registration)
     extensions.injectParser((_, sparkParser) => new HyperspaceSqlParser(sparkParser))
   }

@@ -44,6 +44,8 @@ object IndexBucketOrder {
  * ([[IndexBucketOrder.ordering]]): a sort-merge join of two indexes bucketed alike then neither
  * shuffles nor sorts. Above a hybrid scan's [[BucketUnionExec]], the Sort of the whole union
  * becomes a Sort of its unsorted inputs (the appended rows) and a merge of the sorted streams.
+ * Runs in [[IndexPhysicalRules]] and, for adaptive execution's initial plan, as a query stage
+ * preparation rule (HyperspaceSparkSessionExtension).
  */
 object RemoveSortsOfSortedIndexBuckets extends Rule[SparkPlan] {
   override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
