@@ -139,7 +139,9 @@ class IndexCatalog(spark: SparkSession) extends Logging {
         val logDir = children.find(_.getPath.getName == IndexLogManager.LogDirName)
         // Only data versions left means an index whose log was lost: a new build takes the
         // next version beside them (vacuum removes them, VacuumAction.removeLoglessData).
-        val onlyVersions = children.forall(c => c.isDirectory && Content.versionOf(c.getPath.getName).isDefined)
+        val onlyVersions = children.forall { c =>
+          c.getPath.getName.startsWith(".") || (c.isDirectory && Content.versionOf(c.getPath.getName).isDefined)
+        }
         if (!logDir.exists(_.isDirectory) && !onlyVersions) {
           notOurs(s"it has no ${IndexLogManager.LogDirName} directory")
         }

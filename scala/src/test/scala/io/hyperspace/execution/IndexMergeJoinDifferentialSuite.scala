@@ -88,7 +88,8 @@ class IndexMergeJoinDifferentialSuite extends RuleTestSupport {
   private def assertJoinNeedsNoSortNorExchange(indexes: Seq[String], what: String, rowsOnce: Boolean = false): Unit =
     for (adaptive <- Seq(true, false)) withAdaptive(adaptive) {
       val shown = withHyperspace(on = true)(beforeRun(spark.sql(query)))
-      assert(sortsAndExchangesBelowJoin(shown).isEmpty, s"$what, adaptive=$adaptive, before the run\n${shown.treeString}")
+      assert(sortsAndExchangesBelowJoin(shown).isEmpty,
+        s"$what, adaptive=$adaptive, before the run\n${shown.treeString}")
       // Without adaptive execution the plan shown is the one that runs.
       if (adaptive || !rowsOnce) {
         val ran = sameResult(spark.sql(query))
@@ -112,7 +113,8 @@ class IndexMergeJoinDifferentialSuite extends RuleTestSupport {
 
   private val layouts = for (buckets <- Seq(4, 8); files <- Seq(1, 3)) yield (buckets, files)
 
-  for ((keyType, i) <- Seq("int", "long", "string", "date").zipWithIndex; (buckets, files) <- Fuzz.settingsFor(layouts, i))
+  for ((keyType, i) <- Seq("int", "long", "string", "date").zipWithIndex;
+    (buckets, files) <- Fuzz.settingsFor(layouts, i))
     test(s"$keyType keys, $buckets buckets, sources of $files file(s): no Sort and no Exchange, Spark's rows") {
       val indexes = sourcesAndIndexes(s"$keyType$buckets$files", keyType, buckets, files, rowsA = 3000, rowsB = 1000)
       assertJoinNeedsNoSortNorExchange(indexes, s"$keyType keys, $buckets buckets, $files file(s)")
