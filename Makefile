@@ -192,12 +192,15 @@ test: setup
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
 # adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one
-# setting per case in CI (testing/Fuzz.scala), and the pytest tests marked `full` (a
-# second path, through Python, to a capability a Scala suite already checks in CI).
+# setting per case in CI (testing/Fuzz.scala), Spark's SQL corpus run whole (every file's statements
+# with and without Hyperspace, on every line: SparkSqlCorpusSuite), and the pytest tests marked
+# `full` (a second path, through Python, to a capability a Scala suite already checks in CI).
 FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true \
-  HYPERSPACE_FUZZ_EXAMPLES=30
+  HYPERSPACE_FUZZ_EXAMPLES=30 HYPERSPACE_SQL_CORPUS=full
+SQL_CORPUS_SUITE := io.hyperspace.sql.SparkSqlCorpusSuite
 test-full: setup s3-server
 	HYPERSPACE_S3_TESTS=1 $(FULL_SIZES) $(SBT) test package
+	$(foreach l,$(OTHER_LINES),HYPERSPACE_SQL_CORPUS=full $(MAKE) --no-print-directory sbt SPARK=$(l) CMD="testOnly $(SQL_CORPUS_SUITE)" &&) true
 	$(MAKE) --no-print-directory jar
 	HYPERSPACE_S3_TESTS=1 $(FULL_SIZES) $(MAKE) --no-print-directory test-python PYTEST_MARKS=
 

@@ -116,6 +116,13 @@ lazy val s3aTestDependencies: Seq[ModuleID] = {
     ("software.amazon.awssdk" % "sts" % sdk % Test).excludeAll(ExclusionRule("io.netty")))
 }
 
+// Spark's own SQL test corpus (`sql-tests/inputs/` of the line's spark-sql test-sources jar), which
+// io.hyperspace.sql.SparkSqlCorpusSuite parses and runs with and without the extension. The jar is
+// resolved on its own and handed to the test JVMs by path, never put on the class path: it carries
+// Spark's test log4j2.properties and hive-site.xml, and service files naming test classes it does
+// not contain, which would break every suite's session.
+lazy val sqlCorpusJar = taskKey[File]("The Spark line's spark-sql test-sources jar (Spark's SQL test corpus)")
+
 lazy val root = (project in file("."))
   .settings(
     name := s"hyperspace-spark$sparkLine",
@@ -147,6 +154,23 @@ lazy val root = (project in file("."))
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
+    // Test code whose Spark calls differ between lines, in the same layout as main's shims (only the
+    // directories that exist: most lines need none).
+    Test / unmanagedSourceDirectories ++=
+      (Seq("4.x", sparkLine).map { dir =>
+        baseDirectory.value / "scala" / "src" / "test" / s"scala-spark-$dir"
+      } ++ sharedShimRanges(baseDirectory.value / "scala" / "src" / "test")).filter(_.isDirectory),
+    sqlCorpusJar := {
+      val lm = dependencyResolution.value
+      val module = ("org.apache.spark" % s"spark-sql_${scalaBinaryVersion.value}" % sparkVersion)
+        .classifier("test-sources").intransitive()
+      lm.update(lm.wrapDependencyInModule(module, scalaModuleInfo.value), sbt.librarymanagement.UpdateConfiguration(),
+        sbt.librarymanagement.UnresolvedWarningConfiguration(), streams.value.log) match {
+        case Right(report) => report.allFiles.find(_.getName.endsWith("-test-sources.jar")).getOrElse(
+            sys.error(s"Resolving $module gave no test-sources jar: ${report.allFiles.mkString(", ")}"))
+        case Left(warning) => throw warning.resolveException
+      }
+    },
 
     libraryDependencies ++= Seq(
       "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
@@ -208,5 +232,6 @@ lazy val root = (project in file("."))
     Test / envVars ++= Map(
       "HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator),
       "HYPERSPACE_SUITE_TIMES" -> (target.value / "suite-times.tsv").getAbsolutePath,
+      "HYPERSPACE_SQL_CORPUS_JAR" -> sqlCorpusJar.value.getAbsolutePath,
       "SPARK_LOCAL_IP" -> "127.0.0.1")
   )

@@ -66,6 +66,7 @@ object TestGroups {
     "io.hyperspace.dataskipping.DataSkippingMaintenanceSuite" -> 21,
     "io.hyperspace.indexed.PackedBatchSuite" -> 21,
     "io.hyperspace.sql.HyperspaceSqlSuite" -> 19,
+    "io.hyperspace.sql.SparkSqlCorpusSuite" -> 52, // measured 2026-12-03 on a machine at load ~7
     "io.hyperspace.rules.PlanningWithoutIndexesSuite" -> 19,
     "io.hyperspace.index.dataskipping.HashSketchSuite" -> 19,
     "io.hyperspace.expressions.SharedCodePredicateSuite" -> 18,
