@@ -21,7 +21,8 @@ object SparkSqlCorpus {
   /** The jar build.sbt resolved, from the test JVM's environment. */
   def jarFromEnvironment(): File = {
     val path = sys.env.getOrElse("HYPERSPACE_SQL_CORPUS_JAR",
-      throw new IllegalStateException("HYPERSPACE_SQL_CORPUS_JAR is not set: run the suite through sbt (build.sbt sets it)"))
+      throw new IllegalStateException(
+        "HYPERSPACE_SQL_CORPUS_JAR is not set: run the suite through sbt (build.sbt sets it)"))
     val jar = new File(path)
     require(jar.isFile, s"HYPERSPACE_SQL_CORPUS_JAR names no file: $path")
     jar
@@ -31,7 +32,8 @@ object SparkSqlCorpus {
   def load(jar: File): Seq[CorpusFile] = {
     val zip = new ZipFile(jar)
     val texts = try {
-      zip.entries().asScala.filter(e => !e.isDirectory && e.getName.startsWith(InputsPrefix) && e.getName.endsWith(".sql"))
+      zip.entries().asScala.filter(e =>
+        !e.isDirectory && e.getName.startsWith(InputsPrefix) && e.getName.endsWith(".sql"))
         .map { e =>
           val in = zip.getInputStream(e)
           try e.getName.stripPrefix(InputsPrefix) -> new String(in.readAllBytes(), StandardCharsets.UTF_8)

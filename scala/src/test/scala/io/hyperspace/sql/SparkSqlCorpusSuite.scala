@@ -91,7 +91,7 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
     val file = SparkSqlCorpus.parse("f.sql", text, Map("other.sql" -> "-- c\nSELECT 0;\n").get)
     assert(file.settings == Seq("spark.sql.ansi.enabled" -> "true", "a.b" -> "c"))
     assert(file.statements ==
-        Seq("SELECT 0", "SELECT 'a\\;b'", "SELECT 2", "SELECT\n  3", "/* a block; kept whole */ SELECT 4", "SELECT 5"))
+      Seq("SELECT 0", "SELECT 'a\\;b'", "SELECT 2", "SELECT\n  3", "/* a block; kept whole */ SELECT 4", "SELECT 5"))
     val statements = corpus.map(_.statements.size).sum
     knownCounts.get(BuildInfo.sparkVersion).foreach(counts => assert((corpus.size, statements) == counts))
     assert(corpus.size > 100 && statements > 5000, s"${corpus.size} files, $statements statements")
@@ -116,21 +116,25 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
             val (expected, actual) = (parseOutcome(theirs, sql), parseOutcome(mine, sql))
             compared += 1
             if (expected != actual)
-              differences += s"${file.name} #${i + 1} [$entry]: ${oneLine(sql)}\n  Spark: ${oneLine(expected)}\n  Hyperspace: ${oneLine(actual)}"
+              differences +=
+                s"${file.name} #${i + 1} [$entry]: ${oneLine(sql)}\n  Spark: ${oneLine(expected)}\n  Hyperspace: ${oneLine(actual)}"
           }
         }
       }
     }
-    info(f"$compared parses of ${corpus.map(_.statements.size).sum} statements in ${(System.nanoTime() - started) / 1e9}%.1f s")
+    info(
+      f"$compared parses of ${corpus.map(_.statements.size).sum} statements in ${(System.nanoTime() - started) / 1e9}%.1f s")
     val found = differences.result()
     assert(found.isEmpty, s"${found.size} of $compared parses differ:\n${found.take(30).mkString("\n")}")
   }
 
   test("a sample of the corpus's files returns the same rows or error class with Hyperspace enabled") {
     val started = System.nanoTime()
-    val files = if (fullCorpus) corpus else {
+    val files = if (fullCorpus) corpus
+    else {
       val byName = corpus.map(f => f.name -> f).toMap
-      executionSample.map(name => byName.getOrElse(name, fail(s"$name is not in the corpus of Spark ${BuildInfo.sparkVersion}")))
+      executionSample.map(name =>
+        byName.getOrElse(name, fail(s"$name is not in the corpus of Spark ${BuildInfo.sparkVersion}")))
     }
     val differences = Seq.newBuilder[String]
     var compared = 0
@@ -154,7 +158,8 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
         }
         compared += 1
         if (expected != actual)
-          differences += s"${file.name} #${i + 1}: ${oneLine(sql)}\n  Spark: ${oneLine(expected)}\n  Hyperspace: ${oneLine(actual)}"
+          differences +=
+            s"${file.name} #${i + 1}: ${oneLine(sql)}\n  Spark: ${oneLine(expected)}\n  Hyperspace: ${oneLine(actual)}"
       }
     }
     info(f"$compared statements of ${files.size} files run twice in ${(System.nanoTime() - started) / 1e9}%.1f s")
