@@ -75,12 +75,17 @@ class StateTransitionSuite extends HyperspaceSuite {
     create("corrupt")
     val entryFile = new File(indexDir("corrupt"), "_hyperspace_log/1")
     Files.write(entryFile.toPath, "{ this is not json".getBytes)
-    val e = intercept[HyperspaceException](hs.deleteIndex("corrupt"))
+    // Listed, as CORRUPT (issue 12, item 13), rather than hidden, naming the damaged file.
+    val listed = hs.indexes.select("name", "state", "stateReason").collect()
+      .map(r => r.getString(0) -> (r.getString(1), r.getString(2))).toMap
+    assert(listed("healthy")._1 == "ACTIVE" && listed("corrupt")._1 == "CORRUPT")
+    assert(listed("corrupt")._2.contains("corrupt/_hyperspace_log/1"), listed("corrupt")._2)
+    val e = intercept[HyperspaceException](hs.refreshIndex("corrupt", "full"))
     assert(e.getMessage.contains("is CORRUPT. Corrupted index log entry"), e.getMessage)
     assert(e.getMessage.contains("corrupt/_hyperspace_log/1"), e.getMessage)
-    // Listed, as CORRUPT (issue 12, item 13), rather than hidden.
-    val listed = hs.indexes.select("name", "state").collect().map(r => r.getString(0) -> r.getString(1)).toMap
-    assert(listed.get("healthy").contains("ACTIVE") && listed.get("corrupt").contains("CORRUPT"))
+    // Its only stable entry is the damaged one, and delete still works (issue 54, item 5).
+    hs.deleteIndex("corrupt")
+    assert(logOf("corrupt").latestStable.get.state == States.DELETED)
     hs.deleteIndex("healthy")
     assert(logOf("healthy").latestStable.get.state == States.DELETED)
     // Queries in a session with Hyperspace on are unaffected.
