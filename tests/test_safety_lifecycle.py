@@ -197,6 +197,23 @@ def test_item13_stray_files_and_a_corrupt_newest_entry(
     assert _rows(hs, "stray_py") == []
 
 
+def test_a_corrupt_index_with_no_readable_stable_entry_is_deleted_and_vacuumed(
+    spark: SparkSession, hs: Hyperspace, source: str, system_path: Path
+) -> None:
+    # Issue 54, item 5: the create's ACTIVE entry, the only stable one, cut short.
+    _create(spark, hs, "cut_py", source)
+    (system_path / "cut_py" / "_hyperspace_log" / "1").write_text('{"specVersion": 1')
+    assert _rows(hs, "cut_py")[0]["state"] == "CORRUPT"
+    hs.delete_index("cut_py")
+    assert _rows(hs, "cut_py")[0]["state"] == "DELETED"
+    with pytest.raises(HyperspaceException, match="CORRUPT"):
+        hs.restore_index("cut_py")
+    hs.vacuum_index("cut_py")
+    assert _rows(hs, "cut_py") == []
+    _create(spark, hs, "cut_py", source)
+    assert _rows(hs, "cut_py")[0]["state"] == "ACTIVE"
+
+
 def test_item14_cancel_refuses_a_live_owner_unless_forced(
     spark: SparkSession, hs: Hyperspace, source: str, system_path: Path
 ) -> None:
