@@ -316,10 +316,15 @@ object CandidateIndexes extends Logging {
           }
         // Whether a table's rows are what its files give is asked only when an index is of that table.
         lazy val unservable = source.versioned.flatMap(_.unservable)
+        // A time travel scan of a version the table erased is left to the format, which fails it.
+        lazy val erased = TableVersions.erasure(spark, source.versioned)
         def ofThisTable(e: LogEntry) = source.versioned.exists(t => e.source.rootPaths == Seq(t.root))
         indexes.filter(e => families.exists(IndexKinds.offers(e, _))).flatMap { latest =>
           if (ofThisTable(latest) && unservable.isDefined) {
             reject(latest, Reason.TableNotServable(unservable.get))
+            None
+          } else if (erased.isDefined) {
+            reject(latest, erased.get)
             None
           } else {
             // A scan of an older table version is served by the index version built from it.

@@ -33,7 +33,6 @@ object TableVersions {
    */
   def entryFor(spark: SparkSession, entry: LogEntry, table: Option[VersionedTable]): Either[Reason, LogEntry] =
     (table, versionOf(entry)) match {
-      case (Some(_), _) if erasure(spark, table).isDefined => Left(erasure(spark, table).get)
       case (Some(t), Some(built)) if built > t.version =>
         chosen.getOrElseUpdate((entry.identity, t.version), olderEntry(spark, entry, t.version))
           .toRight(Reason.NewerThanTable(built, t.version))
