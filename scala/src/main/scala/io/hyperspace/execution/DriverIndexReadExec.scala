@@ -123,8 +123,13 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     val ownReads = (plainParquet || relation.fileFormat.isInstanceOf[SplitSeekParquetFormat]) &&
       DriverParquetReader.readsInBatches(relation.sparkSession, relation.partitionSchema, scan.requiredSchema)
     // Built when rows are read one at a time: a read through the plan's compiled code reads batches only.
+    // One check of a seek's located files for both readers below: each file's fingerprint is read once.
+    lazy val check = relation.fileFormat match {
+      case seek: SplitSeekParquetFormat => Some(seek.check(hadoopConf))
+      case _ => None
+    }
     lazy val readFile: PartitionedFile => Iterator[InternalRow] = (relation.fileFormat, ownReads) match {
-      case (seek: SplitSeekParquetFormat, true) => seek.restrict(driverReader(0).get)
+      case (seek: SplitSeekParquetFormat, true) => seek.restrict(driverReader(0).get, check.get)
       case (_, true) => driverReader(0).get
       case _ => formatReader
     }
@@ -135,7 +140,7 @@ case class DriverIndexReadExec(child: SparkPlan, maxRows: Int) extends UnaryExec
     lazy val read: PartitionedFile => Iterator[InternalRow] = relation.fileFormat match {
       case seek: SplitSeekParquetFormat if seek.positioned > 0 =>
         SplitPageRead.seekReader(conf, relation.options, scan.requiredSchema, hadoopConf, pageCounts, seek.rowGroups,
-          readFile)
+          readFile, check.get)
       case seek: SplitSeekParquetFormat =>
         file => {
           pageCounts.whole += seek.rowGroups.get(file.toPath.toString).map(_.size).getOrElse(0)

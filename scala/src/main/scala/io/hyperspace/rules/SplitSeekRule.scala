@@ -2,6 +2,7 @@ package io.hyperspace.rules
 
 import scala.util.control.NonFatal
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, AttributeReference, AttributeSet, Expression, IsNotNull, Literal, PredicateHelper, SubqueryExpression}
@@ -204,11 +205,17 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
 
   private def withSeek(relation: LogicalRelation, fs: HadoopFsRelation, plan: SeekPlan, entry: LogEntry)
       : LogicalRelation = {
-    val location = new SplitSeekFileIndex(fs.location, plan, entry)
+    val location = new SplitSeekFileIndex(fs.location, plan, entry, hadoopConfOf(fs))
     // A file-level seek reads its files whole, with the scan's own format.
-    val format = if (SplitIndex.fileLevel(entry.index)) fs.fileFormat else new SplitSeekParquetFormat(plan.rowGroups)
+    val format =
+      if (SplitIndex.fileLevel(entry.index)) fs.fileFormat
+      else new SplitSeekParquetFormat(plan.rowGroups, plan.fingerprints, entry.name)
     relation.copy(relation = fs.copy(location = location, fileFormat = format)(fs.sparkSession))
   }
+
+  /** The configuration the scan `fs` opens its files with. */
+  private[rules] def hadoopConfOf(fs: HadoopFsRelation): () => Configuration =
+    () => fs.sparkSession.sessionState.newHadoopConfWithOptions(fs.options)
 
   private def storedSchema(entry: LogEntry): StructType = StoredSchemas.parse(entry.index.schema)
 
@@ -294,12 +301,20 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
     val byId = entry.source.files.map(f => f.id -> f.key).toMap
     val listedKeys = listed.toSet
     val unindexed = listed.filterNot(indexed.contains)
+    // What each located file was at the build (tables of kind versions 1 and 2 do not exist, and
+    // tables written before fingerprints record none): a damaged table fails the lookup here.
+    lazy val content =
+      if (fileLevel || perPosition.isDefined) RowGroupTable.contentOf(spark, entry) else RowGroupTableContent.empty
+    def fingerprints(located: Iterable[Long]): Map[String, Long] =
+      located.flatMap(id => byId.get(id).flatMap(k => content.fingerprints.get(id).map(k.path -> _))).toMap
     if (fileLevel) {
-      val files = rows.map(_(0)).distinct.flatMap(id => byId.get(id).filter(listedKeys.contains))
-      return seekPlan(spark, entry, source, listed, Map.empty, unindexed ++ files, described, direct)
+      val ids = rows.map(_(0)).distinct.filter(id => byId.get(id).exists(listedKeys.contains))
+      val files = ids.map(byId)
+      return seekPlan(spark, entry, source, listed, Map.empty, unindexed ++ files, described, direct,
+        fingerprints(ids))
     }
     val distinctLocated = rows.map(r => (r(0), r(1), r(2))).distinct
-    lazy val table = RowGroupTable.ofEntry(spark, entry)
+    lazy val table = content.groups
     val rowGroups = distinctLocated.groupBy(_._1).toSeq.flatMap { case (id, groups) =>
       byId.get(id).filter(listedKeys.contains).map(k =>
         k.path ->
@@ -317,7 +332,8 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
               }
           }).sortBy(_.start))
     }.toMap
-    seekPlan(spark, entry, source, listed, rowGroups, unindexed, described, direct)
+    val locatedIds = distinctLocated.map(_._1).distinct.filter(id => byId.get(id).exists(listedKeys.contains))
+    seekPlan(spark, entry, source, listed, rowGroups, unindexed, described, direct, fingerprints(locatedIds))
   }
 
   /**
@@ -332,7 +348,8 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       rowGroups: Map[String, Seq[RowGroupRange]],
       whole: Seq[FileKey],
       described: String,
-      direct: Boolean): Either[Reason, SeekPlan] = {
+      direct: Boolean,
+      fingerprints: Map[String, Long]): Either[Reason, SeekPlan] = {
     val bytesToRead = rowGroups.valuesIterator.flatten.map(_.bytes).sum + whole.map(_.size).sum
     val bytesTotal = listed.map(_.size).sum
     val fraction = if (bytesTotal == 0) 0.0 else bytesToRead.toDouble / bytesTotal
@@ -346,7 +363,7 @@ object SplitSeekRule extends IndexRewrite with PredicateHelper with Logging {
       filesTotal = listed.size, bytesTotal = bytesTotal,
       filesSkipped = skipped.size, bytesSkipped = bytesTotal - bytesToRead,
       indexes = Seq(SplitSeekStats.skips(entry, skipped.size, bytesTotal - bytesToRead)))
-    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats, directLookup = direct))
+    Right(SeekPlan(rowGroups, whole.map(_.path).toSet, bytesToRead, stats, directLookup = direct, fingerprints))
   }
 }
 
@@ -376,7 +393,7 @@ object SplitSeekAudit {
     val sample = PruningAudit.sample(pruned, rate)
     val seekFs = sought.relation.asInstanceOf[HadoopFsRelation]
     val seekLocation = new SplitSeekFileIndex(new SelectedFilesIndex(fs.location, sample),
-      plan.copy(wholeFiles = Set.empty), entry)
+      plan.copy(wholeFiles = Set.empty), entry, SplitSeekRule.hadoopConfOf(fs))
     val seekOfSample = sought.copy(relation = seekFs.copy(location = seekLocation)(seekFs.sparkSession))
     val inFull = PruningAudit.rowsMatching(spark, relation, fs, condition, sample)
     val bySeek = SparkInternals.ofRows(spark, Filter(condition, seekOfSample)).count()
@@ -393,7 +410,7 @@ object SplitSeekAudit {
     val readable = condition.deterministic && condition.references.subsetOf(AttributeSet(relation.output))
     if (paged.nonEmpty && fs.partitionSchema.isEmpty && readable) {
       val inFullPaged = PruningAudit.rowsMatching(spark, relation, fs, condition, paged.keySet)
-      val byPages = pageRowsMatching(spark, relation, fs, condition, paged)
+      val byPages = pageRowsMatching(spark, relation, fs, condition, paged, plan.fingerprints, entry.name)
       if (inFullPaged != byPages) fail(paged.keySet, inFullPaged, byPages, "by pages")
     }
   }
@@ -404,14 +421,17 @@ object SplitSeekAudit {
       relation: LogicalRelation,
       fs: HadoopFsRelation,
       condition: Expression,
-      groups: Map[String, Seq[RowGroupRange]]): Long = {
+      groups: Map[String, Seq[RowGroupRange]],
+      fingerprints: Map[String, Long],
+      indexName: String): Long = {
     val hadoopConf = spark.sessionState.newHadoopConfWithOptions(fs.options)
     val options = fs.options + (FileFormat.OPTION_RETURNING_BATCH -> "false")
+    val format = new SplitSeekParquetFormat(groups, fingerprints, indexName)
     // Configures `hadoopConf` for the data schema, as the driver-side read has it.
-    val whole = new SplitSeekParquetFormat(groups).buildReaderWithPartitionValues(
+    val whole = format.buildReaderWithPartitionValues(
       spark, fs.dataSchema, fs.partitionSchema, fs.dataSchema, Nil, options, hadoopConf)
     val read = SplitPageRead.seekReader(spark.sessionState.conf, options, fs.dataSchema, hadoopConf,
-      new PageReadCounts, groups, whole)
+      new PageReadCounts, groups, whole, format.check(hadoopConf))
     val predicate = SharedCodePredicate.create(condition, relation.output)
     val files = fs.location.listFiles(Nil, Nil).flatMap(_.files).map(_.fileStatus)
       .filter(f => groups.contains(f.getPath.toString))

@@ -172,7 +172,8 @@ object SplitIndex extends IndexKind {
       .where(col("__hs_file_id").isNotNull || changedUnderBuild(indexName).isNull)
       .select(keys :+ col("__hs_file_id").as(CoveringIndex.LineageColumn): _*)
     writeBuckets(pairs.repartition(definition.numBuckets, keys: _*).dropDuplicates(), definition, dataPath, mode)
-    RowGroupTable.add(spark, dataPath, files.map(f => RowGroupInfo(f.id, 0, 0L, 0L, 0L, f.size)))
+    RowGroupTable.add(spark, dataPath, files.map(f => RowGroupInfo(f.id, 0, 0L, 0L, 0L, f.size)),
+      inTasks(spark, files)((path, f, conf) => Seq(f.id -> SourceFingerprint.sampled(path, f.size, conf))).toMap)
   }
 
   private def writeRowGroups(df: DataFrame, definition: IndexDefinition, indexName: String, files: Seq[SourceFile],
@@ -185,7 +186,7 @@ object SplitIndex extends IndexKind {
     val rowIndex = "__hs_row_index"
     val rows = df.select(keys.map(k => col(IndexColumn.quote(k))) ++
         Seq(col("_metadata.file_path").as("__hs_file_path"), col("_metadata.row_index").as(rowIndex)): _*)
-    val footerGroups = rowGroups(spark, files)
+    val (footerGroups, fingerprints) = rowGroups(spark, files)
     val groups = footerGroups.toDF(
       "__hs_rg_file", RowGroupColumn, "__hs_rg_first", "__hs_rg_rows", RowGroupStartColumn, RowGroupBytesColumn)
     val located = rows.join(broadcast(fileIds(spark, files)), Seq("__hs_file_path"), "left")
@@ -209,24 +210,36 @@ object SplitIndex extends IndexKind {
       RowGroupTable.add(spark, dataPath,
         footerGroups.map {
           case (id, ordinal, first, rows, start, bytes) => RowGroupInfo(id, ordinal, first, rows, start, bytes)
-        })
+        },
+        fingerprints)
     }
   }
 
   /**
    * (file id, ordinal, first row, rows, first byte, compressed bytes) of every row group of
-   * `files`, from their footers, read in parallel by tasks (a footer is one small read).
+   * `files`, from their footers, and each file's [[SourceFingerprint]] (its tail, which holds the
+   * footer), read in parallel by tasks (a footer is one small read).
    */
-  private def rowGroups(spark: SparkSession, files: Seq[SourceFile]): Seq[(Long, Int, Long, Long, Long, Long)] = {
+  private def rowGroups(spark: SparkSession, files: Seq[SourceFile])
+      : (Seq[(Long, Int, Long, Long, Long, Long)], Map[Long, Long]) = {
+    val read = inTasks(spark, files) { (path, f, conf) =>
+      val groups = footerRowGroups(path, conf).map { case (ordinal, first, rows, start, bytes) =>
+        (f.id, ordinal, first, rows, start, bytes)
+      }
+      Seq((groups, f.id -> SourceFingerprint.parquetTail(path, f.size, conf)))
+    }
+    (read.flatMap(_._1), read.map(_._2).toMap)
+  }
+
+  /** `each` of `files` (its path, the file, a Hadoop configuration of the session's), run in parallel by tasks. */
+  private def inTasks[T: scala.reflect.ClassTag](spark: SparkSession, files: Seq[SourceFile])(
+      each: (Path, SourceFile, Configuration) => Seq[T]): Seq[T] = {
     val conf = spark.sessionState.newHadoopConf().iterator().asScala.map(e => e.getKey -> e.getValue).toMap
-    val paths = files.map(f => (f.path, f.id))
-    val slices = math.max(1, math.min(paths.size, spark.sparkContext.defaultParallelism * 4))
-    spark.sparkContext.parallelize(paths, slices).flatMap { case (path, id) =>
+    val slices = math.max(1, math.min(files.size, spark.sparkContext.defaultParallelism * 4))
+    spark.sparkContext.parallelize(files, slices).flatMap { f =>
       val hadoopConf = new Configuration(false)
       conf.foreach { case (k, v) => hadoopConf.set(k, v) }
-      footerRowGroups(new Path(path), hadoopConf).map { case (ordinal, first, rows, start, bytes) =>
-        (id, ordinal, first, rows, start, bytes)
-      }
+      each(new Path(f.path), f, hadoopConf)
     }.collect().toSeq
   }
 
@@ -262,7 +275,7 @@ object SplitIndex extends IndexKind {
     val data = if (schema.fieldNames.contains(RowGroupBytesColumn)) read
     else {
       import spark.implicits._
-      val table = RowGroupTable.read(spark, Seq(dataPath)).values.toSeq
+      val table = RowGroupTable.read(spark, Seq(dataPath)).groups.values.toSeq
         .map(g => (g.fileId, g.ordinal, g.bytes)).toDF("__hs_rg_id", "__hs_rg_ordinal", RowGroupBytesColumn)
       read.join(broadcast(table),
         col(CoveringIndex.LineageColumn) === col("__hs_rg_id") && rowGroup === col("__hs_rg_ordinal"), "left")
@@ -293,8 +306,8 @@ object SplitIndex extends IndexKind {
    */
   private def carryRowGroups(spark: SparkSession, entry: LogEntry, dataPath: Path, dropIds: Set[Long]): Unit =
     if (hasUnitTable(entry.index)) {
-      RowGroupTable.add(spark, dataPath,
-        RowGroupTable.ofEntry(spark, entry).values.filterNot(g => dropIds.contains(g.fileId)).toSeq)
+      val kept = RowGroupTable.contentOf(spark, entry).without(dropIds)
+      RowGroupTable.add(spark, dataPath, kept.groups.values.toSeq, kept.fingerprints)
     }
 
   override def mergeGroups(entry: LogEntry): Seq[Seq[ContentFile]] =

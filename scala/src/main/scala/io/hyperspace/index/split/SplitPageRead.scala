@@ -68,7 +68,8 @@ object SplitPageRead {
    * `readFile` (Spark's Parquet reader of a file split, its `hadoopConf` configured as [[reader]]
    * requires) made to read, of each file in `rowGroups` (keyed as `PartitionedFile.toPath.toString`
    * spells it), only the located row groups: by their pages where they have row ranges, else whole.
-   * Files not in `rowGroups` are read by `readFile` as they are.
+   * Files not in `rowGroups`, and those `check` finds changed since the build, are read by
+   * `readFile` as they are.
    */
   def seekReader(
       sqlConf: SQLConf,
@@ -77,11 +78,13 @@ object SplitPageRead {
       hadoopConf: Configuration,
       counts: PageReadCounts,
       rowGroups: Map[String, Seq[RowGroupRange]],
-      readFile: PartitionedFile => Iterator[InternalRow]): PartitionedFile => Iterator[InternalRow] = {
+      readFile: PartitionedFile => Iterator[InternalRow],
+      check: FingerprintCheck): PartitionedFile => Iterator[InternalRow] = {
     val pages = reader(sqlConf, options, requiredSchema, hadoopConf, counts) _
     file =>
       rowGroups.get(file.toPath.toString) match {
         case None => readFile(file)
+        case Some(_) if !check.current(file.toPath.toString, file.fileSize) => readFile(file)
         case Some(groups) => pages(file.toPath, groups, g => readFile(file.copy(start = g.start, length = g.bytes)))
       }
   }

@@ -3,7 +3,8 @@ package io.hyperspace.index.split
 import org.apache.hadoop.conf.Configuration
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionedFile}
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.execution.datasources.{FileIndex, PartitionDirectory, PartitionedFile}
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat
 import org.apache.spark.sql.sources.Filter
 import org.apache.spark.sql.types.StructType
@@ -34,7 +35,11 @@ case class RowGroupRange(start: Long, bytes: Long, ordinal: Int = -1, rows: Seq[
  *
  * @param rowGroups per file, as `PartitionedFile.toPath.toString` spells it (the listing's spelling)
  */
-class SplitSeekParquetFormat(val rowGroups: Map[String, Seq[RowGroupRange]]) extends ParquetFileFormat {
+class SplitSeekParquetFormat(
+    val rowGroups: Map[String, Seq[RowGroupRange]],
+    val fingerprints: Map[String, Long] = Map.empty,
+    val indexName: String = "")
+  extends ParquetFileFormat {
 
   override def buildReaderWithPartitionValues(
       sparkSession: SparkSession,
@@ -44,16 +49,27 @@ class SplitSeekParquetFormat(val rowGroups: Map[String, Seq[RowGroupRange]]) ext
       filters: Seq[Filter],
       options: Map[String, String],
       hadoopConf: Configuration): PartitionedFile => Iterator[InternalRow] = {
-    restrict(super.buildReaderWithPartitionValues(
-        sparkSession, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf))
+    val read = super.buildReaderWithPartitionValues(
+      sparkSession, dataSchema, partitionSchema, requiredSchema, filters, options, hadoopConf)
+    restrict(read, check(hadoopConf))
   }
 
-  /** `read`, a reader of Parquet file splits, made to read only the listed row groups. */
-  def restrict(read: PartitionedFile => Iterator[InternalRow]): PartitionedFile => Iterator[InternalRow] = {
+  /** The check of the located files' fingerprints, opening them with `hadoopConf`. */
+  def check(hadoopConf: Configuration): FingerprintCheck =
+    new FingerprintCheck(indexName, fingerprints, fileLevel = false, hadoopConf,
+      "it is read whole instead of at the located row groups")
+
+  /**
+   * `read`, a reader of Parquet file splits, made to read only the listed row groups; a file that
+   * `check` finds changed since the build is read as `read` reads it (whole, over its splits).
+   */
+  def restrict(read: PartitionedFile => Iterator[InternalRow], check: FingerprintCheck)
+      : PartitionedFile => Iterator[InternalRow] = {
     val groups = rowGroups
     (file: PartitionedFile) =>
       groups.get(file.toPath.toString) match {
         case None => read(file)
+        case Some(_) if !check.current(file.toPath.toString, file.fileSize) => read(file)
         case Some(ranges) =>
           val end = file.start + file.length
           ranges.iterator.filter(g => g.midpoint >= file.start && g.midpoint < end)
@@ -72,25 +88,27 @@ class SplitSeekParquetFormat(val rowGroups: Map[String, Seq[RowGroupRange]]) ext
   }
 
   override def equals(other: Any): Boolean = other match {
-    case o: SplitSeekParquetFormat => o.rowGroups == rowGroups
+    case o: SplitSeekParquetFormat => o.rowGroups == rowGroups && o.fingerprints == fingerprints
     case _ => false
   }
 
-  override def hashCode(): Int = rowGroups.hashCode()
+  override def hashCode(): Int = (rowGroups, fingerprints).hashCode()
 }
 
 /**
  * What a seek decided for one scan: the indexed files it reads some row groups of, the files it
- * reads whole (appended after the build, or rewritten), the statistics reported for it, and
- * whether its locations were read from the index files directly ([[SplitIndexLookup]]) rather
- * than by a query over the index (explain says which).
+ * reads whole (appended after the build, or rewritten), the statistics reported for it, whether
+ * its locations were read from the index files directly ([[SplitIndexLookup]]) rather than by a
+ * query over the index (explain says which), and the recorded [[SourceFingerprint]]s of the
+ * located files (by path), checked before they are read.
  */
 case class SeekPlan(
     rowGroups: Map[String, Seq[RowGroupRange]],
     wholeFiles: Set[String],
     bytesToRead: Long,
     stats: RelationSkippingStats,
-    directLookup: Boolean = false) {
+    directLookup: Boolean = false,
+    fingerprints: Map[String, Long] = Map.empty) {
   def filesRead: Set[String] = rowGroups.keySet ++ wholeFiles
 }
 
@@ -102,15 +120,42 @@ case class SeekPlan(
 class SplitSeekFileIndex(
     delegate: FileIndex,
     val plan: SeekPlan,
-    val entry: LogEntry) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
+    val entry: LogEntry,
+    hadoopConf: () => Configuration) extends FilteredFileIndex(delegate) with SkippedFilesIndex {
 
   private val kept = plan.filesRead
 
   override protected def keeps(path: String): Boolean = kept.contains(path)
 
+  /** The located files found changed since the build by the last listing (then the whole listing was read). */
+  @volatile private var changed: Set[String] = Set.empty
+
+  def changedFiles: Set[String] = changed
+
+  /**
+   * The narrowed listing, unless a located file is not the one the index was built from (its
+   * fingerprint differs under the same identity): then the source's whole listing, as a plain
+   * scan reads it. A file changed in place says the listing's identities cannot be trusted for
+   * this source, and a key the index located in it may now lie in a file it skipped (files
+   * rewritten by one job). The check costs a small read of each located file.
+   */
+  override def listFiles(partitionFilters: Seq[Expression], dataFilters: Seq[Expression]): Seq[PartitionDirectory] = {
+    val narrowed = super.listFiles(partitionFilters, dataFilters)
+    if (plan.fingerprints.isEmpty) return narrowed
+    val check = new FingerprintCheck(entry.name, plan.fingerprints, SplitIndex.fileLevel(entry.index), hadoopConf(),
+      "the scan reads every file it lists instead of the located ones")
+    val stale = narrowed.flatMap(_.files).filterNot(f => check.current(f.getPath.toString, f.getLen))
+      .map(_.getPath.toString).toSet
+    changed = stale
+    if (stale.isEmpty) narrowed else delegate.listFiles(partitionFilters, dataFilters)
+  }
+
   override def entries: Seq[LogEntry] = SkippedFilesIndex.entriesOf(delegate) :+ entry
 
-  override def stats: RelationSkippingStats = plan.stats
+  // After a fallback to the whole listing nothing was skipped.
+  override def stats: RelationSkippingStats =
+    if (changed.isEmpty) plan.stats
+    else plan.stats.copy(filesSkipped = 0, bytesSkipped = 0L, indexes = Seq(SplitSeekStats.skips(entry, 0, 0L)))
 
   // What the scan reads, for Spark's size estimates: the row groups, not the files they lie in.
   override def sizeInBytes: Long = plan.bytesToRead
@@ -124,7 +169,8 @@ class SplitSeekFileIndex(
 
   override def toString: String =
     s"SplitSeekFileIndex(${plan.rowGroups.values.map(_.size).sum} row groups of ${plan.rowGroups.size} files, " +
-      s"${plan.wholeFiles.size} whole files; ${entry.name}${if (plan.directLookup) ", index read directly" else ""})"
+      s"${plan.wholeFiles.size} whole files; ${entry.name}${if (plan.directLookup) ", index read directly" else ""}" +
+      (if (changed.isEmpty) ")" else s"; ${changed.size} located files changed since the build: every file read)")
 }
 
 object SplitSeekStats {
