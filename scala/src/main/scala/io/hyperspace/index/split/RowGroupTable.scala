@@ -79,7 +79,8 @@ object RowGroupTable {
     val out = fs.create(path, true)
     try {
       out.write(bytes)
-      out.write(s"$ChecksumPrefix${java.lang.Long.toHexString(crc(bytes, bytes.length))}\n".getBytes(StandardCharsets.UTF_8))
+      out.write(
+        s"$ChecksumPrefix${java.lang.Long.toHexString(crc(bytes, bytes.length))}\n".getBytes(StandardCharsets.UTF_8))
     } finally out.close()
   }
 
@@ -98,7 +99,8 @@ object RowGroupTable {
       if (!fs.exists(path)) content
       else {
         val in = fs.open(path)
-        val bytes = try in.readAllBytes() finally in.close()
+        val bytes = try in.readAllBytes()
+        finally in.close()
         content ++ parse(path, bytes)
       }
     }

@@ -93,16 +93,17 @@ final class FingerprintCheck(
   def current(path: String, size: Long): Boolean = expected.get(path) match {
     case None => true
     case Some(want) =>
-      verdicts.computeIfAbsent(path, _ => {
-        val same =
-          try SourceFingerprint.of(new Path(path), size, fileLevel, conf) == want
-          catch { case e: java.io.IOException => logWarning(s"Reading source file $path failed: $e"); false }
-        if (!same) {
-          logWarning(s"Split index '$indexName': source file $path changed since the index was built (same " +
-            s"path, size and modification time, other content): $consequence. Refresh the index in full mode.")
-        }
-        java.lang.Boolean.valueOf(same)
-      }).booleanValue
+      verdicts.computeIfAbsent(path,
+        _ => {
+          val same =
+            try SourceFingerprint.of(new Path(path), size, fileLevel, conf) == want
+            catch { case e: java.io.IOException => logWarning(s"Reading source file $path failed: $e"); false }
+          if (!same) {
+            logWarning(s"Split index '$indexName': source file $path changed since the index was built (same " +
+              s"path, size and modification time, other content): $consequence. Refresh the index in full mode.")
+          }
+          java.lang.Boolean.valueOf(same)
+        }).booleanValue
   }
 
   private def writeObject(out: ObjectOutputStream): Unit = {

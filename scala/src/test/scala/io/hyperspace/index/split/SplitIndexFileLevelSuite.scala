@@ -244,7 +244,8 @@ class SplitIndexFileLevelSuite extends RuleTestSupport {
       SplitSeekAudit.check(spark, plain, plainFs, sought, condition, location.plan, location.entry)
       val broken = location.plan.copy(wholeFiles = location.plan.wholeFiles.drop(1))
       val brokenScan = sought.copy(relation = seekFs.copy(
-        location = new SplitSeekFileIndex(location.delegate, broken, location.entry, () => spark.sessionState.newHadoopConf()))(spark))
+        location = new SplitSeekFileIndex(location.delegate, broken, location.entry,
+          () => spark.sessionState.newHadoopConf()))(spark))
       val e = intercept[AuditFailure](
         SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
       assert(e.getMessage.contains("fAudit") && e.getMessage.contains("skipped rows"), e.getMessage)

@@ -593,7 +593,8 @@ class SplitIndexSuite extends RuleTestSupport {
       }
       val broken = location.plan.copy(rowGroups = moved)
       val brokenScan = sought.copy(relation = seekFs.copy(
-        location = new SplitSeekFileIndex(location.delegate, broken, location.entry, () => spark.sessionState.newHadoopConf()),
+        location = new SplitSeekFileIndex(location.delegate, broken, location.entry,
+          () => spark.sessionState.newHadoopConf()),
         fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
       val e = intercept[AuditFailure](
         SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
@@ -749,7 +750,8 @@ class SplitIndexSuite extends RuleTestSupport {
       val (file, groups) = location.plan.rowGroups.head
       val broken = location.plan.copy(rowGroups = location.plan.rowGroups.updated(file, groups.drop(1)))
       val brokenScan = sought.copy(relation = seekFs.copy(
-        location = new SplitSeekFileIndex(location.delegate, broken, location.entry, () => spark.sessionState.newHadoopConf()),
+        location = new SplitSeekFileIndex(location.delegate, broken, location.entry,
+          () => spark.sessionState.newHadoopConf()),
         fileFormat = new SplitSeekParquetFormat(broken.rowGroups))(spark))
       val e = intercept[AuditFailure](
         SplitSeekAudit.check(spark, plain, plainFs, brokenScan, condition, broken, location.entry))
