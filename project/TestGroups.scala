@@ -35,6 +35,7 @@ object TestGroups {
     "io.hyperspace.rules.LongDecimalSumSuite" -> 83,
     "io.hyperspace.rules.WriteCommandSuite" -> 79,
     "io.hyperspace.index.split.SplitJoinPruningSuite" -> 79,
+    "io.hyperspace.index.split.SplitStaleSourceSuite" -> 40,
     "io.hyperspace.indexed.IndexedCompressionSuite" -> 36,
     "io.hyperspace.dataskipping.DataSkippingEndToEndDifferentialSuite" -> 67,
     "io.hyperspace.index.covering.NestedColumnSuite" -> 62,

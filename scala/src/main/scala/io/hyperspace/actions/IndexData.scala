@@ -28,6 +28,10 @@ private[actions] object IndexData {
   def dropRows(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path, dropIds: Set[Long])
       : Unit = IndexKinds.of(entry).dropRows(spark, entry, files, dataPath, dropIds)
 
+  /** The source files of `entry` its kind finds rewritten in place since the build. */
+  def changedInPlace(spark: SparkSession, entry: LogEntry): Seq[String] =
+    IndexKinds.of(entry).changedInPlace(spark, entry)
+
   /**
    * The index files an optimize in `quick` (`quickOnly`) or full mode merges: of each group the
    * kind lets merge, the small files (quick) or all. Groups of fewer than two files are left alone.

@@ -21,7 +21,9 @@ import io.hyperspace.sources.{FileKey, FileSource, FilesFound, SourceChanges, Ta
  *  - `quick`: records the appended and deleted files in the log only; queries make up for them
  *    with hybrid scan.
  *
- * A source that matches the index already is a no-op: nothing is written (see [[changes]]).
+ * A source that matches the index already is a no-op: nothing is written (see [[changes]]). In
+ * `full` mode a source file its kind finds rewritten in place under the same identity
+ * ([[io.hyperspace.index.IndexKind.changedInPlace]]) is a change.
  */
 class RefreshAction(
     spark: SparkSession,
@@ -88,7 +90,8 @@ class RefreshAction(
   override protected def upToDate(base: Option[LogEntry]): Boolean = {
     val recorded = base.get.source
     if (mode == Quick) recorded.currentFiles.map(_.key).toSet == listing.toSet
-    else found.isEmpty && !recorded.hasPendingChanges && schemaChange.isEmpty
+    else found.isEmpty && !recorded.hasPendingChanges && schemaChange.isEmpty &&
+    (mode != Full || IndexData.changedInPlace(spark, base.get).isEmpty)
   }
 
   override protected def beginEntry(base: Option[LogEntry], id: Long): LogEntry = {

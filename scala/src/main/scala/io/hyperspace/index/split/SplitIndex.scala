@@ -291,6 +291,21 @@ object SplitIndex extends IndexKind {
           locations = Some(locations.getOrElse(f.name, LocationStats(0L, 0L, 0L)))))))
   }
 
+  // Every recorded file is read once (its tail, or its sampled blocks), in tasks: the cost of a
+  // full refresh's check, which would otherwise find nothing changed and keep stale locations.
+  override def changedInPlace(spark: SparkSession, entry: LogEntry): Seq[String] =
+    if (!hasUnitTable(entry.index)) Nil
+    else {
+      val recorded = RowGroupTable.contentOf(spark, entry).fingerprints
+      val fileLevel = this.fileLevel(entry.index)
+      inTasks(spark, entry.source.files.filter(f => recorded.contains(f.id))) { (path, f, conf) =>
+        val now =
+          try Some(SourceFingerprint.of(path, f.size, fileLevel, conf))
+          catch { case _: java.io.IOException => None }
+        if (now.contains(recorded(f.id))) Nil else Seq(f.path)
+      }.sorted
+    }
+
   override def canDropDeletedFiles(definition: IndexDefinition): Boolean = true
 
   override def dropRows(spark: SparkSession, entry: LogEntry, files: Seq[ContentFile], dataPath: Path,
