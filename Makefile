@@ -171,9 +171,10 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 # Each suite's and module's wall and CPU seconds are recorded as it runs (build.sbt's SuiteTimes
 # reporter, tests/conftest.py); the run ends with the slowest and those over the per-suite budget.
 #
-# `make test LINES_BESIDE=yes` (.ci/run) also runs the other lines' Scala subsets (test-lines,
-# below) side by side with pytest: pytest's modules spend much of their time waiting for JVMs,
-# clusters and servers to start, and the subsets fill that idle core.
+# `make test LINES_BESIDE=yes` (.ci/run) also runs the other lines' Scala subsets and then the wheel
+# on every line (test-lines, below) side by side with pytest: pytest's modules spend much of their
+# time waiting for JVMs, clusters and servers to start, and the subsets fill that idle core; the
+# wheel's venvs and tests, after the subsets, overlap pytest's tail instead of following it.
 #
 # `make test SCALA_FMT_CHECK=yes` (.ci/run, whose lint then skips it) runs the scalafmt check first in
 # this sbt start instead of one of its own: a format error still fails before anything compiles.
@@ -187,7 +188,7 @@ test: setup
 	$(PHASE) "sbt $(SPARK)" --sbt-steps "$(call fmt_check_in_test,scalafmt$(comma)scalafmt sbt$(comma))compile,tests,package" -- \
 	  $(SBT) $(call fmt_check_in_test,scalafmtCheckAll scalafmtSbtCheck) Test/compile test package
 	$(MAKE) --no-print-directory jar
-	$(if $(filter yes,$(LINES_BESIDE)),$(MAKE) --no-print-directory -j2 test-python line-subsets,$(MAKE) --no-print-directory test-python)
+	$(if $(filter yes,$(LINES_BESIDE)),$(MAKE) --no-print-directory -j2 test-python test-lines,$(MAKE) --no-print-directory test-python)
 	$(PYTHON) .ci/report.py --units --line $(SPARK)
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
@@ -279,12 +280,14 @@ LINE_SCALA_SUITES += $(call spread_to,$(firstword $(NON_DEFAULT_LINES)),$(OLDEST
 WHEEL_PY_TESTS := tests/test_package.py $(call spread_to,$(lastword $(NON_DEFAULT_LINES)),tests/test_lifecycle.py) \
 	$(call spread_to,$(firstword $(NON_DEFAULT_LINES)),'tests/test_connect.py::test_readme_examples[classic]' \
 	tests/test_iceberg_sources.py)
+# A subset compiles only its own suites (HYPERSPACE_TEST_SUITES, build.sbt) beside the test support:
+# the other ~100 suites' files would double the line's compile for classes no test here loads.
 # The differential suites draw 20 generated queries here (80 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
 test-line-scala: | $(SBT_LAUNCHER)
 	rm -f $(SUITE_TIMES)
-	HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(PHASE) "sbt $(SPARK) subset" --sbt-steps "compile,tests,package" -- \
+	HYPERSPACE_TEST_SUITES="$(LINE_SCALA_SUITES)" HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(PHASE) "sbt $(SPARK) subset" --sbt-steps "compile,tests,package" -- \
 	  $(SBT) Test/compile "testOnly $(LINE_SCALA_SUITES)" package
 	$(MAKE) --no-print-directory jar
 	$(MAKE) --no-print-directory check-spark-patches

@@ -61,6 +61,17 @@ lazy val icebergVersion: Option[String] = Some(pinned("iceberg")).filter(_ != "n
 lazy val icebergSuites = Seq("io.hyperspace.sources.IcebergSourceSuite", "io.hyperspace.sources.IcebergDeletesSuite",
   "io.hyperspace.sources.IcebergDataSkippingSuite")
 
+// HYPERSPACE_TEST_SUITES (space-separated class names; the Makefile's line subsets set it): only these
+// suites' files are compiled, with the test support (every test file that is not a concrete suite:
+// helpers, and the base traits such as HyperspaceSuite), instead of all test sources for a run that
+// executes a handful. Unset: every suite.
+lazy val onlySuites: Option[Set[String]] =
+  sys.env.get("HYPERSPACE_TEST_SUITES").map(_.split("\\s+").filter(_.nonEmpty).map(_.split('.').last + ".scala").toSet)
+def isConcreteSuite(f: File): Boolean = {
+  val name = f.getName.stripSuffix(".scala")
+  name.endsWith("Suite") && IO.readLines(f).exists(_.matches(s"(final )?class $name\\b.*"))
+}
+
 // The options Spark's own launcher passes on Java 17 (JavaModuleOptions), needed by any JVM
 // that runs Spark: the forked test JVMs here.
 lazy val sparkJava17Options = Seq(
@@ -185,7 +196,11 @@ lazy val root = (project in file("."))
       val base = (Test / unmanagedSources / excludeFilter).value
       val withIceberg = if (icebergVersion.isDefined) base
       else base || new SimpleFileFilter(f => icebergSuites.exists(s => f.getName == s.split('.').last + ".scala"))
-      if (s3Tests) withIceberg else withIceberg || new SimpleFileFilter(_.getName == "S3LogStoreSuite.scala")
+      val withS3 =
+        if (s3Tests) withIceberg else withIceberg || new SimpleFileFilter(_.getName == "S3LogStoreSuite.scala")
+      onlySuites.fold(withS3) { keep =>
+        withS3 || new SimpleFileFilter(f => !keep(f.getName) && isConcreteSuite(f))
+      }
     },
 
     // Generated, not hand-written, so the jar can never disagree with versions.properties.
