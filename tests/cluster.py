@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pyspark
 
+from conftest import short_jvm_env
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
 
@@ -46,8 +48,10 @@ class StandaloneCluster:
         self.master_url = f"spark://127.0.0.1:{self.port}"
         self.processes: list[subprocess.Popen[bytes]] = []
         self.logs: list[Path] = []
+        # Daemons, driver and executors of a test's few short apps over tiny data: sized for
+        # a short run (conftest.short_jvm_env says why).
         self.env = {
-            **os.environ,
+            **short_jvm_env(),
             "SPARK_HOME": str(SPARK_HOME),
             "SPARK_LOCAL_IP": "127.0.0.1",
             "SPARK_LOG_DIR": str(work_dir / "logs"),

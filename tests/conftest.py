@@ -154,13 +154,26 @@ def spark(work_dir: Path) -> Iterator[SparkSession]:
     session.stop()
 
 
+# For a test's subprocess whose JVMs (spark-submit's launcher, the driver) live for one short run
+# over tiny data, as tests/chaos_worker.py sets for its own: the C2 compiler and the parallel GC's
+# threads would spend much of their CPU on a warm-up that never pays, CPU taken on CI's two cores
+# from the tests beside them. The java launcher reads JDK_JAVA_OPTIONS (it says so on stderr).
+SHORT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
+def short_jvm_env(**extra: str) -> dict[str, str]:
+    """This process's environment for such a subprocess, plus ``extra``."""
+    options = f"{os.environ.get('JDK_JAVA_OPTIONS', '')} {SHORT_JVM_OPTIONS}".strip()
+    return {**os.environ, "JDK_JAVA_OPTIONS": options, **extra}
+
+
 def run_python(code: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """Runs ``code`` in a fresh interpreter (its own JVM), capturing output."""
+    """Runs ``code`` in a fresh interpreter (its own JVM, sized for a short run), capturing output."""
     return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=str(REPO),
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=short_jvm_env(PYTHONUNBUFFERED="1"),
     )

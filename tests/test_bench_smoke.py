@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, versions
+from conftest import REPO, short_jvm_env, versions
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +53,7 @@ def quick_run(tmp_path: Path, suites: str) -> tuple[str, dict[str, Any]]:
         text=True,
         timeout=1200,
         cwd=str(REPO),
+        env=short_jvm_env(),
     )
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     raw = json.loads((results / f"{name}.json").read_text())

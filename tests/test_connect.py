@@ -22,6 +22,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 import hyperspace
+from conftest import short_jvm_env
 from hyperspace import (
     BloomFilterSketch,
     DataSkippingIndexConfig,
@@ -89,7 +90,7 @@ def connect_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSes
         "--conf", "spark.sql.shuffle.partitions=4",
         "--conf", f"spark.sql.warehouse.dir={work / 'warehouse'}",
     ]  # fmt: skip
-    env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable}
+    env = short_jvm_env(SPARK_HOME=str(spark_home), PYSPARK_PYTHON=sys.executable)
     with open(log, "wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:

@@ -4,7 +4,6 @@ with the same rows as without them. Timings are printed, never asserted."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, short_jvm_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.ivy]
 
@@ -42,7 +41,7 @@ def _run_demo(data_dir: Path) -> subprocess.CompletedProcess[str]:
         timeout=600,
         cwd=str(REPO),
         # The size preset through the environment, the way a user would shrink `make demo`.
-        env={**os.environ, "HYPERSPACE_DEMO_SIZE": "small"},
+        env=short_jvm_env(HYPERSPACE_DEMO_SIZE="small"),
     )
 
 
