@@ -35,6 +35,12 @@ object SourceFingerprint {
   def of(path: Path, size: Long, fileLevel: Boolean, conf: Configuration): Long =
     if (fileLevel) sampled(path, size, conf) else parquetTail(path, size, conf)
 
+  /** Whether the file at `path` still has fingerprint `want`; a file that cannot be read (`failed`) has not. */
+  def matches(path: Path, size: Long, fileLevel: Boolean, conf: Configuration, want: Long)(
+      failed: java.io.IOException => Unit): Boolean =
+    try of(path, size, fileLevel, conf) == want
+    catch { case e: java.io.IOException => failed(e); false }
+
   def parquetTail(path: Path, size: Long, conf: Configuration): Long = {
     val fs = path.getFileSystem(conf)
     val in = fs.open(path)
@@ -95,9 +101,8 @@ final class FingerprintCheck(
     case Some(want) =>
       verdicts.computeIfAbsent(path,
         _ => {
-          val same =
-            try SourceFingerprint.of(new Path(path), size, fileLevel, conf) == want
-            catch { case e: java.io.IOException => logWarning(s"Reading source file $path failed: $e"); false }
+          val same = SourceFingerprint.matches(new Path(path), size, fileLevel, conf, want)(e =>
+            logWarning(s"Reading source file $path failed: $e"))
           if (!same) {
             logWarning(s"Split index '$indexName': source file $path changed since the index was built (same " +
               s"path, size and modification time, other content): $consequence. Refresh the index in full mode.")

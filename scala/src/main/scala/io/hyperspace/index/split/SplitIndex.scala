@@ -299,10 +299,7 @@ object SplitIndex extends IndexKind {
       val recorded = RowGroupTable.contentOf(spark, entry).fingerprints
       val fileLevel = this.fileLevel(entry.index)
       inTasks(spark, entry.source.files.filter(f => recorded.contains(f.id))) { (path, f, conf) =>
-        val now =
-          try Some(SourceFingerprint.of(path, f.size, fileLevel, conf))
-          catch { case _: java.io.IOException => None }
-        if (now.contains(recorded(f.id))) Nil else Seq(f.path)
+        if (SourceFingerprint.matches(path, f.size, fileLevel, conf, recorded(f.id))(_ => ())) Nil else Seq(f.path)
       }.sorted
     }
 
