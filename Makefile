@@ -196,7 +196,7 @@ test: setup
 # setting per case in CI (testing/Fuzz.scala), Spark's SQL corpus run whole (every file's statements
 # with and without Hyperspace, on every line: SparkSqlCorpusSuite), and the pytest tests marked
 # `full` (a second path, through Python, to a capability a Scala suite already checks in CI).
-FULL_SIZES := HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true \
+FULL_SIZES := HYPERSPACE_FULL_SIZES=true HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true \
   HYPERSPACE_FUZZ_EXAMPLES=30 HYPERSPACE_SQL_CORPUS=full
 SQL_CORPUS_SUITE := io.hyperspace.sql.SparkSqlCorpusSuite
 test-full: setup s3-server
@@ -282,7 +282,7 @@ WHEEL_PY_TESTS := tests/test_package.py $(call spread_to,$(lastword $(NON_DEFAUL
 	tests/test_iceberg_sources.py)
 # A subset compiles only its own suites (HYPERSPACE_TEST_SUITES, build.sbt) beside the test support:
 # the other ~100 suites' files would double the line's compile for classes no test here loads.
-# The differential suites draw 20 generated queries here (80 on the default line): the other
+# The differential suites draw 20 generated queries here (DifferentialSuite 40 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
 test-line-scala: | $(SBT_LAUNCHER)

@@ -57,6 +57,17 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
   private def skipping(name: String): DataSkippingIndexConfig =
     DataSkippingIndexConfig(name, MinMaxSketch("t"), BloomFilterSketch("name"))
 
+  /**
+   * The table and its index that the tests which only query them share, (table path, index name):
+   * written and built once, as each of them wrote and indexed the same table of its own before.
+   * The tests that change a table, or index it otherwise, have their own.
+   */
+  private lazy val shared: (String, String) = {
+    val path = table("shared")
+    hs.createIndex(delta(path), skipping("dds_shared"))
+    (path, "dds_shared")
+  }
+
   /** The small side of a join on `t`: `t2` = 0, 10, ..., 4490 (one Parquet file), `dname` one per row. */
   private lazy val dimPath: String = {
     val dim = newDir("join-dim").getAbsolutePath + "/data"
@@ -91,8 +102,7 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
 
   test("a join with a broadcast side reads only the Delta files whose sketches can hold its keys, " +
     "through Delta's scan, on top of Delta's pruning") {
-    val path = table("join")
-    hs.createIndex(delta(path), skipping("dds_join"))
+    val (path, index) = shared
     // t = 10 * id, 50 ids per file: 1200 and 1300 are in file 2, 3300 in file 6, 4400 in none.
     val keys = Seq(1200, 1300, 3300, 4400)
     // What adaptive execution optimizes again at run time: Delta's PrepareDeltaScan has replaced the
@@ -106,7 +116,7 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
     withConf(TableFormatsKey -> "false") {
       val unpruned = sameResult(joinedOn(delta(path), keys))
       assert(joinPruned(unpruned).isEmpty && tableFilesRead(unpruned, path) == 8, unpruned.treeString)
-      val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), "dds_join"))
+      val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), index))
       assert(!why.contains("decides at run time"), why)
     }
     val plan = sameResult(joinedOn(delta(path), keys))
@@ -122,14 +132,14 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
     withHyperspace(on = true)(joinedOn(delta(path), keys).collect())
     val Seq(last) = hs.lastQuerySkippingStats
     assert(last.filesRead == 2 && last.filter.contains("join key") && last.formatPruning.isDefined, last)
-    val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), "dds_join"))
+    val why = withHyperspace(on = true)(hs.whyNot(joinedOn(delta(path), keys), index))
     assert(why.contains("decides at run time") && why.contains("sketches"), why)
     // A scan pruned for the join is not pruned again when adaptive execution optimizes the rest of
     // the query after a later stage, even for a condition that would leave out more.
     val forJoin = plan.collectFirst { case s: FileSourceScanExec if joinPruned(s).isDefined => s.relation.location }.get
     val (relation, fs) = delta(path).queryExecution.analyzed.collectFirst { case FileRelation(r, fs) => (r, fs) }.get
     val narrower = EqualTo(relation.output.find(_.name == "t").get, Literal(1200))
-    val entries = Seq(logOf("dds_join").latestStable.get)
+    val entries = Seq(logOf(index).latestStable.get)
     assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, relation, "t = 1200").isDefined)
     val again = FileRelation.withLocation(relation, fs, forJoin)
     assert(DataSkippingRule.pruneForJoin(spark, entries, narrower, Nil, again, "t = 1200").isEmpty)
@@ -162,8 +172,7 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
   }
 
   test("join pruning leaves a Delta scan alone for joins that keep its unmatched rows, and for too many keys") {
-    val path = table("join-types")
-    hs.createIndex(delta(path), skipping("dds_join_types"))
+    val (path, _) = shared
     val keys = Seq(1200, 3300)
     def unpruned(how: String): Unit = {
       val plan = sameResult(joinedOn(delta(path), keys, how))
@@ -175,21 +184,20 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
   }
 
   test("a Delta table's scan skips, beyond Delta's own pruning, the files the sketches rule out; both reported") {
-    val path = table("stats")
-    hs.createIndex(delta(path), skipping("dds_stats"))
+    val (path, index) = shared
 
     // Delta keeps no statistics of t: it prunes nothing, the index 7 of the 8 files (ids 100-140 are in file 2).
-    val r = pruned(delta(path).where("t BETWEEN 1000 AND 1400"), "dds_stats")
+    val r = pruned(delta(path).where("t BETWEEN 1000 AND 1400"), index)
     assert(r.filesTotal == 8 && r.filesSkipped == 7 && r.filesRead == 1, r.describe)
     assert(r.formatPruning.exists(f => f.format == "delta" && f.filesPruned == 0 && f.filesSkippedAfter == 7), r)
 
     // Delta prunes the files of id < 200 by its own min/max; of the other four, the index skips t >= 2500.
-    val both = pruned(delta(path).where("id >= 200 AND t < 2500"), "dds_stats")
+    val both = pruned(delta(path).where("id >= 200 AND t < 2500"), index)
     assert(both.formatPruning.exists(f => f.filesPruned == 4 && f.filesSkippedAfter == 3), both)
     assert(both.filesRead == 1, both.describe)
 
     // A point lookup through the bloom filter.
-    assert(pruned(delta(path).where("name = 'n123'"), "dds_stats").filesRead == 1)
+    assert(pruned(delta(path).where("name = 'n123'"), index).filesRead == 1)
 
     // The same files through the Python-facing JSON.
     assert(RelationSkippingStats.toJson(Seq(both)).contains("\"formatPruning\":{\"format\":\"delta\""))
@@ -197,7 +205,7 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
     // When Delta's own pruning already leaves out every file the index would skip, the scan stays Delta's.
     val same = delta(path).where("id < 100 AND t < 1000")
     assert(statsOf(same).isEmpty)
-    assert(hs.whyNot(same, "dds_stats").contains("already leaves out every file"), hs.whyNot(same, "dds_stats"))
+    assert(hs.whyNot(same, index).contains("already leaves out every file"), hs.whyNot(same, index))
   }
 
   test("a MinMax sketch over a column Delta keeps min/max for is refused; other sketches on it are not") {
@@ -278,13 +286,13 @@ class DeltaDataSkippingSuite extends SkippingStatsSupport {
   }
 
   test("the pruned scan reuses the pruning Delta did for the rule: running it plans no other scan of the snapshot") {
-    val path = table("reuse")
-    hs.createIndex(delta(path), skipping("dds_reuse"))
+    // A filter no other test of the shared table plans (Delta's pruning for a filter is kept).
+    val (path, _) = shared
     withHyperspace(on = true) {
       val before = DeltaReads.scansPlanned
-      // Spark infers isnotnull(name) after the rule pruned the scan for name = 'n123'.
-      val q = delta(path).where("name = 'n123'")
-      assert(q.collect().map(_.getAs[Long]("id")).toSeq == Seq(123L))
+      // Spark infers isnotnull(name) after the rule pruned the scan for name = 'n321'.
+      val q = delta(path).where("name = 'n321'")
+      assert(q.collect().map(_.getAs[Long]("id")).toSeq == Seq(321L))
       assert(DataSkippingStats.of(q.queryExecution).map(_.filesRead) == Seq(1))
       // The rule's own question only: the scan's files are those Delta kept for it, minus the skipped.
       assert(DeltaReads.scansPlanned - before == 1, DeltaReads.scansPlanned - before)

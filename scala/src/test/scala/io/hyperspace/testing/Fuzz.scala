@@ -11,6 +11,18 @@ object Fuzz {
   def queries(default: Int): Int = sys.env.get("HYPERSPACE_FUZZ_QUERIES").map(_.toInt).getOrElse(default)
 
   /**
+   * Whether the generated tests run at their full sizes (`make test-full` sets
+   * `HYPERSPACE_FULL_SIZES=true`), not the fixed sample CI runs.
+   */
+  val fullSizes: Boolean = sys.env.get("HYPERSPACE_FULL_SIZES").contains("true")
+
+  /**
+   * A count of generated queries: `HYPERSPACE_FUZZ_QUERIES` when set (`make fuzz`, the line
+   * subsets), else `full` under `make test-full` and `default` in CI.
+   */
+  def queries(default: Int, full: Int): Int = queries(if (fullSizes) full else default)
+
+  /**
    * Whether a sweep runs every case under every setting (`make test-full`), not one setting per
    * case; tests that repeat their cases under a second setting or after each step take them all
    * then, a sample in CI.

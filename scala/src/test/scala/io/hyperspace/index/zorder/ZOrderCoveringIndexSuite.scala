@@ -236,7 +236,8 @@ class ZOrderCoveringIndexSuite extends RuleTestSupport {
       }
       val used = scala.collection.mutable.Set.empty[String]
       var skipped = 0L
-      (1 to Fuzz.queries(80)).foreach { _ =>
+      // 40 generated filters in CI, 160 under `make test-full`.
+      (1 to Fuzz.queries(40, full = 160)).foreach { _ =>
         val filter = pick(1, 2, 3) match {
           case 1 => leaf()
           case 2 => s"(${leaf()}) AND (${leaf()})"
