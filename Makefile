@@ -58,7 +58,7 @@ ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_nam
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
 .PHONY: test-full help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
-	test-line-scala line-subsets test-wheel sbt fuzz chaos demo bench bench-quick clean
+	test-line-scala test-scala-then-lines line-subsets test-wheel sbt fuzz chaos demo bench bench-quick clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
@@ -171,25 +171,41 @@ fmt: $(VENV)/.installed | $(SBT_LAUNCHER)
 # Each suite's and module's wall and CPU seconds are recorded as it runs (build.sbt's SuiteTimes
 # reporter, tests/conftest.py); the run ends with the slowest and those over the per-suite budget.
 #
-# `make test LINES_BESIDE=yes` (.ci/run) also runs the other lines' Scala subsets and then the wheel
-# on every line (test-lines, below) side by side with pytest: pytest's modules spend much of their
-# time waiting for JVMs, clusters and servers to start, and the subsets fill that idle core; the
-# wheel's venvs and tests, after the subsets, overlap pytest's tail instead of following it.
+# `make test LINES_BESIDE=yes` (.ci/run) runs the work in two lanes once the line's jar is built:
+# pytest in one; in the other the Scala suites, then the other lines' subsets and the wheel on every
+# line (test-lines, below). pytest's modules spend much of their time waiting for JVMs, clusters and
+# servers to start, and the Scala suites, which keep a core busy without a wait, fill that idle
+# core; pytest needs only the jar, not the suites' verdict. Plain `make test` runs the Scala suites,
+# then pytest, one after the other (a failure is easier to read in a log that does one thing).
 #
 # `make test SCALA_FMT_CHECK=yes` (.ci/run, whose lint then skips it) runs the scalafmt check first in
-# this sbt start instead of one of its own: a format error still fails before anything compiles.
+# the first sbt start instead of one of its own: a format error still fails before anything compiles.
 SUITE_TIMES = target/spark-$(SPARK)/suite-times.tsv
 LINES_BESIDE ?= no
 SCALA_FMT_CHECK ?= no
 comma := ,
 fmt_check_in_test = $(if $(filter yes,$(SCALA_FMT_CHECK)),$(1))
+FMT_STEPS = $(call fmt_check_in_test,scalafmt$(comma)scalafmt sbt$(comma))
+FMT_CHECK = $(call fmt_check_in_test,scalafmtCheckAll scalafmtSbtCheck)
 test: setup
 	rm -f $(SUITE_TIMES) target/pytest-times.tsv
-	$(PHASE) "sbt $(SPARK)" --sbt-steps "$(call fmt_check_in_test,scalafmt$(comma)scalafmt sbt$(comma))compile,tests,package" -- \
-	  $(SBT) $(call fmt_check_in_test,scalafmtCheckAll scalafmtSbtCheck) Test/compile test package
+ifeq ($(LINES_BESIDE),yes)
+	$(PHASE) "sbt $(SPARK) package" --sbt-steps "$(FMT_STEPS)package" -- $(SBT) $(FMT_CHECK) package
 	$(MAKE) --no-print-directory jar
-	$(if $(filter yes,$(LINES_BESIDE)),$(MAKE) --no-print-directory -j2 test-python test-lines,$(MAKE) --no-print-directory test-python)
+	$(MAKE) --no-print-directory -j2 test-python test-scala-then-lines
+else
+	$(PHASE) "sbt $(SPARK)" --sbt-steps "$(FMT_STEPS)compile,tests,package" -- \
+	  $(SBT) $(FMT_CHECK) Test/compile test package
+	$(MAKE) --no-print-directory jar
+	$(MAKE) --no-print-directory test-python
+endif
 	$(PYTHON) .ci/report.py --units --line $(SPARK)
+
+# The second lane of `make test LINES_BESIDE=yes` (above); its main classes are those the jar was
+# just built from, so this sbt start compiles the tests only.
+test-scala-then-lines:
+	$(PHASE) "sbt $(SPARK)" --sbt-steps "compile,tests" -- $(SBT) Test/compile test
+	$(MAKE) --no-print-directory test-lines
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
 # adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one

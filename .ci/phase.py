@@ -5,14 +5,21 @@
 
 The command's output is passed through line by line. When it ends, one JSON line goes to
 ``target/ci-phases.jsonl`` (``HYPERSPACE_CI_PHASES`` overrides the path): the phase's wall seconds,
-the CPU seconds of the command and every process it waited for, and its exit code. With
+the CPU seconds of the command and of every process below it, and its exit code. With
 ``--sbt-steps``, the "Total time: N s" line sbt prints after each command is recorded under the
 step names given, in order, so one sbt start can report its compile, tests and packaging apart.
 ``.ci/report.py`` prints the table. Only the standard library: it runs before any venv exists.
+
+On Linux this process is its command's child subreaper: a process whose parent exits without
+waiting for it (the JVM a Python interpreter starts for its session, a test's subprocess) becomes
+this one's child and its CPU is counted when it ends, where it would otherwise be lost to init.
+The record also holds the machine's busy CPU seconds over the phase (``/proc/stat``, every
+process on it): on a dedicated CI machine, beside ``wall_s`` times the cores, how idle it was.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
@@ -30,6 +37,43 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+PR_SET_CHILD_SUBREAPER = 36
+# Orphans still ending after the command has: their CPU is counted if they end within this time.
+ORPHAN_GRACE_S = 5.0
+
+
+def become_subreaper() -> None:
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the CPU of orphans is then left out, as before
+
+
+def reap_orphans() -> None:
+    """Waits for the orphans reparented here (ended, or ending within the grace time)."""
+    deadline = time.monotonic() + ORPHAN_GRACE_S
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # none left
+        if pid == 0:
+            if time.monotonic() > deadline:
+                return  # still running (a daemon left behind): not this phase's to wait for
+            time.sleep(0.1)
+
+
+def machine_busy_cpu() -> float | None:
+    """CPU seconds every core of the machine has spent busy since boot (not idle, not iowait)."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def main(argv: list[str]) -> int:
     if "--" not in argv or argv.index("--") == 0:
         print(__doc__, file=sys.stderr)
@@ -43,7 +87,8 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
 
-    started, cpu_before = time.monotonic(), children_cpu()
+    become_subreaper()
+    started, cpu_before, machine_before = time.monotonic(), children_cpu(), machine_busy_cpu()
     step_seconds: list[int] = []
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1, text=True)
     assert process.stdout is not None
@@ -53,10 +98,15 @@ def main(argv: list[str]) -> int:
         if steps and (match := SBT_TOTAL.match(line)):
             step_seconds.append(int(match.group(1)))
     code = process.wait()
+    reap_orphans()
+    machine_after = machine_busy_cpu()
     record = {
         "phase": name,
         "wall_s": round(time.monotonic() - started, 1),
         "cpu_s": round(children_cpu() - cpu_before, 1),
+        "machine_cpu_s": None
+        if machine_before is None or machine_after is None
+        else round(machine_after - machine_before, 1),
         "exit": code,
         "steps": dict(zip(steps, step_seconds, strict=False)),  # a failed command prints fewer
         "at": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()),
