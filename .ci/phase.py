@@ -5,21 +5,22 @@
 
 The command's output is passed through line by line. When it ends, one JSON line goes to
 ``target/ci-phases.jsonl`` (``HYPERSPACE_CI_PHASES`` overrides the path): the phase's wall seconds,
-the CPU seconds of the command and of every process below it, and its exit code. With
+the CPU seconds of the command and every process it waited for, and its exit code. With
 ``--sbt-steps``, the "Total time: N s" line sbt prints after each command is recorded under the
 step names given, in order, so one sbt start can report its compile, tests and packaging apart.
 ``.ci/report.py`` prints the table. Only the standard library: it runs before any venv exists.
 
-On Linux this process is its command's child subreaper: a process whose parent exits without
-waiting for it (the JVM a Python interpreter starts for its session, a test's subprocess) becomes
-this one's child and its CPU is counted when it ends, where it would otherwise be lost to init.
 The record also holds the machine's busy CPU seconds over the phase (``/proc/stat``, every
-process on it): on a dedicated CI machine, beside ``wall_s`` times the cores, how idle it was.
+process on it). A phase's own CPU leaves out the processes whose parent never waits for them (the
+JVM a Python interpreter starts for its session is left to init), so on a dedicated CI machine
+``machine_cpu_s`` beside ``wall_s`` times the cores is the figure for how busy a phase kept it.
+(Making this process the subreaper of such orphans would count them, but leaves each one a zombie
+until reaped here, which a test checking whether a killed writer's process still runs reads as
+running: tests/test_chaos.py did.)
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import re
@@ -35,33 +36,6 @@ SBT_TOTAL = re.compile(r"^\[(?:success|error)\] Total time: (\d+) s")
 def children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-PR_SET_CHILD_SUBREAPER = 36
-# Orphans still ending after the command has: their CPU is counted if they end within this time.
-ORPHAN_GRACE_S = 5.0
-
-
-def become_subreaper() -> None:
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass  # the CPU of orphans is then left out, as before
-
-
-def reap_orphans() -> None:
-    """Waits for the orphans reparented here (ended, or ending within the grace time)."""
-    deadline = time.monotonic() + ORPHAN_GRACE_S
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return  # none left
-        if pid == 0:
-            if time.monotonic() > deadline:
-                return  # still running (a daemon left behind): not this phase's to wait for
-            time.sleep(0.1)
 
 
 def machine_busy_cpu() -> float | None:
@@ -87,7 +61,6 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
 
-    become_subreaper()
     started, cpu_before, machine_before = time.monotonic(), children_cpu(), machine_busy_cpu()
     step_seconds: list[int] = []
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=1, text=True)
@@ -98,7 +71,6 @@ def main(argv: list[str]) -> int:
         if steps and (match := SBT_TOTAL.match(line)):
             step_seconds.append(int(match.group(1)))
     code = process.wait()
-    reap_orphans()
     machine_after = machine_busy_cpu()
     record = {
         "phase": name,
