@@ -91,7 +91,10 @@ setup: $(VENV)/.installed $(SBT_LAUNCHER)
 # --no-compile: byte-compiling every module of pyspark, pandas and pyarrow at install took a third
 # of each venv's set-up; Python compiles the few modules a run imports when it imports them.
 PIP_INSTALL = -m pip install --quiet --no-compile
+# A new venv each time the pins change, so it holds exactly them (no distribution left from before,
+# e.g. the package's own under an earlier name, whose egg-info setuptools leaves in python/).
 $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
+	rm -rf $(VENV) python/*.egg-info
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(PHASE) "venv $(SPARK)" -- $(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
@@ -232,7 +235,7 @@ test-scala: setup
 SCALA_UNIT_SUITES := io.hyperspace.log.LogEntrySuite io.hyperspace.indexed.IndexedPartitionSuite \
 	io.hyperspace.index.dataskipping.BloomFilterSuite io.hyperspace.index.dataskipping.SketchSerdeSuite \
 	io.hyperspace.index.BoundedCacheSuite io.hyperspace.rules.HybridScanPolicySuite io.hyperspace.index.ConfigJsonSuite
-PY_UNIT_TESTS := tests/test_log_reader.py tests/test_config.py tests/test_session.py tests/test_package.py \
+PY_UNIT_TESTS := tests/test_log_reader.py tests/test_config.py tests/test_session.py tests/test_package.py tests/test_install_name.py \
 	tests/test_dataskipping_config.py tests/test_jvm_errors.py tests/test_code_layout.py
 test-quick: setup jar
 	$(SBT) "testOnly $(SCALA_UNIT_SUITES)"

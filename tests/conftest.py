@@ -132,7 +132,7 @@ def versions() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def work_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="hyperspace-pytest-"))
+    path = Path(tempfile.mkdtemp(prefix="hyperspace-sparktest-"))
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
@@ -141,7 +141,7 @@ def work_dir() -> Iterator[Path]:
 def spark(work_dir: Path) -> Iterator[SparkSession]:
     builder = (
         SparkSession.builder.master("local[2]")
-        .appName("hyperspace-pytest")
+        .appName("hyperspace-sparktest")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")

@@ -85,7 +85,7 @@ def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
         timeout=300,
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    (wheel,) = wheel_dir.glob("hyperspace_py-*.whl")
+    (wheel,) = wheel_dir.glob("hyperspace_spark-*.whl")
     with zipfile.ZipFile(wheel) as z:
         packaged = {n for n in z.namelist() if n.endswith(".py")}
     expected = {str(p.relative_to(PACKAGE.parent)) for p in _modules()}

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 
 import hyperspace
 from conftest import run_python, versions
-from hyperspace import HyperspaceJarNotFoundError, _jvm
+from hyperspace import HyperspaceJarNotFoundError, _jvm, _ownership
 
 
 def _line(version: str) -> str:
@@ -23,6 +23,14 @@ def _line(version: str) -> str:
 
 def test_version_is_the_pinned_one() -> None:
     assert hyperspace.__version__ == versions()["hyperspace"]
+
+
+def test_no_other_distribution_installed_the_hyperspace_module_here() -> None:
+    """Where the package is installed (a wheel's site-packages, or python/ for the editable
+    install) no other distribution has files under `hyperspace/` (tests/test_install_name.py
+    shows the warning when one has)."""
+    site = Path(hyperspace.__file__).resolve().parent.parent
+    assert _ownership.other_distributions(site) == []
 
 
 def test_package_ships_the_jar_named_for_spark_line_and_scala() -> None:
@@ -111,13 +119,13 @@ def test_a_patch_the_line_is_not_checked_against_is_refused_naming_the_supported
         with pytest.raises(HyperspaceJarNotFoundError) as e:
             hyperspace.jar_path(version)
         assert str(e.value).startswith(
-            f"Spark {version} is not a patch this hyperspace-py supports: its jar for Spark {line} runs on "
+            f"Spark {version} is not a patch this hyperspace-spark supports: its jar for Spark {line} runs on "
             f"Spark {oldest} to {newest} (checked against {oldest} and {newest})."
         ), str(e.value)
 
 
 def test_the_pyspark_requirement_covers_every_supported_line_and_no_other() -> None:
-    (req,) = [Requirement(r) for r in metadata.requires("hyperspace-py") or [] if Requirement(r).name == "pyspark"]
+    (req,) = [Requirement(r) for r in metadata.requires("hyperspace-spark") or [] if Requirement(r).name == "pyspark"]
     v = versions()
     for line in v["spark.lines"].split():
         for patch in v[f"spark.patches.{line}"].split():

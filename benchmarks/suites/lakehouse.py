@@ -59,7 +59,7 @@ class TableFormat:
 def _delta_available(spark: SparkSession) -> str | None:
     extensions = spark.conf.get("spark.sql.extensions", "") or ""
     if "io.delta.sql.DeltaSparkSessionExtension" not in extensions:
-        return "the session has no Delta extension (install delta-spark: hyperspace-py[delta])"
+        return "the session has no Delta extension (install delta-spark: hyperspace-spark[delta])"
     return None
 
 

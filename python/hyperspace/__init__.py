@@ -15,6 +15,9 @@ from __future__ import annotations
 from importlib import metadata as _metadata
 
 from hyperspace._jvm import install_error_translation, jar_path
+
+# Importing it names any other distribution that installed a module `hyperspace` beside this one.
+from hyperspace._ownership import HyperspaceInstallWarning
 from hyperspace.advisor import QueryEvidence, Recommendations, RecommendedIndex, RecordedQuery, RejectedCandidate
 from hyperspace.config import HyperspaceConfig
 from hyperspace.dataskipping import (
@@ -65,12 +68,13 @@ from hyperspace.split_index import SplitIndexConfig
 install_error_translation()
 
 try:
-    __version__: str = _metadata.version("hyperspace-py")
+    __version__: str = _metadata.version("hyperspace-spark")
 except _metadata.PackageNotFoundError:  # imported from a source tree that was never installed
     __version__ = "0+unknown"
 
 __all__ = [
     "Hyperspace",
+    "HyperspaceInstallWarning",
     "MaintenanceResult",
     "RelationSkippingStats",
     "FormatPruning",

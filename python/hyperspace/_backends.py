@@ -258,7 +258,7 @@ def _not_installed_message() -> str:
         "The Spark Connect server does not have Hyperspace installed (Hyperspace's SQL statements "
         "do not parse there). Start the server with the jar and the extension: "
         "start-connect-server.sh --jars <path to hyperspace-spark*.jar> "
-        f"--conf spark.sql.extensions={EXTENSION_CLASS} (the jar ships in the hyperspace-py "
+        f"--conf spark.sql.extensions={EXTENSION_CLASS} (the jar ships in the hyperspace-spark "
         "wheel: python -c 'import hyperspace; print(hyperspace.jar_path())')."
     )
 

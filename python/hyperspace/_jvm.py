@@ -82,16 +82,16 @@ def jar_path(spark_version: str | None = None) -> Path:
     supported = ", ".join(SPARK_LINES)
     if line not in SPARK_LINES:
         raise exceptions.HyperspaceJarNotFoundError(
-            f"Spark {version} (line {line}) is not supported by this hyperspace-py: it has jars "
+            f"Spark {version} (line {line}) is not supported by this hyperspace-spark: it has jars "
             f"for the Spark lines {supported}. Install a pyspark "
             f"of one of those lines (pip install 'pyspark=={SPARK_LINES[-1]}.*')."
         )
     oldest, newest = SPARK_PATCHES[line]
     if not _patch(oldest) <= _patch(version) <= _patch(newest):
         raise exceptions.HyperspaceJarNotFoundError(
-            f"Spark {version} is not a patch this hyperspace-py supports: its jar for Spark {line} runs "
+            f"Spark {version} is not a patch this hyperspace-spark supports: its jar for Spark {line} runs "
             f"on Spark {oldest} to {newest} (checked against {oldest} and {newest}). Install one of "
-            f"those (pip install 'pyspark>={oldest},<={newest}'), or a hyperspace-py that supports {version}."
+            f"those (pip install 'pyspark>={oldest},<={newest}'), or a hyperspace-spark that supports {version}."
         )
     jars = sorted(JARS_DIR.glob(f"hyperspace-spark{line}_*.jar"))
     if not jars:
@@ -99,7 +99,7 @@ def jar_path(spark_version: str | None = None) -> Path:
             f"The Hyperspace jar for Spark {line} is missing from the hyperspace package "
             f"({JARS_DIR}). In a source checkout run `make jar SPARK={line}` (or `make build` for "
             "every line) first; otherwise reinstall the wheel: pip install --force-reinstall "
-            "hyperspace-py."
+            "hyperspace-spark."
         )
     if len(jars) > 1:
         names = ", ".join(j.name for j in jars)

@@ -6,7 +6,7 @@ packaged jar exactly as a user would, builds three covering indexes and runs a p
 one-week range and a join of the two tables with Hyperspace on and off: interleaved runs,
 medians, rows compared on every run. For each query it prints the speedup, the files and bytes
 the executed plans read, the indexes the plan used (and, for an expected index the plan did not
-use, why not) and the explain diff. When delta-spark is installed (``hyperspace-py[delta]``), a
+use, why not) and the explain diff. When delta-spark is installed (``hyperspace-spark[delta]``), a
 short Delta part follows: a Delta table indexed, a DELETE on it (deletion vectors), the index
 refreshed from the table's log, and a lookup with the index and without.
 
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     orders_n = args.orders or preset[0]
     files = args.files or preset[1]
     buckets = args.buckets or preset[2]
-    try:  # delta-spark is the optional hyperspace-py[delta] extra
+    try:  # delta-spark is the optional hyperspace-spark[delta] extra
         import delta  # noqa: F401
 
         delta_installed = True
@@ -463,7 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
         print("Hyperspace for Spark 4 — demo report")
         print(line)
-        print(f"hyperspace-py          {hyperspace.__version__}")
+        print(f"hyperspace-spark          {hyperspace.__version__}")
         print(f"jar                    {hyperspace.jar_path().name} (built for Spark {hs.spark_version})")
         print(f"Spark                  {spark.version}, master {spark.sparkContext.master}, {os.cpu_count()} CPUs")
         print(f"extension installed    spark.sql.extensions = {spark.conf.get('spark.sql.extensions')}")

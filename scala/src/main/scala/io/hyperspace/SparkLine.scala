@@ -36,7 +36,7 @@ object SparkLine {
     if (runtime != jar) {
       throw new HyperspaceException(
         s"This Hyperspace jar (${jarName(jar)}) was built for Spark $jarSparkVersion but runs on " +
-          s"Spark $runtimeVersion: put ${jarName(runtime)} on the class path instead (hyperspace-py's " +
+          s"Spark $runtimeVersion: put ${jarName(runtime)} on the class path instead (hyperspace-spark's " +
           "configure_spark_with_hyperspace and jar_path() pick the jar of the installed pyspark).")
     }
   }
