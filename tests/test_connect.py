@@ -1,5 +1,6 @@
 """The Python API over Spark Connect: the README's and the user guide's examples against a classic
-session and a real Spark Connect server, and a SQL-only script over Connect.
+session and a real Spark Connect server, the README's Scala block in spark-shell, and a SQL-only
+script over Connect.
 
 The server is pyspark's own (``SparkConnectServer`` from the installed pyspark's jars), started
 with the Hyperspace jar and extension on 127.0.0.1 and a free port, and stopped at the end.
@@ -321,6 +322,45 @@ def test_readme_examples(session: SparkSession, tmp_path: Path) -> None:
     written here)."""
     readme_examples(session, tmp_path / "readme")
     guide_examples(session, tmp_path / "lake")
+
+
+def test_readme_scala_block_runs_in_spark_shell(spark: SparkSession, tmp_path: Path) -> None:
+    """The README's Scala block as written, in pyspark's own spark-shell with the jar and the
+    extension (as the README says to start it), on the quick start's data written here."""
+    (block,) = code_blocks(README, "scala")
+    lake = tmp_path / "lake"
+    spark.range(0, 20000, 1, 4).selectExpr(
+        "id AS order_id", "id % 5000 AS customer_id", "id * 0.5 AS amount"
+    ).write.parquet(str(lake / "orders"))
+    script = tmp_path / "readme.scala"
+    script.write_text(
+        block.replace(README_LAKE, str(lake))
+        + '\nval used = orders.where("customer_id = 42").select("amount").queryExecution.executedPlan.toString'
+        + '\nprintln(s"README-SCALA ${used.contains("orders_by_customer")} ${hs.indexes.count()}")'
+        + "\nSystem.exit(0)\n",
+        encoding="utf-8",
+    )
+    spark_home = Path(pyspark.__file__).resolve().parent
+    command = [
+        str(spark_home / "bin" / "spark-shell"),
+        "--master", "local[1]",
+        "--jars", str(hyperspace.jar_path()),
+        "--conf", f"spark.sql.extensions={EXTENSION_CLASS}",
+        "--conf", f"{SYSTEM_PATH_KEY}={tmp_path / 'indexes'}",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.sql.shuffle.partitions=2",
+        "-i", str(script),
+    ]  # fmt: skip
+    result = subprocess.run(
+        command,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+        env=short_jvm_env(SPARK_HOME=str(spark_home)),
+    )
+    assert "README-SCALA true 1" in result.stdout, result.stdout[-4000:] + result.stderr[-4000:]
 
 
 def test_sql_only_script_over_connect(connect_spark: SparkSession, tmp_path: Path) -> None:
