@@ -183,3 +183,94 @@ def test_code_with_spark_private_access_lives_in_the_shims() -> None:
     assert lines, "no per-Spark-line source directory"
     for line in lines:
         assert (SCALA_SRC / "main" / line / "io" / "hyperspace" / "shims").is_dir(), line
+
+
+# The pages a reader follows links through: the README, the docs, the benchmark results' index.
+ROOT = PACKAGE.parent.parent
+DOC_PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "benchmarks/results").glob("*.md")),
+]
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^```.*?^```", re.M | re.S)
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors of ``page`` (lower case, punctuation dropped, spaces as hyphens,
+    repeats numbered) and explicit ``<a id>``/``<a name>`` ones."""
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    found: set[str] = set(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", text))
+    seen: dict[str, int] = {}
+    for heading in re.findall(r"^#{1,6} +(.+?) *#*$", text, flags=re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        found.add(slug if count == 0 else f"{slug}-{count}")
+    return found
+
+
+def _broken_links(page: Path) -> list[str]:
+    broken = []
+    for target in LINK.findall(FENCE.sub("", page.read_text(encoding="utf-8"))):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        if not resolved.exists():
+            broken.append(
+                f"{target} (no file {resolved.relative_to(ROOT) if resolved.is_relative_to(ROOT) else resolved})"
+            )
+        elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+            broken.append(f"{target} (no heading #{anchor} in {resolved.name})")
+    return broken
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves() -> None:
+    broken = {str(p.relative_to(ROOT)): b for p in DOC_PAGES if (b := _broken_links(p))}
+    assert broken == {}
+
+
+def test_the_link_check_sees_missing_files_and_headings(tmp_path: Path) -> None:
+    (tmp_path / "other.md").write_text("# Other page\n\n## A `code` heading: yes\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "[ok](other.md#a-code-heading-yes) [self](#top) [gone](missing.md) [bad](other.md#nope)\n"
+        "[web](https://example.com/x.md)\n\n# Top\n\n```\n[in a block](ignored.md)\n```\n",
+        encoding="utf-8",
+    )
+    assert [b.split(" ")[0] for b in _broken_links(page)] == ["missing.md", "other.md#nope"]
+
+
+def _python_blocks(page: Path) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), flags=re.M | re.S)
+
+
+def test_the_readme_and_the_guide_python_blocks_parse() -> None:
+    """Without a JVM: a syntax slip in a block fails here at once (tests/test_connect.py runs the
+    README's blocks and the guide's sections on a session)."""
+    for page in (ROOT / "README.md", ROOT / "docs" / "guide.md"):
+        blocks = _python_blocks(page)
+        assert blocks, page.name
+        for i, block in enumerate(blocks, 1):
+            compile(block, f"{page.name} python block {i}", "exec")
+
+
+@pytest.mark.parametrize(("page", "delta_cell"), [("README.md", 3), ("docs/versions.md", 4)])
+def test_the_versions_tables_are_versions_properties(page: str, delta_cell: int) -> None:
+    """Each line's row: compiled against, patches checked, Delta, then Iceberg, as pinned."""
+    pins = dict(
+        line.split("=", 1)
+        for line in (ROOT / "versions.properties").read_text(encoding="utf-8").splitlines()
+        if "=" in line and not line.lstrip().startswith("#")
+    )
+    text = (ROOT / page).read_text(encoding="utf-8")
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (\d+\.\d+) \|.*$", text, flags=re.M)}
+    assert sorted(rows) == sorted(pins["spark.lines"].split())
+    for line, row in rows.items():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[1] == pins[f"spark.{line}"], row
+        assert cells[2] == ", ".join(pins[f"spark.patches.{line}"].split()), row
+        assert cells[delta_cell] == pins[f"delta.{line}"], row
+        iceberg, cell = pins[f"iceberg.{line}"], cells[delta_cell + 1]
+        assert cell.startswith("none") if iceberg == "none" else cell.split(" ")[0] == iceberg, row

@@ -1,5 +1,6 @@
-"""The Python API over Spark Connect: the README's examples against a classic session and a real
-Spark Connect server, and a SQL-only script over Connect.
+"""The Python API over Spark Connect: the README's and the user guide's examples against a classic
+session and a real Spark Connect server, the README's Scala block in spark-shell, and a SQL-only
+script over Connect.
 
 The server is pyspark's own (``SparkConnectServer`` from the installed pyspark's jars), started
 with the Hyperspace jar and extension on 127.0.0.1 and a free port, and stopped at the end.
@@ -8,6 +9,7 @@ with the Hyperspace jar and extension on 127.0.0.1 and a free port, and stopped 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -46,6 +48,8 @@ from hyperspace.log import history
 
 pytestmark = pytest.mark.slow
 
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 SYSTEM_PATH_KEY = "spark.hyperspace.system.path"
 
@@ -129,7 +133,7 @@ def _system_path(spark: SparkSession, path: Path) -> Iterator[None]:
             spark.conf.set(SYSTEM_PATH_KEY, previous)
 
 
-# The README's examples over py4j are run in CI by the wheel's run on the oldest line (Makefile:
+# The README's and the user guide's examples over py4j are run in CI by the wheel's run on the oldest line (Makefile:
 # WHEEL_PY_TESTS); here, on the default line, only `make test-full` runs them beside Connect's.
 @pytest.fixture(params=[pytest.param("classic", marks=pytest.mark.full), "connect"])
 def session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SparkSession]:
@@ -152,8 +156,61 @@ def _rows(df: DataFrame) -> list[tuple[object, ...]]:
     return sorted(tuple(r) for r in df.collect())
 
 
+def code_blocks(path: Path, language: str) -> list[str]:
+    """The fenced code blocks of ``path`` in ``language``, in order."""
+    return re.findall(rf"^```{language}\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.M | re.S)
+
+
+# The README's own session line: the test runs the blocks in its session (classic or Connect), so
+# this one line is replaced; tests/test_session.py covers configure_spark_with_hyperspace itself.
+README_SESSION = re.compile(
+    r"^spark = configure_spark_with_hyperspace\(SparkSession\.builder[^\n]*\)\.getOrCreate\(\)$", re.M
+)
+README_LAKE = "/tmp/lake"
+
+
+def _sql_statements(block: str) -> list[str]:
+    lines = [line.split("--")[0].rstrip() for line in block.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
 def readme_examples(spark: SparkSession, lake: Path) -> None:
-    """README.md's Python sections, in order, on data written here (paths under ``lake``)."""
+    """Runs README.md's code blocks as they are written: each ``python`` block (in one namespace
+    holding ``spark``), then each ``sql`` block statement by statement, with ``/tmp/lake`` read as
+    ``lake`` and each block's indexes under a system path of its own."""
+    python, sql = code_blocks(README, "python"), code_blocks(README, "sql")
+    assert python and sql, "README.md has no python or sql block"
+    namespace: dict[str, object] = {"spark": spark, "__name__": "readme"}
+    for i, block in enumerate(python, 1):
+        source, replaced = README_SESSION.subn("pass  # the test's session", block.replace(README_LAKE, str(lake)))
+        assert replaced <= 1, f"python block {i}: more than one session line"
+        with _system_path(spark, lake / f"indexes-python-{i}"):
+            exec(compile(source, f"README.md python block {i}", "exec"), namespace)  # noqa: S102
+            # The quick start's claims: the index is used and the rows are Spark's own.
+            hs, query = namespace.get("hs"), namespace.get("query")
+            if isinstance(hs, Hyperspace) and isinstance(query, DataFrame):
+                assert hs.indexes().count() >= 1
+                used = hs.explain(query, display=False)
+                assert "Indexes used" in used and any(r["name"] in used for r in hs.indexes().collect()), used
+                disable_hyperspace(spark)
+                without = _rows(query)
+                enable_hyperspace(spark)
+                assert _rows(query) == without and without
+    for i, block in enumerate(sql, 1):
+        with _system_path(spark, lake / f"indexes-sql-{i}"):
+            outputs = []
+            for statement in _sql_statements(block.replace(README_LAKE, str(lake))):
+                outputs.append((statement, spark.sql(statement).collect()))
+            for statement, rows in outputs:
+                if statement.upper().startswith("EXPLAIN HYPERSPACE"):
+                    created = re.findall(r"CREATE HYPERSPACE INDEX (\w+)", block)
+                    text = "\n".join(str(v) for r in rows for v in r)
+                    assert any(name in text for name in created), text
+    disable_hyperspace(spark)
+
+
+def guide_examples(spark: SparkSession, lake: Path) -> None:
+    """docs/guide.md's Python sections, in order, on data written here (paths under ``lake``)."""
     # ## Python
     enable_hyperspace(spark)
     hs = Hyperspace(spark)
@@ -261,7 +318,49 @@ def readme_examples(spark: SparkSession, lake: Path) -> None:
 
 
 def test_readme_examples(session: SparkSession, tmp_path: Path) -> None:
-    readme_examples(session, tmp_path / "lake")
+    """The README's blocks as written, then the user guide's sections (transcribed onto data
+    written here)."""
+    readme_examples(session, tmp_path / "readme")
+    guide_examples(session, tmp_path / "lake")
+
+
+def test_readme_scala_block_runs_in_spark_shell(spark: SparkSession, tmp_path: Path) -> None:
+    """The README's Scala block as written, in pyspark's own spark-shell with the jar and the
+    extension (as the README says to start it), on the quick start's data written here."""
+    (block,) = code_blocks(README, "scala")
+    lake = tmp_path / "lake"
+    spark.range(0, 20000, 1, 4).selectExpr(
+        "id AS order_id", "id % 5000 AS customer_id", "id * 0.5 AS amount"
+    ).write.parquet(str(lake / "orders"))
+    script = tmp_path / "readme.scala"
+    script.write_text(
+        block.replace(README_LAKE, str(lake))
+        + '\nval used = orders.where("customer_id = 42").select("amount").queryExecution.executedPlan.toString'
+        + '\nprintln(s"README-SCALA ${used.contains("orders_by_customer")} ${hs.indexes.count()}")'
+        + "\nSystem.exit(0)\n",
+        encoding="utf-8",
+    )
+    spark_home = Path(pyspark.__file__).resolve().parent
+    command = [
+        str(spark_home / "bin" / "spark-shell"),
+        "--master", "local[1]",
+        "--jars", str(hyperspace.jar_path()),
+        "--conf", f"spark.sql.extensions={EXTENSION_CLASS}",
+        "--conf", f"{SYSTEM_PATH_KEY}={tmp_path / 'indexes'}",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.sql.shuffle.partitions=2",
+        "-i", str(script),
+    ]  # fmt: skip
+    result = subprocess.run(
+        command,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=str(tmp_path),
+        env=short_jvm_env(SPARK_HOME=str(spark_home)),
+    )
+    assert "README-SCALA true 1" in result.stdout, result.stdout[-4000:] + result.stderr[-4000:]
 
 
 def test_sql_only_script_over_connect(connect_spark: SparkSession, tmp_path: Path) -> None:

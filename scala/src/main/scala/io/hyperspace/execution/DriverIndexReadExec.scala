@@ -40,7 +40,7 @@ import io.hyperspace.shims.{FileListing, SortAggregation}
  * row groups), the Filters, Projects and aggregates evaluated on the rows, and no job runs. Once
  * an index has cut a lookup or a small range to one file or a few row groups, Spark's fixed cost
  * of a job (stages, a task's launch, its result's trip back) is most of the query's time
- * (benchmarks/results/seek-sf1.md, h-18-driver-aggregate-sf1.md, split-point-profile.md).
+ * (benchmarks/results/archive/seek-sf1.md, h-18-driver-aggregate-sf1.md, split-point-profile.md).
  *
  * Several index files are read as a job's tasks would read them, without the job: in runs of
  * consecutive files on `spark.hyperspace.index.driverRead.threads` threads (each run through the
@@ -48,7 +48,7 @@ import io.hyperspace.shims.{FileListing, SortAggregation}
  * rows, in file order), and — outside lookups of a few sorted keys — with the plan's own
  * whole-stage code over the reader's batches for the Filters and Projects above the scan (and a
  * global aggregate's partial step above them), which evaluates them several times faster than
- * row by row (TPC-H Q6 over 15 Z-order files: benchmarks/results/h-18-q6-threads.notes.md).
+ * row by row (TPC-H Q6 over 15 Z-order files: benchmarks/results/archive/h-18-q6-threads.notes.md).
  *
  * An aggregate is evaluated as Spark's sort-based aggregation evaluates it in a task (the same
  * aggregate functions, partial and final steps in turn, over all the rows as one partition,
@@ -324,7 +324,7 @@ object DriverIndexRead {
    * step's over the same Filters and Projects, as Spark generates it for a task whose stage reads
    * the scan and aggregates it: the running sums in local variables,
    * where rows turned out of the Filters' code and aggregated one at a time were each written to a
-   * row and read back from it (TPC-H Q6: benchmarks/results/h-18-vectored-reads.notes.md).
+   * row and read back from it (TPC-H Q6: benchmarks/results/archive/h-18-vectored-reads.notes.md).
    */
   private[execution] def compiledStage(
       plan: SparkPlan,

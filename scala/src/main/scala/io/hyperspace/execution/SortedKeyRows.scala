@@ -36,7 +36,7 @@ import io.hyperspace.index.split.{PageReadCounts, RowGroupRange, SplitPageRead}
  *
  * Spark's vectorized reader, given the same filter, decodes every column for every row of the
  * key's page range: 20,000 rows for a `SELECT *` lookup of four, which was most of the read
- * (benchmarks/results/h-18-floor.notes.md). Nothing here depends on the files being sorted — each
+ * (benchmarks/results/archive/h-18-floor.notes.md). Nothing here depends on the files being sorted — each
  * candidate value is tested — only the speed does.
  *
  * Rows located are those whose key passes the scan's filters on the key alone: a superset of the

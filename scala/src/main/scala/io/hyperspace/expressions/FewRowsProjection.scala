@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Exp
  * Generating a projection's code costs the same for one row as for a million: ~1.1–1.7 ms for
  * the 16 columns of TPC-H lineitem, where the interpreted projection is built in ~0.03–0.08 ms and
  * converts a row in ~0.6 µs against the generated code's ~0.37 µs (20,000 rows, load 1.7–2.3,
- * 2026-11-28; benchmarks/results/h-18-floor.notes.md). A `SELECT *` lookup's four rows paid the
+ * 2026-11-28; benchmarks/results/archive/h-18-floor.notes.md). A `SELECT *` lookup's four rows paid the
  * generation in full on every query — a seventh of its read in the driver. Past a few thousand
  * rows the generated code has paid for itself, so from there on it is the one used.
  *

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.{BooleanType, ByteType, DataType, DateType, Da
  * Spark writes a number, date or timestamp constant into the generated source itself, and caches
  * compiled classes by their source: every new key of a point lookup compiled a class of its own,
  * about 5 ms of a ~55 ms split index lookup read in the driver (JFR samples,
- * benchmarks/results/h-19-shared-code.notes.md). A job pays that once per query on its driver too,
+ * benchmarks/results/archive/h-19-shared-code.notes.md). A job pays that once per query on its driver too,
  * but a driver-side read is where a query's time is that small.
  *
  * Only the constants compared with (the operands of `=`, `<=>`, `<`, `<=`, `>`, `>=` and `IN`)

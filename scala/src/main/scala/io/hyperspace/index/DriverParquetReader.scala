@@ -28,7 +28,7 @@ import io.hyperspace.shims.ParquetFiles
  * read in the driver runs none, yet paid for it on every read, as it serializes the session's
  * ~1,100 Hadoop settings: 4.5 ms median (min 3.6) a broadcast on the benchmark machine, idle —
  * a tenth of a `SELECT *` point lookup read in the driver, and paid twice by a split index seek
- * (its index's read while planning, its source's read). benchmarks/results/h-19-broadcast.notes.md.
+ * (its index's read while planning, its source's read). benchmarks/results/archive/h-19-broadcast.notes.md.
  *
  * The reading is Spark's own: its record reader, given the settings Spark's set-up writes into
  * the configuration for it ([[configure]]; `DriverParquetReaderSuite` holds them equal to
@@ -78,8 +78,8 @@ object DriverParquetReader {
    * common pool has fewer than two threads (a machine of one or two cores) — twenty threads per
    * read of TPC-H Q6's 15 Z-order files. Measured on two cores: that Q6 128 → 105 ms with them off,
    * and the same either way with a common pool of four threads
-   * (benchmarks/results/h-18-vectored-reads.notes.md); a split index's page reads 20 → 6.5 ms a
-   * file (benchmarks/results/split-sf1-quiet3.notes.md). Other file systems keep Parquet's
+   * (benchmarks/results/archive/h-18-vectored-reads.notes.md); a split index's page reads 20 → 6.5 ms a
+   * file (benchmarks/results/archive/split-sf1-quiet3.notes.md). Other file systems keep Parquet's
    * default: on object stores vectored reads fetch a row group's ranges in parallel.
    */
   def vectoredReads(path: Path, conf: Configuration): Boolean =

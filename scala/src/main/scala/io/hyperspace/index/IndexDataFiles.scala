@@ -30,7 +30,7 @@ object IndexDataFiles {
    * Up to this many files a scan reads are checked one by one ([[missingAmong]]) rather than by
    * listing their directories: a Z-order range reading 2 of 114 files paid more for the listing
    * (a status per file of the directory) than for the rest of Hyperspace's planning
-   * (benchmarks/results/h-18-tiny-seek-profile.notes.md). Kept small, so an object store makes
+   * (benchmarks/results/archive/h-18-tiny-seek-profile.notes.md). Kept small, so an object store makes
    * no more requests than a few.
    */
   val MaxFilesCheckedOneByOne = 4

@@ -19,7 +19,7 @@ import io.hyperspace.shims.FileRelation
  * Spark plans an aggregate as a partial and a final step with an Exchange between them, because
  * a file scan reports an unknown partitioning even when its files are one input partition: a
  * one-week range of a Z-order index read one 0.5 MB file, then paid a shuffle and a second AQE
- * stage (benchmarks/results/tpch-sf1-issue18.md). A coalesce to one partition (`Repartition`
+ * stage (benchmarks/results/archive/tpch-sf1-issue18.md). A coalesce to one partition (`Repartition`
  * without shuffle, planned as `CoalesceExec`) above the Filters and Projects over the scan
  * reports a single partition, which satisfies every distribution an aggregate asks for (global
  * or grouped, with or without DISTINCT), so no Exchange is planned, with AQE on or off.
@@ -103,7 +103,7 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
    * several threads (`DriverIndexReadExec`; files up to `spark.hyperspace.index.driverRead.maxBytes`,
    * `driverRead.threads` above 1), which needs the plan's one partition: the threads then share
    * the files as a job's tasks would, with no job (a year of the Z-order index, 15 files, 6 MB:
-   * benchmarks/results/h-18-q6-threads.notes.md). Expressions the driver would not evaluate
+   * benchmarks/results/archive/h-18-q6-threads.notes.md). Expressions the driver would not evaluate
    * (non-deterministic ones, subqueries) leave the plan to Spark's split.
    */
   private def readInDriverOnThreads(agg: Aggregate, spark: SparkSession, sizes: => Seq[Long]): Boolean = {

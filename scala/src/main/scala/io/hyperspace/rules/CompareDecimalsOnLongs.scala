@@ -18,7 +18,7 @@ import io.hyperspace.index.covering.IndexHadoopFsRelation
  * A decimal literal from SQL text (`l_discount BETWEEN 0.05 AND 0.07`, `l_quantity < 24`) holds a
  * java BigDecimal, and `Decimal.compare` compares two values as longs only when both are held as
  * longs, anything else through two new BigDecimals: in TPC-H Q6 over the Z-order index that was
- * 38% of the executors' CPU samples (benchmarks/results/h-18-decimals-sf1.notes.md). A physical
+ * 38% of the executors' CPU samples (benchmarks/results/archive/h-18-decimals-sf1.notes.md). A physical
  * rule, after the scan's filters were pushed to Parquet as Spark planned them: only the filter
  * evaluated on the rows changes.
  */

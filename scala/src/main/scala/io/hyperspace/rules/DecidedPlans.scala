@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag
  * Spark runs the rule in every iteration of each fixed-point batch it is in until an iteration
  * changes nothing, so each batch gives the rule back at least once the plan it just returned
  * (a join of two tables with an index it does not use: four passes, each a full search of the
- * candidate indexes, benchmarks/results/h-19-planning.notes.md). A pass decides on the plan, the
+ * candidate indexes, benchmarks/results/archive/h-19-planning.notes.md). A pass decides on the plan, the
  * catalog's version and the session's settings. Reuse is confined to one query's planning —
  * Spark's own tracker of it, which the optimizer runs under — where the settings are the
  * query's; the plan (compared structurally: the same relations, file listings and expression

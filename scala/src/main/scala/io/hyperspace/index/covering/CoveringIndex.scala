@@ -146,7 +146,7 @@ object CoveringIndex {
    * each file, their plain values compress about as well as dictionary codes or better, while a
    * dictionary costs every read of a row group decoding it whole: at TPC-H SF1 a bucket's
    * `l_orderkey` dictionary held 94,000 keys, decoded by each point lookup to return 4 rows.
-   * Measured (benchmarks/results/h-18-key-encoding.notes.md): 7% smaller and 6% faster to join
+   * Measured (benchmarks/results/archive/h-18-key-encoding.notes.md): 7% smaller and 6% faster to join
    * on `l_orderkey`, a split index on it 35% smaller, and 3-5% larger where the indexed column
    * has a few dozen values (scans equal). Strings keep their dictionary: short repeated strings
    * are read as codes. So does a column whose stored name has a dot (a nested field's): Parquet

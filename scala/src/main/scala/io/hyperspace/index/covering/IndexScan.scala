@@ -162,9 +162,9 @@ object IndexHadoopFsRelation {
    * and Parquet's dictionary filter would first expand each row group's key dictionary (some
    * 90,000 values a bucket at TPC-H SF1, a set built per lookup) to tell the same. Measured: a
    * point lookup's planning 140 ms without it against 177 ms with it (medians of 77 alternating
-   * runs, load 14; benchmarks/results/split-point-profile.md). For a `SELECT *` lookup on a
+   * runs, load 14; benchmarks/results/archive/split-point-profile.md). For a `SELECT *` lookup on a
    * covering index read in the driver it was a third of the read: 43 → 22 ms a read (load 8;
-   * benchmarks/results/h-18-tiny-seek-profile.notes.md). A Z-order index's files are sorted on no
+   * benchmarks/results/archive/h-18-tiny-seek-profile.notes.md). A Z-order index's files are sorted on no
    * column, so its reads keep the filter.
    */
   val lookupOptions: Map[String, String] = options + (DictionaryFilter -> "false")

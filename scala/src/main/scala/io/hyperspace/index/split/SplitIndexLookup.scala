@@ -24,7 +24,7 @@ import io.hyperspace.shims.FileListing
  * A split index's locations for a filter on its keys, read in the driver straight from the index
  * files, without planning a query of its own: the seek's lookup ran a nested Catalyst query over
  * the index (analysis, the optimizer with Hyperspace's own rules, physical planning), which was
- * most of a point lookup's planning time (benchmarks/results/h-19-direct.notes.md).
+ * most of a point lookup's planning time (benchmarks/results/archive/h-19-direct.notes.md).
  *
  * The files are those of the log (no listing) that the filter's buckets and the files' logged key
  * ranges leave ([[IndexFileIndex.filesToRead]]); each is read by Spark's own Parquet reader with
