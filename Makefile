@@ -57,7 +57,7 @@ PKG_JAR   := python/hyperspace/jars/$(call jar_name,$(SPARK))
 ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_name,$(l)))
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
-.PHONY: test-full help setup build jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
+.PHONY: test-full help setup build publish-local publish-line jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
 	test-line-scala test-scala-then-lines line-subsets test-wheel sbt fuzz chaos demo bench bench-quick clean
 
 help:
@@ -71,6 +71,7 @@ help:
 	@echo "make fmt    - apply ruff's import order and format, and scalafmt to the Scala sources"
 	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
 	@echo "make build  - build the jar and the wheel (dist/; every Spark line's jar)"
+	@echo "make publish-local - every line's Maven artifacts (jar, sources, Scaladoc, POM) into dist/maven/"
 	@echo "make sbt CMD='testOnly <suite>' - one sbt command (e.g. a single suite)"
 	@echo "make fuzz   - long differential runs (FUZZ_QUERIES=2000, FUZZ_SEED=<now>)"
 	@echo "make chaos  - more rounds of the kill/race/vacuum chaos suite (CHAOS_ROUNDS=5, CHAOS_SEED=<now>)"
@@ -130,7 +131,7 @@ jars:
 
 # Only the jars of this version's lines go into the wheel.
 wheel: jars $(VENV)/.installed
-	rm -rf dist python/build
+	rm -rf dist/*.whl python/build
 	@for j in python/hyperspace/jars/*.jar; do \
 	  case " $(ALL_PKG_JARS) " in *" $$j "*) ;; *) rm -v "$$j";; esac; done
 	$(PHASE) wheel -- $(VPY) -m pip wheel --quiet --no-deps -w dist ./python
@@ -138,6 +139,22 @@ wheel: jars $(VENV)/.installed
 	@ls dist/*.whl
 
 build: setup jar wheel
+
+# Every line's Maven artifacts (io.hyperspace:hyperspace-spark<line>_2.13:<version>: the jar, its
+# sources and Scaladoc jars, the POM) in a Maven repository layout under dist/maven/, for
+# `spark-submit --packages ... --repositories file://$(CURDIR)/dist/maven` and builds depending on
+# them (build.sbt's publishSettings; HYPERSPACE_SCM_URL fills the POM's <scm> for a release).
+# PUBLISH_LINES narrows the lines (make test publishes the default line's for its tests).
+PUBLISH_LINES ?= $(SPARK_LINES)
+MAVEN_REPO := dist/maven
+publish-local:
+	$(foreach l,$(PUBLISH_LINES),$(MAKE) --no-print-directory publish-line SPARK=$(l) &&) true
+# A release is never overwritten in a Maven repository; dist/maven/ is this build's own, so the
+# line's version there is replaced.
+LINE_MAVEN_DIR = $(MAVEN_REPO)/io/hyperspace/hyperspace-spark$(SPARK)_2.13/$(HS_VERSION)
+publish-line: | $(SBT_LAUNCHER)
+	rm -rf $(LINE_MAVEN_DIR)
+	$(PHASE) "publish $(SPARK)" -- $(SBT) publish
 
 # ---- style -------------------------------------------------------------------------------
 # Settings: ruff.toml (ruff), python/pyproject.toml [tool.mypy], .scalafmt.conf (scalafmt).
@@ -197,8 +214,9 @@ ifeq ($(LINES_BESIDE),yes)
 	$(MAKE) --no-print-directory jar
 	$(MAKE) --no-print-directory -j2 test-python test-scala-then-lines
 else
-	$(PHASE) "sbt $(SPARK)" --sbt-steps "$(FMT_STEPS)compile,tests,package" -- \
-	  $(SBT) $(FMT_CHECK) Test/compile test package
+	rm -rf $(LINE_MAVEN_DIR)
+	$(PHASE) "sbt $(SPARK)" --sbt-steps "$(FMT_STEPS)compile,tests,package,publish" -- \
+	  $(SBT) $(FMT_CHECK) Test/compile test package publish
 	$(MAKE) --no-print-directory jar
 	$(MAKE) --no-print-directory test-python
 endif
@@ -206,9 +224,12 @@ endif
 
 # The second lane of `make test LINES_BESIDE=yes` (above); its main classes are those the jar was
 # just built from, so this sbt start compiles the tests only.
+# It also publishes the line's Maven artifacts (publish-line), which the wheel's run on this line
+# then resolves with spark-submit --packages (tests/test_maven_artifacts.py).
 test-scala-then-lines:
-	$(PHASE) "sbt $(SPARK)" --sbt-steps "compile,tests" -- $(SBT) Test/compile test
-	$(MAKE) --no-print-directory test-lines
+	rm -rf $(LINE_MAVEN_DIR)
+	$(PHASE) "sbt $(SPARK)" --sbt-steps "compile,tests,publish" -- $(SBT) Test/compile test publish
+	$(MAKE) --no-print-directory test-lines MAVEN_PUBLISHED=$(SPARK)
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
 # adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one
@@ -311,6 +332,11 @@ test-line-scala: | $(SBT_LAUNCHER)
 	$(MAKE) --no-print-directory jar
 	$(MAKE) --no-print-directory check-spark-patches
 
+# MAVEN_PUBLISHED=<line> (test-scala-then-lines): that line's Maven artifacts were just published, and
+# its wheel run resolves them with spark-submit --packages, failing if they are missing.
+MAVEN_PUBLISHED ?=
+maven_tests = $(if $(filter $(SPARK),$(MAVEN_PUBLISHED)),tests/test_maven_artifacts.py)
+maven_test_env = $(if $(filter $(SPARK),$(MAVEN_PUBLISHED)),HYPERSPACE_REQUIRE_MAVEN=1)
 # The built wheel (dist/) in a new venv of this line; pytest imports hyperspace from the venv's
 # site-packages (tests/ puts nothing of python/ on the path), so the wheel's own files are tested.
 WHEEL_VENV := .venv-wheel-$(SPARK)
@@ -322,8 +348,8 @@ test-wheel:
 	$(PHASE) "wheel venv $(SPARK)" -- $(WHEEL_VENV)/bin/python $(PIP_INSTALL) "$$(ls dist/*.whl)[test]" pyspark==$(SPARK_VERSION)
 	$(WHEEL_VENV)/bin/python -c 'import hyperspace, sys; sys.exit("hyperspace imported from the source tree, not the wheel: " + hyperspace.__file__ if "site-packages" not in hyperspace.__file__ else 0)'
 	rm -f target/pytest-times-wheel-$(SPARK).tsv
-	HYPERSPACE_PYTEST_TIMES=$(CURDIR)/target/pytest-times-wheel-$(SPARK).tsv $(PHASE) "wheel pytest $(SPARK)" -- \
-	  $(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) -q -ra --durations=5 $(PYTEST_XDIST)
+	HYPERSPACE_PYTEST_TIMES=$(CURDIR)/target/pytest-times-wheel-$(SPARK).tsv $(maven_test_env) $(PHASE) "wheel pytest $(SPARK)" -- \
+	  $(WHEEL_VENV)/bin/python -m pytest $(WHEEL_PY_TESTS) $(maven_tests) -q -ra --durations=5 $(PYTEST_XDIST)
 
 # Each line's subset ends with check-spark-patches (below): its jar links on the patches listed.
 # LINES narrows the lines whose Scala subset runs (`LINES=` none, when `make test LINES_BESIDE=yes`

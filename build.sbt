@@ -134,6 +134,33 @@ lazy val s3aTestDependencies: Seq[ModuleID] = {
 // not contain, which would break every suite's session.
 lazy val sqlCorpusJar = taskKey[File]("The Spark line's spark-sql test-sources jar (Spark's SQL test corpus)")
 
+// The Maven artifacts of a line: io.hyperspace:hyperspace-spark<line>_2.13:<version>, with its sources
+// and Scaladoc jars and a POM in which Spark, Delta and Iceberg are `provided` (the user's Spark
+// brings them; `--packages` must not pull a second Spark). `make publish-local` writes every line
+// into a Maven repository layout under dist/maven/ (tests/test_maven_artifacts.py reads it there).
+// The project has no public source repository yet: HYPERSPACE_SCM_URL (a git URL, as a release
+// sets it) fills the POM's <scm> and <url>, which Maven Central requires; without it they are left
+// out rather than made up.
+lazy val scmUrl: Option[String] = sys.env.get("HYPERSPACE_SCM_URL").map(_.trim).filter(_.nonEmpty)
+lazy val publishSettings: Seq[Setting[_]] = Seq(
+  description := "Hyperspace for Spark 4: indexes over the files of a data lake that unchanged Spark " +
+    "queries use automatically (a SparkSessionExtension).",
+  licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
+  // Written out rather than through `developers`, whose entries need a URL the project does not have.
+  pomExtra := <developers><developer><id>hyperspace-spark</id><name>The Hyperspace for Spark 4 authors</name></developer></developers>,
+  homepage := scmUrl.map(u => url(u.stripSuffix(".git"))),
+  scmInfo := scmUrl.map(u => ScmInfo(url(u.stripSuffix(".git")), s"scm:git:$u")),
+  // Spark brings its Scala: the POM names scala-library `provided` like Spark itself.
+  autoScalaLibrary := false,
+  libraryDependencies += "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
+  publishMavenStyle := true,
+  pomIncludeRepository := (_ => false),
+  Test / publishArtifact := false,
+  publishTo := Some(MavenCache("dist-maven", baseDirectory.value / "dist" / "maven")),
+  // The jar carries the licence beside its classes.
+  Compile / packageBin / mappings += (baseDirectory.value / "LICENSE") -> "META-INF/LICENSE",
+  Compile / packageSrc / mappings += (baseDirectory.value / "LICENSE") -> "META-INF/LICENSE")
+
 lazy val root = (project in file("."))
   .settings(
     name := s"hyperspace-spark$sparkLine",
@@ -143,6 +170,7 @@ lazy val root = (project in file("."))
     target := baseDirectory.value / "target" / s"spark-$sparkLine",
     organization := "io.hyperspace",
     version := pinned("hyperspace"),
+    publishSettings,
     scalaVersion := pinned("scala"),
     // Unused code (imports, private members, locals, parameters, pattern variables) fails the
     // build, in main and test; other warnings stay warnings, so a new Spark line's deprecations
