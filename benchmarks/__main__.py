@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         default="advisor,handpicked",
         help="tpcds: the index sets compared with no index (advisor, handpicked or both)",
     )
+    parser.add_argument("--driver-memory", default="8g", help="the local session's driver (and only) JVM heap")
     parser.add_argument("--name", default=None, help="results file name (default sf<SF>)")
     parser.add_argument("--data-dir", default=str(HERE / "data"), help="cache of generated data")
     parser.add_argument("--results-dir", default=str(HERE / "results"))
@@ -90,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(args.data_dir).resolve()
     work_dir = data_dir / f"work-{name}"
     shutil.rmtree(work_dir, ignore_errors=True)
-    builder = local_session("8g", max(4, args.buckets), f"hyperspace-bench-{name}", work_dir / "warehouse")
+    builder = local_session(
+        args.driver_memory, max(4, args.buckets), f"hyperspace-bench-{name}", work_dir / "warehouse"
+    )
     chosen = args.suite
     if "lakehouse" in chosen:  # Delta and Iceberg tables: their jars, extensions and catalogs, when available
         builder = lakehouse.builder_hook(builder, work_dir)
