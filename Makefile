@@ -58,7 +58,7 @@ ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_nam
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
 .PHONY: test-full help setup build publish-local publish-line jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
-	test-line-scala test-scala-then-lines line-subsets test-wheel sbt fuzz chaos demo bench bench-quick clean
+	test-line-scala test-scala-then-lines line-subsets test-wheel sbt fuzz chaos demo bench bench-quick bench-tpcds sql-corpus-jar clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
@@ -77,6 +77,7 @@ help:
 	@echo "make chaos  - more rounds of the kill/race/vacuum chaos suite (CHAOS_ROUNDS=5, CHAOS_SEED=<now>)"
 	@echo "make bench  - TPC-H benchmarks at SF1 (BENCH_ARGS='--sf 2 --suite tpch' ...)"
 	@echo "make bench-quick - a tiny smoke run of every benchmark suite"
+	@echo "make bench-tpcds - Spark's TPC-DS queries at SF1, no index / the advisor's / hand-picked indexes"
 	@echo "make check-spark-patches - the line's jar links on the patches spark.patches.<line> lists"
 	@echo "make clean  - remove build outputs (keeps the download cache in $(HS_CACHE))"
 
@@ -438,6 +439,14 @@ bench: setup jar
 # A tiny run of every suite: checks the harness, asserts nothing about timings.
 bench-quick: setup jar
 	$(VPY) -m benchmarks --quick --name quick --results-dir benchmarks/data/quick-results
+
+# TPC-DS (issue #55): Spark's own TPC-DS queries, read from the line's spark-sql test-sources jar
+# (fetched by sbt's sqlCorpusJar task), over tpcgen-cli data. `make bench-tpcds BENCH_ARGS='--sf 0.1'`.
+sql-corpus-jar: | $(SBT_LAUNCHER)
+	$(SBT) -error 'print sqlCorpusJar'
+
+bench-tpcds: setup jar sql-corpus-jar
+	$(VPY) -m benchmarks --suite tpcds $(BENCH_RESULTS) $(BENCH_ARGS)
 
 clean:
 	rm -rf target project/target project/project dist python/build python/*.egg-info \

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pyspark.sql import SparkSession
 
@@ -16,12 +16,15 @@ T = TypeVar("T")
 @dataclass
 class BenchContext:
     spark: SparkSession
-    lake: TpchLake
+    lake: TpchLake | None  # None when only suites with data of their own run (tpcds)
     work_dir: Path
     runs: int
     buckets: int
     quick: bool
     only: frozenset[str] | None = None  # query names to run (--queries); None: all
+    sf: float = 1.0
+    data_dir: Path = Path("benchmarks/data")
+    options: dict[str, Any] = field(default_factory=dict)  # suite options (--budget, --index-sets)
 
     def selected(self, queries: dict[str, T]) -> dict[str, T]:
         """``queries`` restricted to the names chosen with ``--queries`` (all by default)."""

@@ -280,7 +280,11 @@ def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, A
     if "indexed" in suites:
         md += indexed_markdown(suites["indexed"])
     for suite, result in suites.items():  # later suites render their own section
-        if suite not in ("tpch", "overhead", "indexed") and "markdown" in result:
+        if suite == "tpcds":  # rendered anew from the raw results (--report-only after a change)
+            from benchmarks.suites import tpcds
+
+            md += tpcds.markdown(result)
+        elif suite not in ("tpch", "overhead", "indexed") and "markdown" in result:
             md += list(result["markdown"])
     notes = results_dir / f"{name}.notes.md"
     if notes.exists():  # the hand-written analysis: where the time goes, why a target is missed
@@ -290,6 +294,11 @@ def write(results_dir: Path, name: str, env: dict[str, Any], suites: dict[str, A
     paths[1].write_text(json.dumps({"environment": env, "suites": suites}, indent=2))
     if "tpch" in suites:
         paths.append(_chart(results_dir / f"{name}.png", suites["tpch"], env))
+    if "tpcds" in suites:
+        from benchmarks.suites import tpcds
+
+        png = results_dir / (f"{name}-tpcds.png" if "tpch" in suites else f"{name}.png")
+        paths.append(tpcds.chart(png, suites["tpcds"], env))
     return paths
 
 

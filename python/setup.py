@@ -64,6 +64,7 @@ setup(
         ],
         "bench": [
             f"tpchgen-cli=={V['tpchgen-cli']}",
+            f"tpcgen-cli=={V['tpcgen-cli']}",
             f"matplotlib=={V['matplotlib']}",
         ],
     },

@@ -18,6 +18,7 @@ from benchmarks.suites import (
     overhead,
     seek,
     split,
+    tpcds,
     tpch,
 )
 
@@ -34,4 +35,8 @@ SUITES: dict[str, Suite] = {
     "seek": seek.run,
     "split": split.run,
     "onepart": onepart.run,
+    "tpcds": tpcds.run,
 }
+# Suites with data of their own (no TPC-H lake needed), run only when named: `all` leaves them out
+# (the TPC-DS suite at SF1 runs longer than every other suite together).
+OWN_DATA = frozenset({"tpcds"})
