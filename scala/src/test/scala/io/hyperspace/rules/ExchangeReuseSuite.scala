@@ -83,7 +83,7 @@ class ExchangeReuseSuite extends MaintenanceTestSupport {
     // Spark's estimate before the query runs is over the threshold: only the run-time size of the
     // per-store aggregate (12 rows) lets adaptive execution broadcast it.
     withConf("spark.sql.adaptive.enabled" -> "true", "spark.sql.autoBroadcastJoinThreshold" -> "-1",
-        "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "10MB") {
+      "spark.sql.adaptive.autoBroadcastJoinThreshold" -> "10MB") {
       def query = q1Shaped("byCustomerStore", "TRUE")
       def joins(df: DataFrame): (Int, Int) = {
         val nodes = allNodes(df)
