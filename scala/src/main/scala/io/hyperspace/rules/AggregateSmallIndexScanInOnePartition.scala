@@ -5,7 +5,7 @@ import scala.util.control.NonFatal
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, PredicateHelper, SubqueryExpression}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, Repartition}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Join, LogicalPlan, Project, Repartition, Subquery}
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import io.hyperspace.config.HyperspaceConf
@@ -49,6 +49,11 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
     case agg: Aggregate if eligible(agg, belowJoin) =>
       agg.withNewChildren(Seq(Repartition(1, shuffle = false, agg.child)))
     case join: Join => join.mapChildren(rewrite(_, belowJoin = true))
+    // A correlated subquery's plan, which Spark optimizes on its own before decorrelating it into
+    // a join with the outer query: its aggregates end up below that join. Coalescing one there
+    // also makes it differ from the same aggregate in the outer query (TPC-DS q1's CTE, read by
+    // both), so Spark could not reuse one's exchange for the other.
+    case s: Subquery if s.correlated => s.mapChildren(rewrite(_, belowJoin = true))
     case other => other.mapChildren(rewrite(_, belowJoin))
   }
 

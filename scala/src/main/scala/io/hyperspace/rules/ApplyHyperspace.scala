@@ -222,10 +222,11 @@ object ApplyHyperspace extends Logging with PredicateHelper {
    * the source itself, so a covering index that serves the query replaces the scan first; a
    * join's small side prunes a split-indexed scan only where no filter seek narrowed it already.
    * Last, the streamed side of a join Spark broadcasts, left unread by all of the above, reads an
-   * index sorted on the join key.
+   * index sorted on the join key. Then a join side the filter rule read bucketed, which adaptive
+   * execution is expected to broadcast once it has run, is read unbucketed so it can.
    */
   val rewrites: Seq[IndexRewrite] = Seq(DataSkippingRule, JoinIndexRule, AggregateIndexRule, FilterIndexRule,
-    SplitSeekRule, JoinPruningRule, BroadcastProbeIndexRule)
+    SplitSeekRule, JoinPruningRule, BroadcastProbeIndexRule, KeepAdaptiveBroadcasts)
 
   /**
    * `plan` rewritten to use some of `indexes` (real ones, or hypothetical ones for whatIf), as

@@ -201,6 +201,10 @@ object Reason {
     def describe: String = decision.describe(indexOnBroadcastSide)
   }
 
+  final case class AdaptiveBroadcasts(decision: AdaptiveBroadcast, indexOnSmallSide: Boolean) extends Reason {
+    def describe: String = decision.describe(indexOnSmallSide)
+  }
+
   /** The streamed side of a broadcast join probes in `key` order only from an index led by `key`. */
   final case class ProbeKeyNotLeading(key: String, leading: String) extends Reason {
     def describe: String =

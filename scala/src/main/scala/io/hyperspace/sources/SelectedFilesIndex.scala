@@ -11,5 +11,14 @@ class SelectedFilesIndex(delegate: FileIndex, val paths: Set[String]) extends Fi
 
   override protected def keeps(path: String): Boolean = paths.contains(path)
 
+  // By what it lists, so two scans of the same appended files canonicalize alike and Spark
+  // reuses one's exchange for the other (ExchangeReuseSuite).
+  override def equals(other: Any): Boolean = other match {
+    case o: SelectedFilesIndex => o.getClass == getClass && o.delegate == delegate && o.paths == paths
+    case _ => false
+  }
+
+  override def hashCode(): Int = (delegate, paths).hashCode()
+
   override def toString: String = s"SelectedFilesIndex(${paths.size} of ${delegate.rootPaths.mkString(", ")})"
 }

@@ -36,6 +36,19 @@ class IndexFileIndex(val entry: LogEntry) extends FileIndex {
   override def refresh(): Unit = ()
   override def sizeInBytes: Long = entry.content.sizeInBytes
   override def partitionSchema: StructType = new StructType()
+  // By the index version it lists, not by identity: a scan's canonical form holds its relation
+  // and so this listing, and Spark reuses an exchange (or a subquery) only between scans that
+  // canonicalize alike. Each rewrite builds its own listing, so two references to the same data
+  // (a CTE read twice, TPC-DS q1) would otherwise read and shuffle it twice. What the listing
+  // returns depends only on the entry and the scan's filters, which the scan node compares.
+  override def equals(other: Any): Boolean = other match {
+    case o: IndexFileIndex if o.getClass == getClass =>
+      // A hypothetical entry (the advisor's what-if) is written nowhere: only itself is itself.
+      if (entry.isHypothetical || o.entry.isHypothetical) o.entry eq entry else o.entry.identity == entry.identity
+    case _ => false
+  }
+  override def hashCode(): Int = entry.identity.hashCode()
+
   override def toString: String = s"IndexFileIndex[${entry.name} v${entry.content.dataVersion}]"
 }
 
