@@ -379,6 +379,14 @@ object HyperspaceConf {
       .checkValues(Set("cost", "index"))
       .createWithDefault("cost")
 
+  val INDEXED_JOIN_COUNT_PROBE_ROWS: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.indexed.join.countProbeRows")
+      .doc("Whether the cost-based join selection counts a small probe side's rows (a job reading " +
+        "it under a limit) when only an estimate from its size, which no filter lowers, would leave " +
+        "the join to Spark; false decides on that estimate.")
+      .booleanConf
+      .createWithDefault(true)
+
   val INDEXED_JOIN_ONE_TASK_PROBE_ROWS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.indexed.join.oneTaskProbeRows")
       .doc("Probe sides of an indexed join broadcast to the index partitions with at most this " +
@@ -588,6 +596,8 @@ object HyperspaceConf {
   def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)
 
   def indexedJoinOneTaskProbeRows(spark: SparkSession): Int = INDEXED_JOIN_ONE_TASK_PROBE_ROWS.readFrom(spark)
+
+  def indexedJoinCountProbeRows(spark: SparkSession): Boolean = INDEXED_JOIN_COUNT_PROBE_ROWS.readFrom(spark)
 
   def indexedLookupReadInPlace(spark: SparkSession): Boolean = INDEXED_LOOKUP_READ_IN_PLACE.readFrom(spark)
 
