@@ -84,7 +84,7 @@ def _interleaved(
     return medians, load_start, _load()
 
 
-def _broadcast(spark: SparkSession, root: Path, rows: int, rounds: int) -> list[str]:
+def _broadcast(spark: SparkSession, root: Path, rows: int, rounds: int, split_variant: bool) -> list[str]:
     from hyperspace import Hyperspace, HyperspaceConfig, IndexConfig, disable_hyperspace, enable_hyperspace
     from hyperspace._jvm import plan_facts
 
@@ -117,10 +117,20 @@ def _broadcast(spark: SparkSession, root: Path, rows: int, rounds: int) -> list[
             (enable_hyperspace if on else disable_hyperspace)(spark)
             return query().collect()
 
+        def split_read() -> list[Any]:
+            # Files costing nothing to open: the rule reads the index with file splits where it
+            # declines on the open cost, to see what that read would have cost.
+            spark.conf.set("spark.sql.files.openCostInBytes", "1")
+            try:
+                return run(True)
+            finally:
+                spark.conf.unset("spark.sql.files.openCostInBytes")
+
         label = f"{files} files, {buckets} buckets"
-        medians, load_start, load_end = _interleaved(
-            label, {"off": lambda: run(False), "on": lambda: run(True)}, rounds
-        )
+        variants = {"off": lambda: run(False), "on": lambda: run(True)}
+        if split_variant:
+            variants["on, open cost 1 B"] = split_read
+        medians, load_start, load_end = _interleaved(label, variants, rounds)
         _, tasks_off = _tasks(spark, lambda: run(False))
         _, tasks_on = _tasks(spark, lambda: run(True))
         enable_hyperspace(spark)
@@ -128,6 +138,9 @@ def _broadcast(spark: SparkSession, root: Path, rows: int, rounds: int) -> list[
         q.collect()
         used = plan_facts(q)["indexes"]
         disable_hyperspace(spark)
+        if split_variant:
+            split = medians["on, open cost 1 B"]
+            print(f"    open cost 1 B: {split:.0f} ms, off / that {medians['off'] / split:.2f}×", flush=True)
         out.append(
             f"| {label} | {medians['off']:.0f} | {medians['on']:.0f} | {medians['off'] / medians['on']:.2f}× | "
             f"{tasks_off} → {tasks_on} | {', '.join(used) or 'none'} | {load_start:.1f}–{load_end:.1f} |"
@@ -204,6 +217,9 @@ def main() -> None:
     parser.add_argument("--cases", default="broadcast,indexed")
     parser.add_argument("--fact-rows", type=int, default=3_000_000)
     parser.add_argument("--edge-rows", type=int, default=1_000_000)
+    parser.add_argument(
+        "--split-variant", action="store_true", help="add the index read with file splits at an open cost of 1 byte"
+    )
     args = parser.parse_args()
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from hyperspace import HyperspaceConfig, configure_spark_with_hyperspace
@@ -220,7 +236,7 @@ def main() -> None:
     if "broadcast" in cases:
         tables += (
             [f"Broadcast join, {args.fact_rows:,}-row fact table:", ""]
-            + _broadcast(spark, root, args.fact_rows, args.rounds)
+            + _broadcast(spark, root, args.fact_rows, args.rounds, args.split_variant)
             + [""]
         )
     if "indexed" in cases:
