@@ -313,6 +313,14 @@ class HyperspaceConfig:
         "rows are joined in one task when one executor caches the whole index: the output is one "
         "partition, so an aggregate above it needs no exchange (default 20000; 0 turns it off).",
     )
+    indexed_join_count_probe_rows = _Setting(
+        "spark.hyperspace.indexed.join.countProbeRows",
+        _to_bool,
+        _from_bool,
+        "Whether the cost-based join selection counts a small probe side's rows (a job reading it "
+        "under a limit) when only an estimate from its size, which no filter lowers, would leave "
+        "the join to Spark; false decides on that estimate (default true).",
+    )
     indexed_join_probe_in_place = _Setting(
         "spark.hyperspace.indexed.join.probeInPlace",
         _to_bool,

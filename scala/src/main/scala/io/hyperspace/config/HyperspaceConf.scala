@@ -379,6 +379,14 @@ object HyperspaceConf {
       .checkValues(Set("cost", "index"))
       .createWithDefault("cost")
 
+  val INDEXED_JOIN_COUNT_PROBE_ROWS: ConfigEntry[Boolean] =
+    buildConf("spark.hyperspace.indexed.join.countProbeRows")
+      .doc("Whether the cost-based join selection counts a small probe side's rows (a job reading " +
+        "it under a limit) when only an estimate from its size, which no filter lowers, would leave " +
+        "the join to Spark; false decides on that estimate.")
+      .booleanConf
+      .createWithDefault(true)
+
   val INDEXED_JOIN_ONE_TASK_PROBE_ROWS: ConfigEntry[Int] =
     buildConf("spark.hyperspace.indexed.join.oneTaskProbeRows")
       .doc("Probe sides of an indexed join broadcast to the index partitions with at most this " +
@@ -434,7 +442,8 @@ object HyperspaceConf {
     DECIMALS_ON_LONGS_ENABLED,
     INDEXED_NUM_PARTITIONS, INDEXED_BATCH_SIZE,
     INDEXED_COMPRESSION, INDEXED_COMPRESSION_BLOCK_SIZE, INDEXED_ROW_FORMAT, INDEXED_JOIN_SELECTION,
-    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_JOIN_PROBE_IN_PLACE, INDEXED_LOOKUP_READ_IN_PLACE,
+    INDEXED_JOIN_ONE_TASK_PROBE_ROWS, INDEXED_JOIN_COUNT_PROBE_ROWS, INDEXED_JOIN_PROBE_IN_PLACE,
+    INDEXED_LOOKUP_READ_IN_PLACE,
     INDEXED_KEPT_BROADCASTS_MAX_BYTES,
     SPLIT_MAX_READ_FRACTION, SPLIT_MAX_LOCATIONS, SPLIT_DRIVER_READ_MAX_BYTES, SPLIT_JOIN_PRUNING_ENABLED,
     SPLIT_JOIN_PRUNING_MAX_KEYS, SKETCH_JOIN_PRUNING_ENABLED, SKETCH_JOIN_PRUNING_MAX_KEYS,
@@ -588,6 +597,8 @@ object HyperspaceConf {
   def indexedJoinSelection(spark: SparkSession): String = INDEXED_JOIN_SELECTION.readFrom(spark)
 
   def indexedJoinOneTaskProbeRows(spark: SparkSession): Int = INDEXED_JOIN_ONE_TASK_PROBE_ROWS.readFrom(spark)
+
+  def indexedJoinCountProbeRows(spark: SparkSession): Boolean = INDEXED_JOIN_COUNT_PROBE_ROWS.readFrom(spark)
 
   def indexedLookupReadInPlace(spark: SparkSession): Boolean = INDEXED_LOOKUP_READ_IN_PLACE.readFrom(spark)
 

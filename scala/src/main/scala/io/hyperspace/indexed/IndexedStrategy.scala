@@ -2,15 +2,18 @@ package io.hyperspace.indexed
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.Count
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.plans.logical.{JoinHint, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, JoinHint, Limit, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
+import org.apache.spark.sql.hyperspace.SparkInternals
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BooleanType, DoubleType, FloatType}
 
 import io.hyperspace.config.HyperspaceConf
+import io.hyperspace.index.BoundedCache
 import io.hyperspace.shims.{EquiJoin, ProjectsAndFilters}
 
 /**
@@ -63,7 +66,7 @@ object IndexedStrategy extends SparkStrategy {
             c.indexOnLeft,
             extra,
             c.decision.broadcastProbe,
-            if (c.decision.broadcastProbe && inOneTask(probePlan, side.relation.data)) 1
+            if (c.decision.broadcastProbe && inOneTask(c.decision.probeRows, side.relation.data)) 1
             else SparkSession.active.sparkContext.defaultParallelism,
             c.decision.reason,
             c.inPlace)
@@ -77,9 +80,9 @@ object IndexedStrategy extends SparkStrategy {
    * that joining it in parallel saves less than the exchange and stage a multi-task output needs
    * above it (an aggregate's), and an index one executor caches whole.
    */
-  private def inOneTask(probePlan: LogicalPlan, data: IndexedData): Boolean = {
+  private def inOneTask(probeRows: BigInt, data: IndexedData): Boolean = {
     val limit = HyperspaceConf.indexedJoinOneTaskProbeRows(SparkSession.active)
-    limit > 0 && IndexedJoinSelection.rows(probePlan) <= limit && data.cachedOnOneExecutor
+    limit > 0 && probeRows <= limit && data.cachedOnOneExecutor
   }
 
   /**
@@ -133,7 +136,7 @@ object IndexedStrategy extends SparkStrategy {
         HyperspaceConf.indexedJoinSelection(SparkSession.active),
         joinType, indexOnLeft, indexPlan, IndexedJoinSelection.rows(side.relation),
         side.relation.data.numPartitions, probePlan, indexHint, probeHint,
-        SQLConf.get.autoBroadcastJoinThreshold, broadcastSoFar)
+        SQLConf.get.autoBroadcastJoinThreshold, broadcastSoFar, countRows(probePlan, _))
       // A probe side adaptive execution already broadcast is a broadcast stage: it has no rows
       // to read in place.
       if (decision.broadcastProbe && broadcastSoFar == IndexedJoinSelection.NotBroadcastYet &&
@@ -144,6 +147,31 @@ object IndexedStrategy extends SparkStrategy {
       } else Choice(side, indexOnLeft, decision, inPlace = false)
     }
   }
+
+  /**
+   * The rows of `plan` (an optimized plan), counted up to `upTo`: a job reading the plan under a
+   * limit of `upTo` rows, so a probe side that keeps many rows stops early. None when counting is
+   * off or the plan holds a finished adaptive stage (that stage is this query's; a count would
+   * plan it anew). Adaptive execution plans a query again after every stage, and explain plans
+   * it too: a deterministic plan's count is kept by its canonical form, so one query counts once.
+   */
+  private def countRows(plan: LogicalPlan, upTo: BigInt): Option[BigInt] = {
+    val spark = SparkSession.active
+    if (!HyperspaceConf.indexedJoinCountProbeRows(spark) || plan.exists(_.isInstanceOf[LogicalQueryStage])) {
+      return None
+    }
+    val limit = upTo.min(BigInt(Int.MaxValue)).toInt
+    def count: BigInt = {
+      val counted = Aggregate(Nil, Seq(Alias(Count(Literal(1)).toAggregateExpression(), "rows")()),
+        Limit(Literal(limit), plan))
+      BigInt(SparkInternals.ofRows(spark, counted).collect().head.getLong(0))
+    }
+    if (!plan.deterministic) Some(count)
+    else Some(counts.getOrElseUpdate((plan.canonicalized, limit), count))
+  }
+
+  // A few plans' counts: each key holds its plan, so only the last few queries' probe sides.
+  private val counts = new BoundedCache[(LogicalPlan, Int), BigInt](32)
 
   /**
    * Whether the probe side is a broadcast adaptive execution has already run, and its form: the

@@ -118,25 +118,6 @@ object AggregateSmallIndexScanInOnePartition extends Rule[LogicalPlan] with Pred
     sizes.sum <= limit
   }
 
-  /**
-   * Whether Spark's packing of files into read partitions (FilePartition: split size from
-   * `spark.sql.files.maxPartitionBytes`, `openCostInBytes` and the minimum partition number,
-   * files placed largest first, each costing its length plus the open cost) makes one partition.
-   */
-  private def onePartition(spark: SparkSession, sizes: Seq[Long]): Boolean = {
-    val conf = spark.sessionState.conf
-    val openCost = conf.filesOpenCostInBytes
-    val minPartitions = conf.filesMinPartitionNum.getOrElse(
-      spark.conf.getOption("spark.sql.leafNodeDefaultParallelism").map(_.toInt)
-        .getOrElse(spark.sparkContext.defaultParallelism))
-    val total = sizes.map(_ + openCost).sum
-    val maxSplit = math.min(conf.filesMaxPartitionBytes, math.max(openCost, total / math.max(1, minPartitions)))
-    val (partitions, _) = sizes.sorted(Ordering[Long].reverse).foldLeft((0, Long.MaxValue)) {
-      case ((count, current), size) if size > maxSplit => (count + 2, current) // split over tasks
-      case ((count, current), size) if current == Long.MaxValue || current + size > maxSplit =>
-        (count + 1, size + openCost)
-      case ((count, current), size) => (count, current + size + openCost)
-    }
-    partitions <= 1
-  }
+  /** Whether Spark's packing of files into read partitions makes one partition ([[ScanTasks]]). */
+  private def onePartition(spark: SparkSession, sizes: Seq[Long]): Boolean = ScanTasks.of(spark, sizes).tasks <= 1
 }

@@ -23,18 +23,23 @@ object HybridScan {
    * A plan reading `candidate` in place of `source`, with the source's attributes for the
    * index's columns, followed by the flat columns of the nested fields `fields` (see
    * [[IndexScan.replace]]). `keepBuckets`: whether the result must stay hash-partitioned like
-   * the index.
+   * the index; `bySplits` (without `keepBuckets`): whether the index's files are read with file
+   * splits, not by bucket ([[IndexScan.scanFor]]).
    */
   def replace(
       spark: SparkSession,
       candidate: IndexCandidate,
       source: LogicalRelation,
       keepBuckets: Boolean,
-      fields: Seq[IndexColumn] = Nil): LogicalPlan = {
+      fields: Seq[IndexColumn] = Nil,
+      bySplits: Boolean = false): LogicalPlan = {
+    require(!(keepBuckets && bySplits), "an index read with file splits has no buckets to keep")
     val entry = candidate.entry
-    if (candidate.isExact) return IndexScan.replace(spark, entry, source, fields.map(_.storedName), candidate.filters)
+    if (candidate.isExact) {
+      return IndexScan.replace(spark, entry, source, fields.map(_.storedName), candidate.filters, bySplits)
+    }
 
-    val scan = IndexScan.scanFor(spark, entry, source, candidate.filters)
+    val scan = IndexScan.scanFor(spark, entry, source, candidate.filters, bySplits)
     val columns = IndexScan.sourceColumns(scan, source) ++ IndexScan.fieldColumns(scan, fields.map(_.storedName))
     // A scope by lineage lists the ids kept, so it leaves the deleted files' rows out already.
     val deletedIds = candidate.changes.deleted.map(_.id)

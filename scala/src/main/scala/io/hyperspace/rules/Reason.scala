@@ -218,6 +218,21 @@ object Reason {
       s"($sourceBytes bytes)"
   }
 
+  /**
+   * Read with file splits in place of a streamed side of a broadcast join, the index (`index`)
+   * would cost more than Spark's scan of the source (`source`): more tasks, or more bytes once
+   * each file's open cost is counted, as Spark sizes its own scans.
+   */
+  final case class ProbeReadCostsMore(index: ScanTasks.Read, source: ScanTasks.Read) extends Reason {
+    def describe: String = {
+      def read(r: ScanTasks.Read) =
+        s"${r.files} files, ${r.bytes} bytes, ${r.tasks} tasks, ${r.cost} bytes with each file's open cost"
+      s"Spark broadcasts the other side of the join; read in place of this side, the index (${read(index)}) " +
+        s"would cost more than Spark's scan of the source (${read(source)}): the key order of its probes " +
+        "is not worth more tasks or more files opened"
+    }
+  }
+
   final case class GroupingNotIndexed(grouping: Seq[String], indexed: Seq[String]) extends Reason {
     def describe: String =
       s"the grouping columns (${grouping.mkString(", ")}) are not the indexed columns (${indexed.mkString(", ")})"

@@ -107,7 +107,8 @@ object StructFields {
   /**
    * `chain` (a [[ScanChain]] over `relation`) reading `candidate` instead: the field reads are
    * replaced by the index's flat columns (`covered`, from [[coverage]]), the relation by the
-   * index scan. The chain's output (names, ids, order) stays what it was.
+   * index scan. The chain's output (names, ids, order) stays what it was. `bySplits`: the index's
+   * files read with file splits, not by bucket ([[HybridScan.replace]]).
    */
   def replaceScan(
       spark: SparkSession,
@@ -115,9 +116,10 @@ object StructFields {
       relation: LogicalRelation,
       candidate: IndexCandidate,
       covered: Map[FieldRead, IndexColumn],
-      keepBuckets: Boolean): LogicalPlan = {
+      keepBuckets: Boolean,
+      bySplits: Boolean = false): LogicalPlan = {
     val columns = covered.values.toSeq.distinct.sortBy(_.storedName)
-    val scan = HybridScan.replace(spark, candidate, relation, keepBuckets, columns)
+    val scan = HybridScan.replace(spark, candidate, relation, keepBuckets, columns, bySplits)
     if (covered.isEmpty) {
       return chain transformUp { case r: LogicalRelation if r eq relation => scan }
     }

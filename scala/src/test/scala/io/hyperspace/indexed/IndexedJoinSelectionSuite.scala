@@ -165,6 +165,7 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
 
   private val OneTaskProbeRows = "spark.hyperspace.indexed.join.oneTaskProbeRows"
   private val ProbeInPlace = "spark.hyperspace.indexed.join.probeInPlace"
+  private val CountProbeRows = "spark.hyperspace.indexed.join.countProbeRows"
 
   /** Whether each probe row alone decides its output rows: joins that may read the probe side in place. */
   private def decidedByProbeRows(joinType: String, indexOnLeft: Boolean): Boolean = joinType match {
@@ -274,6 +275,84 @@ class IndexedJoinSelectionSuite extends SparkSessionSuite with ExecutedNodes {
     val hinted = broadcast(medium).join(fact, medium("pk") === fact("fk"), "inner")
     assertSameRows(hinted, joined, "hinted probe")
     assert(indexedJoins(hinted).map(_.broadcastProbe) == Seq(true))
+  }
+
+  /**
+   * The broadcast threshold at the size of `probe` (unfiltered): Spark may broadcast it, or any
+   * filter of it, but not the index side `indexed`, which must be the larger.
+   */
+  private def probeBroadcastOnly(probe: DataFrame, indexed: DataFrame): (String, String) = {
+    val (probeBytes, indexBytes) =
+      (probe.queryExecution.optimizedPlan.stats.sizeInBytes, indexed.queryExecution.optimizedPlan.stats.sizeInBytes)
+    assert(probeBytes < indexBytes,
+      s"the probe side ($probeBytes B) must be smaller than the index side ($indexBytes B)")
+    "spark.sql.autoBroadcastJoinThreshold" -> probeBytes.toString
+  }
+
+  test("a filtered probe side is decided on its rows after the filter: few probe the index, many go to Spark") {
+    // A cached probe side of 20,000 rows: Spark estimates any filter over it at about its whole
+    // size (no column statistics), so only its rows counted tell 100 from 15,000 (issue #55).
+    // The index has 40,000 rows in 4 partitions: up to 10,000 broadcast probe rows the index join.
+    val cachedProbe = spark.range(20000).selectExpr("(id * 7) % 600 AS pk", "id AS pv").cache()
+    cachedProbe.count()
+    val fact = factIndexed.toDF
+    for (aqe <- Seq(true, false)) {
+      withConf("spark.sql.adaptive.enabled" -> aqe.toString, probeBroadcastOnly(cachedProbe, fact)) {
+        for ((kept, index) <- Seq(100 -> true, 15000 -> false)) {
+          val p = cachedProbe.where(s"pv < $kept")
+          val joined = p.join(fact, p("pk") === fact("fk"))
+          val clue = s"AQE $aqe, $kept probe rows"
+          assertSameRows(joined, p.join(factPlain, p("pk") === factPlain("fk")), clue)
+          val why = IndexedDataFrame.joinDecisions(joined)
+          assert(why.size == 1, s"$clue: $why")
+          if (index) {
+            assert(indexedJoins(joined).map(_.broadcastProbe) == Seq(true),
+              s"$clue:\n${joined.queryExecution.executedPlan}")
+            assert(why.head.startsWith("index: ") && why.head.contains(s"($kept rows counted)"), s"$clue: $why")
+          } else {
+            assert(indexedJoins(joined).isEmpty, s"$clue:\n${joined.queryExecution.executedPlan}")
+            assert(broadcastOf(joined)(p => !p.exists(isIndexScan)), s"$clue:\n${joined.queryExecution.executedPlan}")
+            assert(why.head.startsWith("spark: ") && why.head.contains("(more than 10000 rows counted)"),
+              s"$clue: $why")
+          }
+        }
+        // Without the count the estimate decides, whatever the filter leaves: Spark's join.
+        withConf(CountProbeRows -> "false") {
+          val p = cachedProbe.where("pv < 100")
+          val joined = p.join(fact, p("pk") === fact("fk"))
+          assertSameRows(joined, p.join(factPlain, p("pk") === factPlain("fk")), s"AQE $aqe, not counted")
+          assert(indexedJoins(joined).isEmpty, joined.queryExecution.executedPlan)
+          assert(IndexedDataFrame.joinDecisions(joined).head.contains("rows estimated"))
+        }
+      }
+    }
+    cachedProbe.unpersist(blocking = true)
+  }
+
+  test("generated filters over a probe side: rows equal whichever join their counted rows choose") {
+    val cachedProbe = spark.range(20000).selectExpr(
+      "CASE WHEN id % 41 = 0 THEN NULL ELSE (id * 13) % 500 END AS pk", "id AS pv", "id % 7 AS pg").cache()
+    cachedProbe.count()
+    val threshold = probeBroadcastOnly(cachedProbe, factIndexed.toDF)
+    val rng = new scala.util.Random(20261204L)
+    val chosen = scala.collection.mutable.Set.empty[Boolean]
+    for (round <- 1 to 8) {
+      val kept = Seq(1, 50, 2000, 9000, 12000, 19000)(rng.nextInt(6))
+      val condition = if (rng.nextBoolean()) s"pv < $kept" else s"pv < $kept AND pg <> ${rng.nextInt(7)}"
+      val joinType = Seq("inner", "left_outer", "left_semi", "left_anti")(rng.nextInt(4))
+      val aqe = rng.nextBoolean().toString
+      withConf("spark.sql.adaptive.enabled" -> aqe, threshold) {
+        val p = cachedProbe.where(condition)
+        val fact = factIndexed.toDF
+        val joined = p.join(fact, p("pk") === fact("fk"), joinType)
+        val why = IndexedDataFrame.joinDecisions(joined)
+        assertSameRows(joined, p.join(factPlain, p("pk") === factPlain("fk"), joinType),
+          s"round $round: $condition, $joinType, AQE $aqe: ${why.mkString("; ")}")
+        chosen += indexedJoins(joined).nonEmpty
+      }
+    }
+    assert(chosen == Set(true, false), "the filters drawn must choose each join at least once")
+    cachedProbe.unpersist(blocking = true)
   }
 
   test("a user's join key shaped like a partition number is not taken for the index's broadcast") {

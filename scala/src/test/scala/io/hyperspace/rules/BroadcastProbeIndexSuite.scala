@@ -4,9 +4,9 @@ import scala.util.Random
 
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.catalyst.optimizer.BuildLeft
-import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.{FileSourceScanExec, SparkPlan}
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
-import org.apache.spark.sql.functions.{broadcast, col}
+import org.apache.spark.sql.functions.{broadcast, col, count, sum}
 
 import io.hyperspace.index.IndexConfig
 import io.hyperspace.index.split.SplitIndexConfig
@@ -61,6 +61,101 @@ class BroadcastProbeIndexSuite extends MaintenanceTestSupport {
     val join = broadcastJoins(plan).head
     val build = if (join.buildSide == BuildLeft) join.left else join.right
     indexesUsed(build)
+  }
+
+  /** The tasks of each file scan of the streamed side of the plan's one broadcast join. */
+  private def streamedScanTasks(plan: SparkPlan): Seq[Int] = {
+    val join = broadcastJoins(plan).head
+    val streamed = if (join.buildSide == BuildLeft) join.right else join.left
+    streamed.collect { case s: FileSourceScanExec => s.inputRDDs().head.getNumPartitions }
+  }
+
+  /** The executed plan of `query` with Hyperspace off (after it ran). */
+  private def sparksPlan(query: => DataFrame): SparkPlan = withHyperspace(on = false) {
+    val df = query
+    df.collect()
+    executed(df)
+  }
+
+  test("a many-bucket index over a fact table in few files: Spark's scan and its tasks stay, whyNot says why") {
+    // The shape of issue #55: the fact table in 2 files, a dimension Spark broadcasts, a covering
+    // index of 64 buckets, an aggregate above the join (under which Spark keeps a bucketed scan).
+    // A wide column the query does not read makes the index the smaller in bytes.
+    val few = newDir("fewFiles").getAbsolutePath + "/data"
+    spark.range(0, 40000, 1, 2).selectExpr("CAST(pmod(hash(id), 3000) AS BIGINT) AS fkey",
+      "CAST(pmod(hash(id, 5), 1000) AS DOUBLE) AS famount", "sha2(CAST(id AS STRING), 256) AS fpad")
+      .write.parquet(few)
+    hs.createIndex(spark.read.parquet(few), IndexConfig("fewFilesByKey", Seq("fkey"), Seq("famount"), Some(64)))
+    def query: DataFrame = spark.read.parquet(few).select("fkey", "famount")
+      .join(dimDf.select("dkey", "label"), col("fkey") === col("dkey")).groupBy("label").agg(count("*"), sum("famount"))
+    for (aqe <- Seq("true", "false")) {
+      withConf(Threshold -> dimFits, "spark.sql.adaptive.enabled" -> aqe) {
+        val plan = sameResult(query)
+        assert(indexesUsed(plan).isEmpty, s"AQE $aqe:\n${plan.treeString}")
+        assert(streamedScanTasks(plan) == streamedScanTasks(sparksPlan(query)), s"AQE $aqe:\n${plan.treeString}")
+        val why = hs.whyNot(query, "fewFilesByKey")
+        assert(why.contains("would cost more than Spark's scan of the source") && why.contains("64 files"), why)
+      }
+    }
+  }
+
+  test("under an aggregate, the streamed side reads the index with file splits: no more tasks than Spark's scan") {
+    // Read by bucket, the 4-bucket index would be 4 tasks where Spark reads the 4 small source
+    // files in 2 (local[2]).
+    def query: DataFrame =
+      factDf.select("key", "amount").join(dimDf.select("dkey", "label"), col("key") === col("dkey"))
+        .groupBy("label").agg(count("*"), sum("amount"))
+    for (aqe <- Seq("true", "false")) {
+      withConf(Threshold -> dimFits, "spark.sql.adaptive.enabled" -> aqe) {
+        val plan = sameResult(query)
+        assert(indexesUsed(plan) == Seq("factByKeyNarrow"), s"AQE $aqe:\n${plan.treeString}")
+        assert(indexScans(plan).forall(!_.bucketedScan), s"AQE $aqe:\n${plan.treeString}")
+        val (tasks, sparks) = (streamedScanTasks(plan), streamedScanTasks(sparksPlan(query)))
+        assert(tasks.size == 1 && sparks.size == 1 && tasks.head <= sparks.head, s"AQE $aqe: $tasks vs $sparks")
+      }
+    }
+  }
+
+  test("generated shapes: rows equal; the index is read only in no more tasks and for fewer bytes than the source") {
+    // Source files and index buckets drawn so that some shapes pay (many source files, few
+    // buckets) and some do not (few files, many buckets); queries with and without an aggregate.
+    val random = new Random(20261204L)
+    val d = dimDf.select("dkey", "label")
+    val outcomes = scala.collection.mutable.Set.empty[Boolean]
+    for (round <- 0 until 6) {
+      val (files, buckets) = (Seq(1, 2, 8, 16)(random.nextInt(4)), Seq(2, 8, 64)(random.nextInt(3)))
+      val path = newDir(s"shape$round").getAbsolutePath + "/data"
+      spark.range(0, 12000 + random.nextInt(20000), 1, files).selectExpr(
+        "CASE WHEN id % 97 = 0 THEN NULL ELSE CAST(pmod(hash(id), 400) AS BIGINT) END AS skey",
+        "CAST(pmod(hash(id, 7), 1000) AS DOUBLE) / 3 AS samount", "CONCAT('p', id % 11) AS stag").write.parquet(path)
+      val name = s"shape${round}ByKey"
+      hs.createIndex(spark.read.parquet(path), IndexConfig(name, Seq("skey"), Seq("samount", "stag"), Some(buckets)))
+      val how = Seq("inner", "left_outer", "left_semi", "left_anti")(random.nextInt(4))
+      val aggregated = random.nextBoolean()
+      def query: DataFrame = {
+        val joined = spark.read.parquet(path).join(d, col("skey") === col("dkey"), how)
+        if (!aggregated) joined
+        else if (how == "left_semi" || how == "left_anti") joined.groupBy("stag").agg(count("*"), sum("samount"))
+        else joined.groupBy("label").agg(count("*"), sum("samount"))
+      }
+      val aqe = random.nextBoolean().toString
+      withConf(Threshold -> dimFits, "spark.sql.adaptive.enabled" -> aqe) {
+        val plan = sameResult(query)
+        val clue = s"round $round: $files files, $buckets buckets, $how, aggregated $aggregated, AQE $aqe\n" +
+          plan.treeString
+        assert(broadcastJoins(plan).size == 1, clue)
+        outcomes += indexesUsed(plan).nonEmpty
+        if (indexesUsed(plan).nonEmpty) {
+          assert(indexScans(plan).forall(!_.bucketedScan), clue)
+          assert(streamedScanTasks(plan).sum <= streamedScanTasks(sparksPlan(query)).sum, clue)
+        } else {
+          val why = hs.whyNot(query, name)
+          assert(why.contains("would cost more than Spark's scan") || why.contains("is not smaller than the source"),
+            s"$clue\n$why")
+        }
+      }
+    }
+    assert(outcomes == Set(true, false), "the shapes drawn must include one the index serves and one it does not")
   }
 
   test("generated joins: the streamed side reads the smallest index led by the key, the broadcast stays, rows equal") {

@@ -201,10 +201,11 @@ object IndexScan {
    * order. The Project also drops index columns the source does not output (the lineage column)
    * except the flat columns of nested fields named in `fields` ([[IndexColumn.storedName]]s),
    * which follow the source's columns for the plan above to read in place of struct fields.
+   * `bySplits` reads the index's files as Spark reads any files (see [[scanFor]]).
    */
   def replace(spark: SparkSession, entry: LogEntry, source: LogicalRelation, fields: Seq[String] = Nil,
-      filters: Seq[Expression] = Nil): LogicalPlan = {
-    val scan = scanFor(spark, entry, source, filters)
+      filters: Seq[Expression] = Nil, bySplits: Boolean = false): LogicalPlan = {
+    val scan = scanFor(spark, entry, source, filters, bySplits)
     val output = sourceColumns(scan, source) ++ fieldColumns(scan, fields)
     if (scan.output.map(_.exprId) == output.map(_.exprId)) scan else Project(output, scan)
   }
@@ -221,11 +222,21 @@ object IndexScan {
    * index lists only its files whose ranges can satisfy `filters` (the conjuncts of the filter
    * over the scan, on the source's attributes); a covering index whose sorted column `filters`
    * constrain is read with [[IndexHadoopFsRelation.lookupOptions]].
+   *
+   * `bySplits`: a covering index read as a relation without buckets, so Spark packs its files into
+   * as many tasks as their bytes need, as for any files; a bucketed relation Spark may read one task
+   * a bucket, also where nothing above needs the buckets (its `DisableUnnecessaryBucketedScan`
+   * keeps them under a broadcast hash join that an aggregate's exchange follows): 64 tasks for a
+   * side Spark read in 2 (issue #55).
    */
-  def scanFor(spark: SparkSession, entry: LogEntry, source: LogicalRelation, filters: Seq[Expression] = Nil)
-      : LogicalRelation = {
+  def scanFor(spark: SparkSession, entry: LogEntry, source: LogicalRelation, filters: Seq[Expression] = Nil,
+      bySplits: Boolean = false): LogicalRelation = {
     val relation =
       if (ZOrderCoveringIndex.isZOrder(entry)) ZOrderFileIndex.relation(spark, entry, filters)
+      else if (bySplits)
+        new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry), None,
+          if (filtersSortedColumn(entry, filters)) IndexHadoopFsRelation.lookupOptions
+          else IndexHadoopFsRelation.options)
       else if (filtersSortedColumn(entry, filters))
         new IndexHadoopFsRelation(entry, spark, new IndexFileIndex(entry),
           Some(IndexHadoopFsRelation.bucketSpec(entry)),
