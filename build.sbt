@@ -271,10 +271,12 @@ lazy val root = (project in file("."))
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD"),
     // Tests that launch separate JVMs need the test class path; Spark stays on loopback; each Spark
     // suite's wall and CPU seconds go to suite-times.tsv (testing/SuiteTimes.scala), which the
-    // Makefile clears before a run and .ci/report.py reads.
+    // Makefile clears before a run and .ci/report.py reads; the SQL corpus suite lists every
+    // difference it finds in a file, as its failure message shows only the first.
     Test / envVars ++= Map(
       "HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator),
       "HYPERSPACE_SUITE_TIMES" -> (target.value / "suite-times.tsv").getAbsolutePath,
       "HYPERSPACE_SQL_CORPUS_JAR" -> sqlCorpusJar.value.getAbsolutePath,
+      "HYPERSPACE_SQL_CORPUS_DIFFERENCES" -> (target.value / "sql-corpus-differences.txt").getAbsolutePath,
       "SPARK_LOCAL_IP" -> "127.0.0.1")
   )
