@@ -147,7 +147,8 @@ lazy val publishSettings: Seq[Setting[_]] = Seq(
     "queries use automatically (a SparkSessionExtension).",
   licenses := Seq("Apache-2.0" -> url("https://www.apache.org/licenses/LICENSE-2.0.txt")),
   // Written out rather than through `developers`, whose entries need a URL the project does not have.
-  pomExtra := <developers><developer><id>hyperspace-spark</id><name>The Hyperspace for Spark 4 authors</name></developer></developers>,
+  pomExtra :=
+    <developers><developer><id>hyperspace-spark</id><name>The Hyperspace for Spark 4 authors</name></developer></developers>,
   homepage := scmUrl.map(u => url(u.stripSuffix(".git"))),
   scmInfo := scmUrl.map(u => ScmInfo(url(u.stripSuffix(".git")), s"scm:git:$u")),
   // Spark brings its Scala: the POM names scala-library `provided` like Spark itself.

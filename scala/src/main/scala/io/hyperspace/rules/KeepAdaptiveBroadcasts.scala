@@ -46,7 +46,8 @@ object KeepAdaptiveBroadcasts extends IndexRewrite with PredicateHelper {
         BigInt(read.relation.location.listFiles(Nil, read.filters).flatMap(_.files).map(_.getLen).sum)
       case _ => BigInt(Long.MaxValue)
     }
-    BroadcastSides.atRunTime(join, expected, spark.sessionState.conf).flatMap(a => reads(a.side).map(a.side -> _)) match {
+    BroadcastSides.atRunTime(join, expected, spark.sessionState.conf).flatMap(a =>
+      reads(a.side).map(a.side -> _)) match {
       case Some((side, read)) =>
         val r = read.relation
         val unbucketed = read.scan.copy(relation =

@@ -77,8 +77,9 @@ class AdaptiveJoinSuite extends MaintenanceTestSupport {
   test("both sides large: the index join is used, no Exchange (adaptive execution on)") {
     withConf(thresholds("true"): _*) {
       val plan = sameResult(joined(l, r))
-      assert(indexesUsed(plan) == Seq("leftByKey", "rightByKey"), plan.treeString +
-        withHyperspace(on = true)(hs.whyNot(joined(l, r), "rightByKey")))
+      assert(indexesUsed(plan) == Seq("leftByKey", "rightByKey"),
+        plan.treeString +
+          withHyperspace(on = true)(hs.whyNot(joined(l, r), "rightByKey")))
       assert(joins(plan) == (0, 1) && shuffles(plan) == 0, plan.treeString)
     }
   }
