@@ -27,7 +27,10 @@ def hs(spark: SparkSession, work_dir: Path) -> Iterator[Hyperspace]:
 @pytest.fixture(scope="module")
 def tables(spark: SparkSession, hs: Hyperspace, work_dir: Path) -> dict[str, str]:
     fact, dim = str(work_dir / "bcast-fact"), str(work_dir / "bcast-dim")
-    spark.range(0, 6000, 1, 3).selectExpr("id % 300 AS key", "id * 2 AS amount").write.parquet(fact)
+    # Eight source files against the index's four buckets: read in place of the fact side, the index
+    # opens fewer files in no more tasks, so the broadcast probe takes it (with more buckets than the
+    # source has files it would not: BroadcastProbeIndexSuite).
+    spark.range(0, 6000, 1, 8).selectExpr("id % 300 AS key", "id * 2 AS amount").write.parquet(fact)
     spark.range(0, 300, 1, 1).selectExpr("id AS dkey", "CONCAT('d', id % 7) AS label").write.parquet(dim)
     hs.create_index(spark.read.parquet(fact), IndexConfig("bcFact", ["key"], ["amount"]))
     hs.create_index(spark.read.parquet(dim), IndexConfig("bcDim", ["dkey"], ["label"]))

@@ -2,9 +2,8 @@ package io.hyperspace.indexed
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.Count
 import org.apache.spark.sql.catalyst.plans._
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, JoinHint, Limit, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{JoinHint, Limit, LogicalPlan}
 import org.apache.spark.sql.catalyst.plans.physical.BroadcastPartitioning
 import org.apache.spark.sql.execution.{FilterExec, ProjectExec, SparkPlan, SparkStrategy}
 import org.apache.spark.sql.execution.adaptive.LogicalQueryStage
@@ -161,11 +160,9 @@ object IndexedStrategy extends SparkStrategy {
       return None
     }
     val limit = upTo.min(BigInt(Int.MaxValue)).toInt
-    def count: BigInt = {
-      val counted = Aggregate(Nil, Seq(Alias(Count(Literal(1)).toAggregateExpression(), "rows")()),
-        Limit(Literal(limit), plan))
-      BigInt(SparkInternals.ofRows(spark, counted).collect().head.getLong(0))
-    }
+    // Dataset.count builds the aggregate (an `Aggregate` built here would be a shim: its shape
+    // differs between Spark lines).
+    def count: BigInt = BigInt(SparkInternals.ofRows(spark, Limit(Literal(limit), plan)).count())
     if (!plan.deterministic) Some(count)
     else Some(counts.getOrElseUpdate((plan.canonicalized, limit), count))
   }
