@@ -324,9 +324,14 @@ def test_readme_examples(session: SparkSession, tmp_path: Path) -> None:
     guide_examples(session, tmp_path / "lake")
 
 
+@pytest.mark.full
 def test_readme_scala_block_runs_in_spark_shell(spark: SparkSession, tmp_path: Path) -> None:
     """The README's Scala block as written, in pyspark's own spark-shell with the jar and the
-    extension (as the README says to start it), on the quick start's data written here."""
+    extension (as the README says to start it), on the quick start's data written here.
+
+    `make test-full` only: the REPL compiling the block costs about a CPU-minute (75 s wall in a
+    clean-clone CI run), and the Scala API it calls is what the Scala suites test in CI; the
+    README's Python and SQL blocks run in CI (test_readme_examples)."""
     (block,) = code_blocks(README, "scala")
     lake = tmp_path / "lake"
     spark.range(0, 20000, 1, 4).selectExpr(
