@@ -58,16 +58,18 @@ ALL_PKG_JARS := $(foreach l,$(SPARK_LINES),python/hyperspace/jars/$(call jar_nam
 SCALA_SRC := $(shell find scala/src/main -type f 2>/dev/null) build.sbt versions.properties
 
 .PHONY: test-full help setup build publish-local publish-line jar jars wheel fmt lint lint-scala test test-quick test-scala test-python test-lines \
-	test-line-scala test-scala-then-lines line-subsets test-wheel sbt fuzz chaos demo bench bench-quick bench-tpcds sql-corpus-jar clean
+	test-line-scala test-scala-then-lines line-subsets test-wheel sbt fuzz chaos demo bench bench-quick bench-tpcds sql-corpus-jar sql-corpus-all docs clean
 
 help:
 	@echo "make demo   - build everything and run the end-to-end demo"
 	@echo "make test   - build everything and run all tests (sbt, then pytest) on one Spark line"
 	@echo "              (SPARK=4.1 picks the line: any of $(SPARK_LINES); default $(SPARK_DEFAULT))"
 	@echo "make test-full - make test plus the long runs (generated suites at full size, pytest's full tests)"
+	@echo "make sql-corpus-all - every file of Spark's SQL corpus run with and without Hyperspace (long)"
 	@echo "make test-lines - a representative subset of the tests on every other Spark line"
 	@echo "make test-quick - unit tests only (< 3 min): Scala suites without Spark, pytest's unit modules"
 	@echo "make lint   - ruff (check + format --check) and mypy --strict; CI runs it before the tests"
+	@echo "make docs   - the docs site into target/site/ (mkdocs, strict; the Python API from its docstrings)"
 	@echo "make fmt    - apply ruff's import order and format, and scalafmt to the Scala sources"
 	@echo "make setup  - create .venv, install the Python package (editable) and fetch sbt"
 	@echo "make build  - build the jar and the wheel (dist/; every Spark line's jar)"
@@ -137,7 +139,7 @@ wheel: jars $(VENV)/.installed
 	  case " $(ALL_PKG_JARS) " in *" $$j "*) ;; *) rm -v "$$j";; esac; done
 	$(PHASE) wheel -- $(VPY) -m pip wheel --quiet --no-deps -w dist ./python
 	rm -rf python/build
-	@ls dist/*.whl
+	$(VPY) -m twine check --strict dist/*.whl
 
 build: setup jar wheel
 
@@ -156,6 +158,14 @@ LINE_MAVEN_DIR = $(MAVEN_REPO)/io/hyperspace/hyperspace-spark$(SPARK)_2.13/$(HS_
 publish-line: | $(SBT_LAUNCHER)
 	rm -rf $(LINE_MAVEN_DIR)
 	$(PHASE) "publish $(SPARK)" -- $(SBT) publish
+
+# ---- docs --------------------------------------------------------------------------------
+
+# The docs site into target/site/ (mkdocs.yml): docs/ and the Python API reference from the
+# package's docstrings, strict (a dead page, anchor or repository link, or an API name that no
+# longer exists, fails it). HYPERSPACE_SCM_URL points the links to repository files at it.
+docs: $(VENV)/.installed
+	$(VPY) -m mkdocs build --strict
 
 # ---- style -------------------------------------------------------------------------------
 # Settings: ruff.toml (ruff), python/pyproject.toml [tool.mypy], .scalafmt.conf (scalafmt).
@@ -234,8 +244,8 @@ test-scala-then-lines:
 
 # `make test` reaches every capability once, with generated suites sized for CI. `make test-full`
 # adds the long runs: the generated suites at larger sizes, every setting of the sweeps that run one
-# setting per case in CI (testing/Fuzz.scala), Spark's SQL corpus run whole (every file's statements
-# with and without Hyperspace, on every line: SparkSqlCorpusSuite), and the pytest tests marked
+# setting per case in CI (testing/Fuzz.scala), Spark's SQL corpus on every line with parameters
+# bound both ways (SparkSqlCorpusSuite; CI runs it on the default line), and the pytest tests marked
 # `full` (a second path, through Python, to a capability a Scala suite already checks in CI).
 FULL_SIZES := HYPERSPACE_FULL_SIZES=true HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true \
   HYPERSPACE_FUZZ_EXAMPLES=30 HYPERSPACE_SQL_CORPUS=full
@@ -245,6 +255,12 @@ test-full: setup s3-server
 	$(foreach l,$(OTHER_LINES),HYPERSPACE_SQL_CORPUS=full $(MAKE) --no-print-directory sbt SPARK=$(l) CMD="testOnly $(SQL_CORPUS_SUITE)" &&) true
 	$(MAKE) --no-print-directory jar
 	HYPERSPACE_S3_TESTS=1 $(FULL_SIZES) $(MAKE) --no-print-directory test-python PYTEST_MARKS=
+
+# Every file of Spark's SQL corpus run statement by statement with and without Hyperspace (and
+# again in a second plain session as the control), not only CI's sample: every file three times,
+# too long for a routine target. `make sql-corpus-all SPARK=4.1` for another line.
+sql-corpus-all: | $(SBT_LAUNCHER)
+	HYPERSPACE_SQL_CORPUS=all $(SBT) "testOnly $(SQL_CORPUS_SUITE)"
 
 test-scala: setup
 	$(SBT) test

@@ -19,11 +19,13 @@ import io.hyperspace.config.HyperspaceConf
  * point (`parsePlan`, and `parsePlanWithParameters` on lines that have it); and a fixed sample of
  * self-contained files (inline tables, temporary views, session variables, EXECUTE IMMEDIATE)
  * returns the same rows or error class, statement by statement, in a session with Hyperspace
- * installed and enabled as in one without. `HYPERSPACE_SQL_CORPUS=full` runs every file
- * (`make test-full`); files needing Spark's test tables fail alike in both sessions. Many of those
- * files print what differs between any two sessions of plain Spark (a table's creation time and
- * location, a view's captured configuration), so the full run also runs each file in a second
- * plain session: where the two plain runs disagree only the outcome (rows or error class) is compared.
+ * installed and enabled as in one without. `HYPERSPACE_SQL_CORPUS=full` (`make test-full`, every
+ * line) also binds parameters both ways, named and positional. `HYPERSPACE_SQL_CORPUS=all` (`make
+ * sql-corpus-all`) runs every file, not the sample: files needing Spark's test tables fail alike
+ * in both sessions, and many print what differs between any two sessions of plain Spark (a table's
+ * creation time and location, a view's captured configuration), so that run also runs each file
+ * in a second plain session: where the two plain runs disagree only the outcome (rows or error
+ * class) is compared. Each file then runs three times, too long for a routine target.
  */
 class SparkSqlCorpusSuite extends SparkSessionSuite {
 
@@ -57,7 +59,10 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
     "join-empty-relation.sql",
     "except.sql")
 
-  private val fullCorpus: Boolean = sys.env.get("HYPERSPACE_SQL_CORPUS").contains("full")
+  private val corpusMode: String = sys.env.getOrElse("HYPERSPACE_SQL_CORPUS", "ci")
+  require(Set("ci", "full", "all").contains(corpusMode), s"HYPERSPACE_SQL_CORPUS=$corpusMode: ci, full or all")
+  private val everyBinding: Boolean = corpusMode != "ci"
+  private val everyFile: Boolean = corpusMode == "all"
 
   /** Statement counts of Spark's SQLQueryTestSuite on a version it was checked on (files, statements). */
   private val knownCounts = Map("4.2.0" -> (350, 19285))
@@ -71,7 +76,7 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
       "(?i)\\b(current_timestamp|current_time|now|localtimestamp|current_date|curdate|unix_timestamp)\\b".r,
     "random values" -> "(?i)\\b(rand|randn|random|uuid|shuffle|randstr|uniform)\\s*\\(".r)
 
-  private val plainDiffers = "two sessions of plain Spark answer it apart (full run's control)"
+  private val plainDiffers = "two sessions of plain Spark answer it apart (the every-file run's control)"
 
   // What two parses or runs of one text print apart, Hyperspace or not: expression ids (a JVM-wide
   // counter), objects printed by identity (`Class@hash`: closures some plan nodes hold, a script's
@@ -112,8 +117,8 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
     val ours = withHyperspace.sessionState.sqlParser
     assert(!sparks.isInstanceOf[HyperspaceSqlParser])
     assert(ours.isInstanceOf[HyperspaceSqlParser], ours.getClass)
-    // CI binds parameters one way; the full run both ways.
-    val entryPoints = this.entryPoints(sparks).zip(this.entryPoints(ours)).take(if (fullCorpus) Int.MaxValue else 2)
+    // CI binds parameters one way; make test-full both ways.
+    val entryPoints = this.entryPoints(sparks).zip(this.entryPoints(ours)).take(if (everyBinding) Int.MaxValue else 2)
     val differences = Seq.newBuilder[String]
     var compared = 0
     val started = System.nanoTime()
@@ -141,7 +146,7 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
 
   test("a sample of the corpus's files returns the same rows or error class with Hyperspace enabled") {
     val started = System.nanoTime()
-    val files = if (fullCorpus) corpus
+    val files = if (everyFile) corpus
     else {
       val byName = corpus.map(f => f.name -> f).toMap
       executionSample.map(name =>
@@ -158,7 +163,7 @@ class SparkSqlCorpusSuite extends SparkSessionSuite {
       val fileStarted = System.nanoTime()
       val theirs = withSettings(plain, file.settings)(file.statements.map(run(plain, _)))
       val mine = withSettings(hyperspace, file.settings)(file.statements.map(run(hyperspace, _)))
-      val control = if (!fullCorpus) None
+      val control = if (!everyFile) None
       else {
         val again = plainAgain.newSession()
         Some(withSettings(again, file.settings)(file.statements.map(run(again, _))))
