@@ -61,6 +61,11 @@ setup(
             # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].
             f"ruff=={V['ruff']}",
             f"mypy=={V['mypy']}",
+            # `make docs` (../mkdocs.yml) and the wheel's `twine check` (`make wheel`).
+            f"mkdocs=={V['mkdocs']}",
+            f"mkdocstrings=={V['mkdocstrings']}",
+            f"mkdocstrings-python=={V['mkdocstrings-python']}",
+            f"twine=={V['twine']}",
         ],
         "bench": [
             f"tpchgen-cli=={V['tpchgen-cli']}",

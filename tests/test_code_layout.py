@@ -189,7 +189,7 @@ def test_code_with_spark_private_access_lives_in_the_shims() -> None:
 ROOT = PACKAGE.parent.parent
 DOC_PAGES = [
     ROOT / "README.md",
-    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "docs").rglob("*.md")),
     *sorted((ROOT / "benchmarks/results").glob("*.md")),
 ]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
@@ -259,11 +259,7 @@ def test_the_readme_and_the_guide_python_blocks_parse() -> None:
 @pytest.mark.parametrize(("page", "delta_cell"), [("README.md", 3), ("docs/versions.md", 4)])
 def test_the_versions_tables_are_versions_properties(page: str, delta_cell: int) -> None:
     """Each line's row: compiled against, patches checked, Delta, then Iceberg, as pinned."""
-    pins = dict(
-        line.split("=", 1)
-        for line in (ROOT / "versions.properties").read_text(encoding="utf-8").splitlines()
-        if "=" in line and not line.lstrip().startswith("#")
-    )
+    pins = _pins()
     text = (ROOT / page).read_text(encoding="utf-8")
     rows = {m.group(1): m.group(0) for m in re.finditer(r"^\| (\d+\.\d+) \|.*$", text, flags=re.M)}
     assert sorted(rows) == sorted(pins["spark.lines"].split())
@@ -274,3 +270,45 @@ def test_the_versions_tables_are_versions_properties(page: str, delta_cell: int)
         assert cells[delta_cell] == pins[f"delta.{line}"], row
         iceberg, cell = pins[f"iceberg.{line}"], cells[delta_cell + 1]
         assert cell.startswith("none") if iceberg == "none" else cell.split(" ")[0] == iceberg, row
+
+
+def _pins() -> dict[str, str]:
+    return dict(
+        line.split("=", 1)
+        for line in (ROOT / "versions.properties").read_text(encoding="utf-8").splitlines()
+        if "=" in line and not line.lstrip().startswith("#")
+    )
+
+
+# A release's number where the docs name an artifact: a jar, a Maven coordinate, a wheel.
+_ARTIFACT_VERSIONS = re.compile(
+    r"hyperspace-spark\d+\.\d+_2\.13-(?P<jar>[^\s`)\"'/]+?)\.jar"
+    r"|io\.hyperspace:hyperspace-spark\d+\.\d+_2\.13:(?P<coordinate>[^\s`)\"']+)"
+    r"|hyperspace_spark-(?P<wheel>[^\s`)\"'/-]+)-py3"
+)
+
+
+def test_one_version_names_the_release_in_the_changelog_and_the_docs() -> None:
+    version = _pins()["hyperspace"]
+    newest = re.search(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), flags=re.M)
+    assert newest and newest.group(1) == version, (
+        "CHANGELOG.md's newest section must be versions.properties' hyperspace"
+    )
+    other = {
+        f"{p.relative_to(ROOT)}: {m.group(0)}"
+        for p in [*DOC_PAGES, ROOT / "CHANGELOG.md"]
+        for m in _ARTIFACT_VERSIONS.finditer(p.read_text(encoding="utf-8"))
+        if next(v for v in m.groupdict().values() if v) not in (version, "<version>")
+    }
+    assert other == set(), f"artifacts named with another version than {version}"
+
+
+def test_the_version_check_sees_another_version() -> None:
+    text = (
+        "hyperspace-spark4.2_2.13-0.0.9.jar io.hyperspace:hyperspace-spark4.1_2.13:<version> hyperspace_spark-0.1.0-py3"
+    )
+    assert [next(v for v in m.groupdict().values() if v) for m in _ARTIFACT_VERSIONS.finditer(text)] == [
+        "0.0.9",
+        "<version>",
+        "0.1.0",
+    ]
