@@ -122,3 +122,118 @@ def test_spark_submit_with_packages_resolves_the_artifact_from_the_repository(tm
     assert "USES_INDEX True" in done.stdout, done.stdout[-3000:]
     resolved = sorted(p.name for p in (ivy / "jars").glob("*.jar"))
     assert resolved == [f"io.hyperspace_{ARTIFACT}-{VERSION}.jar"], resolved
+
+
+BUILD_SBT = """
+scalaVersion := "{scala}"
+libraryDependencies ++= Seq(
+  "org.apache.spark" %% "spark-sql" % "{spark}",
+  "io.hyperspace" % "{artifact}" % "{version}"
+)
+fork := true
+javaOptions ++= Seq({java_options})
+"""
+
+MAIN_SCALA = """
+import org.apache.spark.sql.SparkSession
+import io.hyperspace._
+import io.hyperspace.index.IndexConfig
+
+object Main {
+  def main(args: Array[String]): Unit = {
+    val lake = args(0)
+    val spark = SparkSession.builder().master("local[2]")
+      .config("spark.sql.extensions", "io.hyperspace.HyperspaceSparkSessionExtension")
+      .config("spark.hyperspace.system.path", lake + "/indexes")
+      .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+      .getOrCreate()
+    spark.range(0, 2000, 1, 4).selectExpr("id AS k", "id * 3 AS v").write.parquet(lake + "/t")
+    val hs = Hyperspace(spark)
+    hs.createIndex(spark.read.parquet(lake + "/t"), IndexConfig("by_k", Seq("k"), Seq("v")))
+    def query = spark.read.parquet(lake + "/t").where("k = 1234").select("v")
+    val plain = query.collect().map(_.getLong(0)).toList
+    spark.enableHyperspace()
+    val indexed = query.collect().map(_.getLong(0)).toList
+    println(s"ROWS $plain $indexed")
+    println(s"USES_INDEX ${query.queryExecution.executedPlan.toString.contains("by_k")}")
+    spark.stop()
+  }
+}
+"""
+
+# The JVM options Spark 4 needs on Java 17, as build.sbt gives its own test JVMs.
+JAVA17_OPTIONS = [
+    "--add-opens=java.base/" + p + "=ALL-UNNAMED"
+    for p in (
+        "java.lang",
+        "java.lang.invoke",
+        "java.lang.reflect",
+        "java.io",
+        "java.net",
+        "java.nio",
+        "java.util",
+        "java.util.concurrent",
+        "java.util.concurrent.atomic",
+        "jdk.internal.ref",
+        "sun.nio.ch",
+        "sun.nio.cs",
+        "sun.security.action",
+        "sun.util.calendar",
+    )
+] + ["-Djdk.reflect.useDirectMethodHandle=false", "-Dio.netty.tryReflectionSetAccessible=true"]
+
+
+@pytest.mark.full
+@pytest.mark.slow
+def test_an_sbt_project_depending_on_the_artifact_runs_a_query_through_its_index(tmp_path: Path) -> None:
+    """A Scala user's build: the artifact from dist/maven beside their own Spark, compiled and run
+    with sbt, with nothing else on the class path; the query reads the index, the rows are Spark's.
+    An sbt start and a compile: make test-full (CI runs the --packages test above)."""
+    pins = versions()
+    cache = Path(os.environ.get("HS_CACHE", Path.home() / ".cache" / "hyperspace-build"))
+    launcher = cache / f"sbt-launch-{pins['sbt']}.jar"
+    assert launcher.is_file(), f"{launcher} is missing: make setup bootstraps it"
+    project = tmp_path / "app"
+    (project / "src" / "main" / "scala").mkdir(parents=True)
+    (project / "project").mkdir()
+    (project / "project" / "build.properties").write_text(f"sbt.version={pins['sbt']}\n")
+    (project / "build.sbt").write_text(
+        BUILD_SBT.format(
+            scala=pins.get(f"scala.{LINE}", pins.get("scala")),
+            spark=pyspark.__version__,
+            artifact=ARTIFACT,
+            version=VERSION,
+            java_options=", ".join(f'"{o}"' for o in JAVA17_OPTIONS),
+        )
+    )
+    (project / "src" / "main" / "scala" / "Main.scala").write_text(MAIN_SCALA)
+    # The build resolves from this checkout's repository and Maven Central only.
+    repositories = tmp_path / "repositories"
+    repositories.write_text(f"[repositories]\n  hyperspace: {REPOSITORY.resolve().as_uri()}\n  maven-central\n")
+    command = [
+        "java",
+        "-Xmx2g",
+        f"-Dsbt.boot.directory={cache / 'sbt-boot'}",
+        f"-Dsbt.global.base={tmp_path / 'sbt-global'}",
+        f"-Dsbt.ivy.home={tmp_path / 'ivy2'}",
+        f"-Dsbt.coursier.home={cache / 'coursier-home'}",
+        f"-Dsbt.repository.config={repositories}",
+        "-Dsbt.override.build.repos=true",
+        "-Dsbt.supershell=false",
+        "-Dsbt.server.forcestart=false",
+        "-Dsbt.ci=true",
+        "-jar",
+        str(launcher),
+        f"run {tmp_path / 'lake'}",
+    ]
+    done = subprocess.run(
+        command,
+        cwd=str(project),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COURSIER_CACHE": str(cache / "coursier")},
+    )
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert "ROWS List(3702) List(3702)" in done.stdout, done.stdout[-3000:]
+    assert "USES_INDEX true" in done.stdout, done.stdout[-3000:]
