@@ -250,11 +250,14 @@ test-scala-then-lines:
 FULL_SIZES := HYPERSPACE_FULL_SIZES=true HYPERSPACE_WHYNOT_QUERIES=500 HYPERSPACE_DELTA_FUZZ_CHECKS=4 HYPERSPACE_ALL_SETTINGS=true \
   HYPERSPACE_FUZZ_EXAMPLES=30 HYPERSPACE_SQL_CORPUS=full
 SQL_CORPUS_SUITE := io.hyperspace.sql.SparkSqlCorpusSuite
+# It publishes the line's Maven artifacts too, for the tests that build against them
+# (tests/test_maven_artifacts.py, HYPERSPACE_REQUIRE_MAVEN=1).
 test-full: setup s3-server
-	HYPERSPACE_S3_TESTS=1 $(FULL_SIZES) $(SBT) test package
+	rm -rf $(LINE_MAVEN_DIR)
+	HYPERSPACE_S3_TESTS=1 $(FULL_SIZES) $(SBT) test package publish
 	$(foreach l,$(OTHER_LINES),HYPERSPACE_SQL_CORPUS=full $(MAKE) --no-print-directory sbt SPARK=$(l) CMD="testOnly $(SQL_CORPUS_SUITE)" &&) true
 	$(MAKE) --no-print-directory jar
-	HYPERSPACE_S3_TESTS=1 $(FULL_SIZES) $(MAKE) --no-print-directory test-python PYTEST_MARKS=
+	HYPERSPACE_S3_TESTS=1 HYPERSPACE_REQUIRE_MAVEN=1 $(FULL_SIZES) $(MAKE) --no-print-directory test-python PYTEST_MARKS=
 
 # Every file of Spark's SQL corpus run statement by statement with and without Hyperspace (and
 # again in a second plain session as the control), not only CI's sample: every file three times,
