@@ -332,7 +332,8 @@ def test_readme_scala_block_runs_in_spark_shell(spark: SparkSession, tmp_path: P
     `make test-full` only: the REPL compiling the block costs about a CPU-minute (75 s wall in a
     clean-clone CI run), and the Scala API it calls is what the Scala suites test in CI; the
     README's Python and SQL blocks run in CI (test_readme_examples)."""
-    (block,) = code_blocks(README, "scala")
+    # The other Scala block is the sbt build's (tests/test_maven_artifacts.py runs it).
+    (block,) = [b for b in code_blocks(README, "scala") if "libraryDependencies" not in b]
     lake = tmp_path / "lake"
     spark.range(0, 20000, 1, 4).selectExpr(
         "id AS order_id", "id % 5000 AS customer_id", "id * 0.5 AS amount"

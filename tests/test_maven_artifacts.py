@@ -11,6 +11,8 @@ with the command that makes them."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import subprocess
 import zipfile
 from pathlib import Path
@@ -86,32 +88,39 @@ print("USES_INDEX", "by_k" in plan)
 """
 
 
+def readme_block(language: str, marker: str) -> str:
+    """The README's ``language`` block holding ``marker``, for this line's artifact (the README
+    names the default line's)."""
+    blocks = re.findall(rf"^```{language}\n(.*?)^```", (REPO / "README.md").read_text(encoding="utf-8"), re.M | re.S)
+    (block,) = [b for b in blocks if marker in b]
+    return block.replace(f"hyperspace-spark{versions()['spark.default']}", f"hyperspace-spark{LINE}")
+
+
 def test_spark_submit_with_packages_resolves_the_artifact_from_the_repository(tmp_path: Path) -> None:
-    """The Python app never names a jar: --packages resolves the artifact (and, its dependencies
-    being provided, nothing else) from dist/maven, and the session's queries use its index."""
+    """The README's --packages command, run from the checkout: the Python app never names a jar,
+    --packages resolves the artifact (and, its dependencies being provided, nothing else) from
+    dist/maven, and the session's queries use its index."""
+    readme = shlex.split(readme_block("bash", "--packages").replace("\\\n", " ").replace("$PWD", str(REPO)))
+    assert readme[0] == "spark-submit" and readme[-1] == "app.py", readme
+    assert readme[readme.index("--packages") + 1] == f"io.hyperspace:{ARTIFACT}:{VERSION}", readme
+    assert Path(readme[readme.index("--repositories") + 1].removeprefix("file://")) == REPOSITORY, readme
+    assert f"spark.sql.extensions={EXTENSION}" in readme, readme
     app = tmp_path / "app.py"
     app.write_text(APP)
     ivy = tmp_path / "ivy"  # a fresh Ivy cache: the artifact comes from the repository, not a cache
+    local = {
+        "spark.jars.ivy": str(ivy),
+        "spark.hyperspace.apply.enabled": "true",
+        "spark.hyperspace.system.path": str(tmp_path / "indexes"),
+        "spark.driver.host": "127.0.0.1",
+        "spark.ui.enabled": "false",
+    }
     command = [
         str(Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"),
         "--master",
         "local[2]",
-        "--packages",
-        f"io.hyperspace:{ARTIFACT}:{VERSION}",
-        "--repositories",
-        REPOSITORY.resolve().as_uri(),
-        "--conf",
-        f"spark.jars.ivy={ivy}",
-        "--conf",
-        f"spark.sql.extensions={EXTENSION}",
-        "--conf",
-        "spark.hyperspace.apply.enabled=true",
-        "--conf",
-        f"spark.hyperspace.system.path={tmp_path / 'indexes'}",
-        "--conf",
-        "spark.driver.host=127.0.0.1",
-        "--conf",
-        "spark.ui.enabled=false",
+        *readme[1:-1],
+        *[a for k, v in local.items() for a in ("--conf", f"{k}={v}")],
         str(app),
         str(tmp_path / "lake"),
     ]
@@ -124,12 +133,10 @@ def test_spark_submit_with_packages_resolves_the_artifact_from_the_repository(tm
     assert resolved == [f"io.hyperspace_{ARTIFACT}-{VERSION}.jar"], resolved
 
 
+# The README's sbt lines follow these.
 BUILD_SBT = """
 scalaVersion := "{scala}"
-libraryDependencies ++= Seq(
-  "org.apache.spark" %% "spark-sql" % "{spark}",
-  "io.hyperspace" % "{artifact}" % "{version}"
-)
+libraryDependencies += "org.apache.spark" %% "spark-sql" % "{spark}"
 fork := true
 javaOptions ++= Seq({java_options})
 """
@@ -186,9 +193,10 @@ JAVA17_OPTIONS = [
 @pytest.mark.full
 @pytest.mark.slow
 def test_an_sbt_project_depending_on_the_artifact_runs_a_query_through_its_index(tmp_path: Path) -> None:
-    """A Scala user's build: the artifact from dist/maven beside their own Spark, compiled and run
-    with sbt, with nothing else on the class path; the query reads the index, the rows are Spark's.
-    An sbt start and a compile: make test-full (CI runs the --packages test above)."""
+    """A Scala user's build, with the README's sbt lines: the artifact from dist/maven beside their
+    own Spark, compiled and run with sbt, with nothing else on the class path; the query reads the
+    index, the rows are Spark's. An sbt start and a compile: make test-full (CI runs the
+    --packages test above)."""
     pins = versions()
     cache = Path(os.environ.get("HS_CACHE", Path.home() / ".cache" / "hyperspace-build"))
     launcher = cache / f"sbt-launch-{pins['sbt']}.jar"
@@ -197,14 +205,15 @@ def test_an_sbt_project_depending_on_the_artifact_runs_a_query_through_its_index
     (project / "src" / "main" / "scala").mkdir(parents=True)
     (project / "project").mkdir()
     (project / "project" / "build.properties").write_text(f"sbt.version={pins['sbt']}\n")
+    readme = readme_block("scala", "libraryDependencies").replace("/path/to/checkout", str(REPO))
+    assert f'"{REPOSITORY.resolve().as_uri()}"' in readme, readme
     (project / "build.sbt").write_text(
         BUILD_SBT.format(
             scala=pins.get(f"scala.{LINE}", pins.get("scala")),
             spark=pyspark.__version__,
-            artifact=ARTIFACT,
-            version=VERSION,
             java_options=", ".join(f'"{o}"' for o in JAVA17_OPTIONS),
         )
+        + readme
     )
     (project / "src" / "main" / "scala" / "Main.scala").write_text(MAIN_SCALA)
     # The build resolves from this checkout's repository and Maven Central only.
