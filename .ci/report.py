@@ -61,13 +61,20 @@ def main(argv: list[str]) -> int:
     line_only = argv[argv.index("--line") + 1] if "--line" in argv else None
     recorded = [] if "--units" in argv else phases()
     if recorded:
-        print("\n== Phases (wall / CPU seconds of the phase's processes / the machine's busy CPU seconds) ==")
+        print(
+            "\n== Phases (wall / CPU seconds of the processes it waited for / the machine's busy CPU seconds"
+            " / CPU seconds of every process it started, where a cgroup counts them) =="
+        )
         for p in recorded:
             steps = ", ".join(f"{k} {v} s" for k, v in p.get("steps", {}).items())  # type: ignore[union-attr]
             status = "" if p["exit"] == 0 else f"  EXIT {p['exit']}"
             machine = p.get("machine_cpu_s")
             machine_cell = f"{machine:>8.0f}" if isinstance(machine, (int, float)) else f"{'-':>8}"
-            print(f"{p['phase']:<28} {p['wall_s']:>8.0f} {p['cpu_s']:>8.0f} {machine_cell}{status}  {steps}")
+            tree = p.get("tree_cpu_s")
+            tree_cell = f"{tree:>8.0f}" if isinstance(tree, (int, float)) else f"{'-':>8}"
+            print(
+                f"{p['phase']:<28} {p['wall_s']:>8.0f} {p['cpu_s']:>8.0f} {machine_cell} {tree_cell}{status}  {steps}"
+            )
         summed = sum(float(p["wall_s"]) for p in recorded)  # type: ignore[arg-type]
         print(f"{'phases together':<28} {summed:>8.0f}")
     if total is not None:
