@@ -24,6 +24,7 @@ endif
 pinned        = $(or $(call version_of,$(1).$(SPARK)),$(call version_of,$(1)))
 SPARK_VERSION := $(call pinned,spark)
 DELTA_VERSION := $(call pinned,delta)
+MOTO_VERSION  := $(call version_of,moto)
 OTHER_LINES   := $(filter-out $(SPARK),$(SPARK_LINES))
 NON_DEFAULT_LINES := $(filter-out $(SPARK_DEFAULT),$(SPARK_LINES))
 
@@ -90,6 +91,10 @@ setup: $(VENV)/.installed $(SBT_LAUNCHER)
 # dependencies: its pyspark bound trails Spark's patches (delta-spark 4.3.1 says pyspark<=4.1.1)
 # although its jars, fetched by configure_spark_with_delta_pip, run on the line's newest patch.
 #
+# moto, the S3 server of the s3a:// tests (tests/s3/moto_server.py), goes into this venv and not into
+# the package's test extra: the wheel's venvs (test-wheel) run no S3 test, and installing it with
+# its dependencies (boto3, botocore, flask, ...) costs 8 to 16 CPU seconds a venv.
+#
 # --no-compile: byte-compiling every module of pyspark, pandas and pyarrow at install took a third
 # of each venv's set-up; Python compiles the few modules a run imports when it imports them.
 PIP_INSTALL = -m pip install --quiet --no-compile
@@ -99,7 +104,8 @@ $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	rm -rf $(VENV) python/*.egg-info
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(PHASE) "venv $(SPARK)" -- $(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata
+	$(PHASE) "venv $(SPARK)" -- $(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata \
+	  'moto[s3,server]==$(MOTO_VERSION)'
 	$(VPY) $(PIP_INSTALL) --no-deps delta-spark==$(DELTA_VERSION)
 	touch $@
 
@@ -291,21 +297,24 @@ ICEBERG_SCALA_LINES ?= $(lastword $(ICEBERG_LINES))
 ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.sources.IcebergDeletesSuite \
 	io.hyperspace.sources.IcebergDataSkippingSuite
 # Every other line runs the core suites (the extension with its injected functions, the line check,
-# the Parquet reader); seven more are spread over them. Data skipping's differential suite, the
+# the Parquet reader); eight more are spread over them. Data skipping's differential suite, the
 # lifecycle, the rules' differential suite, the driver-side reads and the one-partition aggregates
 # run on the oldest line, whose shims (Parquet files, sort aggregation, injected functions, file
 # sink listings) differ most from the default line's: the middle line shares its other shims with
 # the oldest or the newest, its injected functions are registered by the extension's suite, and its
 # indexes are created and queried by the Iceberg suites and its wheel's lifecycle. Bucket order and
-# the broadcast probe, with no shim of their own, run on the newest other line.
-# `make test-lines LINE_SPREAD=no` runs all seven on every line.
+# the broadcast probe, with no shim of their own, run on the newest other line. The s3a:// suite
+# (against moto) runs on the oldest line too: Spark 4.0's Hadoop (3.4.1) has no conditional create,
+# and what it checks there is that an index log on s3a:// is refused naming Spark 4.1+.
+# `make test-lines LINE_SPREAD=no` runs all eight on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.sql.SparkSqlUnchangedSuite \
 	io.hyperspace.index.DriverParquetReaderSuite \
 	$(if $(filter $(SPARK),$(ICEBERG_SCALA_LINES)),$(ICEBERG_SCALA_SUITES))
+S3_SUITE := io.hyperspace.log.S3LogStoreSuite
 OLDEST_LINE_SUITES := io.hyperspace.index.dataskipping.DataSkippingDifferentialSuite \
 	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.rules.DifferentialSuite \
-	io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite
+	io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite $(S3_SUITE)
 NEWEST_LINE_SUITES := io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.BroadcastProbeIndexSuite
 LINE_SPREAD ?= yes
 spread_to = $(if $(or $(filter no,$(LINE_SPREAD)),$(filter $(SPARK),$(1))),$(2))
@@ -327,8 +336,10 @@ WHEEL_PY_TESTS := tests/test_package.py $(call spread_to,$(lastword $(NON_DEFAUL
 # The differential suites draw 20 generated queries here (DifferentialSuite 40 on the default line): the other
 # lines share the rules' code, so what differs between lines is reached by the first few.
 LINE_FUZZ_QUERIES ?= 20
+# The s3a:// suite's server, moto, runs from the default line's venv whatever the line under test.
 test-line-scala: | $(SBT_LAUNCHER)
 	rm -f $(SUITE_TIMES)
+	$(if $(filter $(S3_SUITE),$(LINE_SCALA_SUITES)),$(MAKE) --no-print-directory setup SPARK=$(SPARK_DEFAULT))
 	HYPERSPACE_TEST_SUITES="$(LINE_SCALA_SUITES)" HYPERSPACE_FUZZ_QUERIES=$(LINE_FUZZ_QUERIES) $(PHASE) "sbt $(SPARK) subset" --sbt-steps "compile,tests,package" -- \
 	  $(SBT) Test/compile "testOnly $(LINE_SCALA_SUITES)" package
 	$(MAKE) --no-print-directory jar

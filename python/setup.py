@@ -56,8 +56,6 @@ setup(
             f"grpcio-status=={V['grpcio-status']}",
             f"googleapis-common-protos=={V['googleapis-common-protos']}",
             f"zstandard=={V['zstandard']}",
-            # The S3 server of the s3a:// tests in `make test` (tests/s3_server.py, S3Server.scala).
-            f"moto[s3,server]=={V['moto']}",
         ],
         "dev": [
             # `make lint` / `make fmt`; settings in ../ruff.toml and pyproject.toml [tool.mypy].
