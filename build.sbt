@@ -186,6 +186,26 @@ lazy val publishSettings: Seq[Setting[_]] = Seq(
   libraryDependencies += "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
   publishMavenStyle := true,
   pomIncludeRepository := (_ => false),
+  // A pyspark-sourced line's Spark is unmanaged jars, which a POM never lists: its Spark modules are
+  // named `provided` here as every other line's are, so the POM says which Spark the jar is for.
+  pomPostProcess := { node =>
+    if (!sparkFromPyspark) node
+    else {
+      val spark = Seq("spark-sql", "spark-core", "spark-catalyst").map { module =>
+        <dependency><groupId>org.apache.spark</groupId><artifactId>{
+          s"${module}_${scalaBinaryVersion.value}"
+        }</artifactId><version>{
+          sparkVersion
+        }</version><scope>provided</scope></dependency>
+      }
+      new scala.xml.transform.RuleTransformer(new scala.xml.transform.RewriteRule {
+        override def transform(n: scala.xml.Node): Seq[scala.xml.Node] = n match {
+          case e: scala.xml.Elem if e.label == "dependencies" => e.copy(child = spark ++ e.child)
+          case other => other
+        }
+      }).transform(node).head
+    }
+  },
   Test / publishArtifact := false,
   publishTo := Some(MavenCache("dist-maven", baseDirectory.value / "dist" / "maven")),
   // The jar carries the licence beside its classes.
