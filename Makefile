@@ -36,6 +36,10 @@ VPY    := $(VENV)/bin/python
 
 # Downloads live in the user cache so later runs and CI on the same machine reuse them.
 HS_CACHE     ?= $(HOME)/.cache/hyperspace-build
+# Exported for build.sbt, which fetches a pyspark-sourced line's Spark jars (spark.source.<line>)
+# through tools/spark_patches.py into this cache, with this Python.
+export HS_CACHE
+export HYPERSPACE_PYTHON := $(PYTHON)
 SBT_LAUNCHER := $(HS_CACHE)/sbt-launch-$(SBT_VERSION).jar
 MAVEN_CENTRAL := https://repo1.maven.org/maven2
 export COURSIER_CACHE := $(HS_CACHE)/coursier
@@ -89,7 +93,8 @@ help:
 setup: $(VENV)/.installed $(SBT_LAUNCHER)
 
 # The wheel accepts any supported pyspark; the venv of a line gets exactly the line's pyspark and
-# the line's delta-spark (tests/test_delta_commands.py). delta-spark goes in without its declared
+# the line's delta-spark (tests/test_delta_commands.py), when the line has a Delta release
+# (`delta.<line>=none`: not yet, 4.3). delta-spark goes in without its declared
 # dependencies: its pyspark bound trails Spark's patches (delta-spark 4.3.1 says pyspark<=4.1.1)
 # although its jars, fetched by configure_spark_with_delta_pip, run on the line's newest patch.
 #
@@ -108,7 +113,7 @@ $(VENV)/.installed: python/pyproject.toml python/setup.py versions.properties
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(PHASE) "venv $(SPARK)" -- $(VPY) $(PIP_INSTALL) -e 'python[test,bench,dev]' pyspark==$(SPARK_VERSION) importlib_metadata \
 	  'moto[s3,server]==$(MOTO_VERSION)'
-	$(VPY) $(PIP_INSTALL) --no-deps delta-spark==$(DELTA_VERSION)
+	$(if $(filter none,$(DELTA_VERSION)),,$(VPY) $(PIP_INSTALL) --no-deps delta-spark==$(DELTA_VERSION))
 	touch $@
 
 $(SBT_LAUNCHER):
@@ -321,11 +326,12 @@ ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.s
 # run on the oldest line, whose shims (Parquet files, sort aggregation, injected functions, file
 # sink listings) differ most from the default line's: the middle line shares its other shims with
 # the oldest or the newest, its injected functions are registered by the extension's suite, and its
-# indexes are created and queried by the Iceberg suites and its wheel's lifecycle. Bucket order and
-# the broadcast probe, with no shim of their own, run on the newest other line. The s3a:// suite
-# (against moto) runs on the oldest line too: Spark 4.0's Hadoop (3.4.1) has no conditional create,
-# and what it checks there is that an index log on s3a:// is refused naming Spark 4.1+.
-# `make test-lines LINE_SPREAD=no` runs all eight on every line.
+# indexes are created and queried by the Iceberg suites. Bucket order and the broadcast probe, with
+# no shim of their own, run on the newest other line (4.3). A suite that exists only for one line's
+# shims (scala/src/test/scala-spark-<line>: 4.3's parser entry points) runs in that line's subset.
+# The s3a:// suite (against moto) runs on the oldest line too: Spark 4.0's Hadoop (3.4.1) has no
+# conditional create, and what it checks there is that an index log on s3a:// is refused naming
+# Spark 4.1+. `make test-lines LINE_SPREAD=no` runs all eight on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.sql.SparkSqlUnchangedSuite \
 	io.hyperspace.index.DriverParquetReaderSuite \
@@ -335,6 +341,8 @@ OLDEST_LINE_SUITES := io.hyperspace.index.dataskipping.DataSkippingDifferentialS
 	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.rules.DifferentialSuite \
 	io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite $(S3_SUITE)
 NEWEST_LINE_SUITES := io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.BroadcastProbeIndexSuite
+LINE_ONLY_SUITES.4.3 := io.hyperspace.sql.ParserEntryPoints43Suite
+LINE_SCALA_SUITES += $(LINE_ONLY_SUITES.$(SPARK))
 LINE_SPREAD ?= yes
 spread_to = $(if $(or $(filter no,$(LINE_SPREAD)),$(filter $(SPARK),$(1))),$(2))
 LINE_SCALA_SUITES += $(call spread_to,$(firstword $(NON_DEFAULT_LINES)),$(OLDEST_LINE_SUITES)) \

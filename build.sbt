@@ -61,6 +61,36 @@ lazy val icebergVersion: Option[String] = Some(pinned("iceberg")).filter(_ != "n
 lazy val icebergSuites = Seq("io.hyperspace.sources.IcebergSourceSuite", "io.hyperspace.sources.IcebergDeletesSuite",
   "io.hyperspace.sources.IcebergDataSkippingSuite")
 
+// The line's Delta release, when one is built for it (`delta.4.3=none`: none yet). The Delta provider
+// and the suites that need Delta on the class path live in scala/src/main/scala-delta and
+// scala/src/test/scala-delta, compiled only for lines that pin a Delta: the others' jars have no
+// Delta support, and those suites are not part of their build rather than passing without running.
+lazy val deltaVersion: Option[String] = Some(pinned("delta")).filter(_ != "none")
+
+// Where the line's Spark comes from (versions.properties `spark.source`): `maven`, or `pyspark` for
+// a line whose jars Maven Central does not serve (4.3), whose pyspark sdist's jars are then the
+// compile and test class path (tools/spark_patches.py --spark-jars fetches them once into HS_CACHE).
+// They are unmanaged jars: on the class path like a Provided dependency, never in the jar or the POM.
+lazy val sparkFromPyspark: Boolean = pinned("spark.source") match {
+  case "maven" => false
+  case "pyspark" => true
+  case other => sys.error(s"spark.source.$sparkLine must be maven or pyspark, not '$other'")
+}
+lazy val pysparkJars: Seq[File] =
+  if (!sparkFromPyspark) Nil
+  else {
+    val python = sys.env.getOrElse("HYPERSPACE_PYTHON", "python3")
+    val cache = sys.env.get("HS_CACHE").toSeq.flatMap(c => Seq("--cache", c))
+    val cmd = Seq(python, "tools/spark_patches.py", "--spark-jars", sparkVersion) ++ cache
+    val dir = file(scala.sys.process.Process(cmd).!!.trim)
+    val jars = Option(dir.listFiles()).toSeq.flatten.filter(_.getName.endsWith(".jar")).sortBy(_.getName)
+    if (!jars.exists(_.getName.startsWith("spark-sql_"))) sys.error(s"${cmd.mkString(" ")} gave no Spark jars in $dir")
+    jars
+  }
+// Spark's SQL corpus comes from spark-sql's test-sources jar on Maven Central, which a pyspark-sourced
+// line does not have: its corpus suite is left out by name.
+lazy val corpusSuites = Seq("io.hyperspace.sql.SparkSqlCorpusSuite")
+
 // HYPERSPACE_TEST_SUITES (space-separated class names; the Makefile's line subsets set it): only these
 // suites' files are compiled, with the test support (every test file that is not a concrete suite:
 // helpers, and the base traits such as HyperspaceSuite), instead of all test sources for a run that
@@ -133,7 +163,7 @@ lazy val s3aTestDependencies: Seq[ModuleID] = {
 // resolved on its own and handed to the test JVMs by path, never put on the class path: it carries
 // Spark's test log4j2.properties and hive-site.xml, and service files naming test classes it does
 // not contain, which would break every suite's session.
-lazy val sqlCorpusJar = taskKey[File]("The Spark line's spark-sql test-sources jar (Spark's SQL test corpus)")
+lazy val sqlCorpusJar = taskKey[Option[File]]("The Spark line's spark-sql test-sources jar (Spark's SQL test corpus)")
 
 // The Maven artifacts of a line: io.hyperspace:hyperspace-spark<line>_2.13:<version>, with its sources
 // and Scaladoc jars and a POM in which Spark, Delta and Iceberg are `provided` (the user's Spark
@@ -157,6 +187,26 @@ lazy val publishSettings: Seq[Setting[_]] = Seq(
   libraryDependencies += "org.scala-lang" % "scala-library" % scalaVersion.value % Provided,
   publishMavenStyle := true,
   pomIncludeRepository := (_ => false),
+  // A pyspark-sourced line's Spark is unmanaged jars, which a POM never lists: its Spark modules are
+  // named `provided` here as every other line's are, so the POM says which Spark the jar is for.
+  pomPostProcess := { node =>
+    if (!sparkFromPyspark) node
+    else {
+      val spark = Seq("spark-sql", "spark-core", "spark-catalyst").map { module =>
+        <dependency><groupId>org.apache.spark</groupId><artifactId>{
+          s"${module}_${scalaBinaryVersion.value}"
+        }</artifactId><version>{
+          sparkVersion
+        }</version><scope>provided</scope></dependency>
+      }
+      new scala.xml.transform.RuleTransformer(new scala.xml.transform.RewriteRule {
+        override def transform(n: scala.xml.Node): Seq[scala.xml.Node] = n match {
+          case e: scala.xml.Elem if e.label == "dependencies" => e.copy(child = spark ++ e.child)
+          case other => other
+        }
+      }).transform(node).head
+    }
+  },
   Test / publishArtifact := false,
   publishTo := Some(MavenCache("dist-maven", baseDirectory.value / "dist" / "maven")),
   // The jar carries the licence beside its classes.
@@ -186,12 +236,19 @@ lazy val root = (project in file("."))
     // (docs/architecture.md, "Spark lines"): scala-spark-4.x for what every Spark 4 line shares,
     // scala-spark-<line> for what only the line being built has, and scala-spark-<first>-<last>
     // for what the consecutive lines first..last share (one copy, not one per line).
-    Compile / unmanagedSourceDirectories ++= Seq("4.x", sparkLine).map { dir =>
-      val shims = baseDirectory.value / "scala" / "src" / "main" / s"scala-spark-$dir"
-      if (!shims.isDirectory) sys.error(s"No Spark shims for Spark $sparkLine: $shims does not exist")
-      shims
-    } ++ sharedShimRanges(baseDirectory.value / "scala" / "src" / "main")
-      ++ icebergVersion.map(_ => baseDirectory.value / "scala" / "src" / "main" / "scala-iceberg").toSeq,
+    // A line needs its own directory or a range including it (4.2 has only ranges: what it has it
+    // shares with 4.1 or 4.3), so a line added to spark.lines without shims fails here.
+    Compile / unmanagedSourceDirectories ++= {
+      val main = baseDirectory.value / "scala" / "src" / "main"
+      val (shared, own, ranges) = (main / "scala-spark-4.x", main / s"scala-spark-$sparkLine", sharedShimRanges(main))
+      if (!shared.isDirectory) sys.error(s"No shared Spark shims: $shared does not exist")
+      if (!own.isDirectory && ranges.isEmpty)
+        sys.error(
+          s"No Spark shims for Spark $sparkLine: neither $own nor a scala-spark-<first>-<last> range including it exists")
+      Seq(shared) ++ Seq(own).filter(_.isDirectory) ++ ranges
+    }
+      ++ icebergVersion.map(_ => baseDirectory.value / "scala" / "src" / "main" / "scala-iceberg").toSeq
+      ++ deltaVersion.map(_ => baseDirectory.value / "scala" / "src" / "main" / "scala-delta").toSeq,
     Compile / resourceDirectory := baseDirectory.value / "scala" / "src" / "main" / "resources",
     Test / scalaSource := baseDirectory.value / "scala" / "src" / "test" / "scala",
     Test / resourceDirectory := baseDirectory.value / "scala" / "src" / "test" / "resources",
@@ -200,34 +257,45 @@ lazy val root = (project in file("."))
     Test / unmanagedSourceDirectories ++=
       (Seq("4.x", sparkLine).map { dir =>
         baseDirectory.value / "scala" / "src" / "test" / s"scala-spark-$dir"
-      } ++ sharedShimRanges(baseDirectory.value / "scala" / "src" / "test")).filter(_.isDirectory),
-    sqlCorpusJar := {
-      val lm = dependencyResolution.value
-      val module = ("org.apache.spark" % s"spark-sql_${scalaBinaryVersion.value}" % sparkVersion)
-        .classifier("test-sources").intransitive()
-      lm.update(lm.wrapDependencyInModule(module, scalaModuleInfo.value), sbt.librarymanagement.UpdateConfiguration(),
-        sbt.librarymanagement.UnresolvedWarningConfiguration(), streams.value.log) match {
-        case Right(report) => report.allFiles.find(_.getName.endsWith("-test-sources.jar")).getOrElse(
-            sys.error(s"Resolving $module gave no test-sources jar: ${report.allFiles.mkString(", ")}"))
-        case Left(warning) => throw warning.resolveException
-      }
-    },
+      } ++ sharedShimRanges(baseDirectory.value / "scala" / "src" / "test")).filter(_.isDirectory)
+        ++ deltaVersion.map(_ => baseDirectory.value / "scala" / "src" / "test" / "scala-delta").toSeq,
+    sqlCorpusJar :=
+      (if (sparkFromPyspark) None
+       else Some {
+         val lm = dependencyResolution.value
+         val module = ("org.apache.spark" % s"spark-sql_${scalaBinaryVersion.value}" % sparkVersion)
+           .classifier("test-sources").intransitive()
+         lm.update(lm.wrapDependencyInModule(module, scalaModuleInfo.value),
+           sbt.librarymanagement.UpdateConfiguration(),
+           sbt.librarymanagement.UnresolvedWarningConfiguration(), streams.value.log) match {
+           case Right(report) => report.allFiles.find(_.getName.endsWith("-test-sources.jar")).getOrElse(
+               sys.error(s"Resolving $module gave no test-sources jar: ${report.allFiles.mkString(", ")}"))
+           case Left(warning) => throw warning.resolveException
+         }
+       }),
 
-    libraryDependencies ++= Seq(
-      "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
-      "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
-      "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided,
-      "io.delta" %% "delta-spark" % pinned("delta") % Provided,
-      "org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++
-      (if (s3Tests) s3aTestDependencies else Nil) ++
-      icebergVersion.map(v => "org.apache.iceberg" % s"iceberg-spark-runtime-${sparkLine}_2.13" % v % Provided).toSeq,
+    libraryDependencies ++=
+      (if (sparkFromPyspark) Nil
+       else Seq(
+         "org.apache.spark" %% "spark-sql" % sparkVersion % Provided,
+         "org.apache.spark" %% "spark-core" % sparkVersion % Provided,
+         "org.apache.spark" %% "spark-catalyst" % sparkVersion % Provided)) ++
+        deltaVersion.map(v => "io.delta" %% "delta-spark" % v % Provided).toSeq ++
+        Seq("org.scalatest" %% "scalatest" % pinned("scalatest") % Test) ++
+        (if (s3Tests) s3aTestDependencies else Nil) ++
+        icebergVersion.map(v => "org.apache.iceberg" % s"iceberg-spark-runtime-${sparkLine}_2.13" % v % Provided).toSeq,
+    // The line's Spark from its pyspark: compile and test class path (the Test configuration extends
+    // Compile's unmanaged jars), as Provided is, and not in `update`, so never in the POM.
+    Compile / unmanagedJars ++= pysparkJars.map(Attributed.blank),
     // Without an Iceberg runtime for the line, its Iceberg suites cannot run: they are left out by name.
     Test / unmanagedSources / excludeFilter := {
       val base = (Test / unmanagedSources / excludeFilter).value
       val withIceberg = if (icebergVersion.isDefined) base
       else base || new SimpleFileFilter(f => icebergSuites.exists(s => f.getName == s.split('.').last + ".scala"))
-      onlySuites.fold(withIceberg) { keep =>
-        withIceberg || new SimpleFileFilter(f => !keep(f.getName) && isConcreteSuite(f))
+      val withCorpus = if (!sparkFromPyspark) withIceberg
+      else withIceberg || new SimpleFileFilter(f => corpusSuites.exists(s => f.getName == s.split('.').last + ".scala"))
+      onlySuites.fold(withCorpus) { keep =>
+        withCorpus || new SimpleFileFilter(f => !keep(f.getName) && isConcreteSuite(f))
       }
     },
 
@@ -247,8 +315,8 @@ lazy val root = (project in file("."))
            |  val sparkPatches: Seq[String] = Seq(${sparkPatches.map(p => "\"" + p + "\"").mkString(", ")})
            |  /** The Scala version the jar was compiled with. */
            |  val scalaVersion: String = "${scalaVersion.value}"
-           |  /** The Delta Lake version the jar was compiled against. */
-           |  val deltaVersion: String = "${pinned("delta")}"
+           |  /** The Delta Lake version the jar was compiled against, when the line has a Delta release. */
+           |  val deltaVersion: Option[String] = ${deltaVersion.map(v => "Some(\"" + v + "\")").getOrElse("None")}
            |  /** The Iceberg version the jar was compiled against, when the line has an Iceberg runtime. */
            |  val icebergVersion: Option[String] = ${icebergVersion.map(v => "Some(\"" + v + "\")").getOrElse("None")}
            |}
@@ -273,10 +341,9 @@ lazy val root = (project in file("."))
     // suite's wall and CPU seconds go to suite-times.tsv (testing/SuiteTimes.scala), which the
     // Makefile clears before a run and .ci/report.py reads; the SQL corpus suite lists every
     // difference it finds in a file, as its failure message shows only the first.
-    Test / envVars ++= Map(
+    Test / envVars ++= sqlCorpusJar.value.map(j => "HYPERSPACE_SQL_CORPUS_JAR" -> j.getAbsolutePath).toMap ++ Map(
       "HYPERSPACE_TEST_CLASSPATH" -> (Test / fullClasspath).value.files.mkString(java.io.File.pathSeparator),
       "HYPERSPACE_SUITE_TIMES" -> (target.value / "suite-times.tsv").getAbsolutePath,
-      "HYPERSPACE_SQL_CORPUS_JAR" -> sqlCorpusJar.value.getAbsolutePath,
       "HYPERSPACE_SQL_CORPUS_DIFFERENCES" -> (target.value / "sql-corpus-differences.txt").getAbsolutePath,
       "SPARK_LOCAL_IP" -> "127.0.0.1")
   )

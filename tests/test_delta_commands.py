@@ -13,11 +13,23 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pyspark
 import pytest
 
-from conftest import run_python
+from conftest import run_python, versions
 
-pytestmark = [pytest.mark.slow, pytest.mark.full, pytest.mark.ivy]
+# A line with no Delta release (versions.properties `delta.<line>=none`, Spark 4.3) has no Delta
+# support in its jar and no delta-spark in its venv: skipped, saying so.
+_LINE = ".".join(pyspark.__version__.split(".")[:2])
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.full,
+    pytest.mark.ivy,
+    pytest.mark.skipif(
+        versions()["delta"] == "none",
+        reason=f"no Delta release for Spark {_LINE} (versions.properties: delta.{_LINE}=none)",
+    ),
+]
 
 SCRIPT = textwrap.dedent(
     """

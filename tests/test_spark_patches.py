@@ -5,11 +5,14 @@ a user of it), so each kind of break is seen reported; then on the installed lin
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pyspark
@@ -138,6 +141,53 @@ def test_the_report_names_the_patch_the_member_and_the_user(
     assert "ours.jar does not link on Spark other: put each member above behind the shims" in out
     monkeypatch.setattr(spark_patches, "patch_jars", lambda version, cache: [jars["compiled"]])
     assert spark_patches.check(jars["ours"], "4.9", ["compiled"], Path("unused")) == 0
+
+
+def _fake_sdist(version: str, jars: dict[str, bytes]) -> Callable[..., subprocess.CompletedProcess[bytes]]:
+    """A stand-in for `pip download` writing a pyspark sdist with `jars` in deps/jars/ (and a file
+    outside it), counting its calls."""
+
+    def download(cmd: list[str], **_: object) -> subprocess.CompletedProcess[bytes]:
+        download.calls += 1  # type: ignore[attr-defined]
+        target = Path(cmd[cmd.index("-d") + 1]) / f"pyspark-{version}.tar.gz"
+        with tarfile.open(target, "w:gz") as tar:
+            for name, data in {**{f"deps/jars/{n}": d for n, d in jars.items()}, "setup.py": b""}.items():
+                info = tarfile.TarInfo(f"pyspark-{version}/{name}")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    download.calls = 0  # type: ignore[attr-defined]
+    return download
+
+
+def test_spark_jars_keeps_every_jar_of_the_sdist_once_and_the_check_reads_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--spark-jars (build.sbt's class path for a pyspark-sourced line) prints a directory holding
+    every jar of deps/jars/, downloads once, and the patch check then reads that directory's jars
+    it needs instead of downloading the sdist again."""
+    jars = {"spark-sql_2.13-4.9.1.jar": b"sql", "netty-all-4.2.jar": b"netty", "scala-library-2.13.18.jar": b"scala"}
+    fake = _fake_sdist("4.9.1", jars)
+    monkeypatch.setattr(spark_patches.subprocess, "run", fake)
+    assert spark_patches.main(["--spark-jars", "4.9.1", "--cache", str(tmp_path)]) == 0
+    home = Path(capsys.readouterr().out.strip())
+    assert home == tmp_path / "spark-jars" / "4.9.1"
+    assert sorted(p.name for p in home.iterdir() if p.name != ".complete") == sorted(jars)
+    assert (home / "netty-all-4.2.jar").read_bytes() == b"netty"
+    assert spark_patches.main(["--spark-jars", "4.9.1", "--cache", str(tmp_path)]) == 0
+    assert [p.name for p in spark_patches.patch_jars("4.9.1", tmp_path)] == [
+        "scala-library-2.13.18.jar",
+        "spark-sql_2.13-4.9.1.jar",
+    ]
+    assert fake.calls == 1  # type: ignore[attr-defined]
+
+
+def test_spark_jars_refuses_an_sdist_without_spark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(spark_patches.subprocess, "run", _fake_sdist("4.9.2", {"netty-all-4.2.jar": b"netty"}))
+    with pytest.raises(SystemExit, match="no deps/jars/spark-sql_"):
+        spark_patches.spark_jars("4.9.2", tmp_path)
+    assert not (tmp_path / "spark-jars" / "4.9.2" / ".complete").exists()
 
 
 @pytest.mark.slow

@@ -19,6 +19,12 @@ Downloads are cached under ``--cache`` (the Makefile's ``HS_CACHE``): per patch 
 check reads (about 125 MB, not the 450 MB sdist), so a cached run reads no network.
 
     python tools/spark_patches.py --line 4.1 --jar target/spark-4.1/scala-2.13/hyperspace-....jar
+
+``--spark-jars VERSION`` instead keeps every jar of that pyspark (``HS_CACHE/spark-jars/VERSION``,
+about 460 MB) and prints their directory: build.sbt compiles and tests a line whose Spark is not on
+Maven Central (``spark.source.<line>=pyspark``) against them, and the check then reads those.
+
+    python tools/spark_patches.py --spark-jars 4.3.0
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import time
 import urllib.request
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -382,33 +388,60 @@ class Linker:
 # ---- downloads ---------------------------------------------------------------------------------
 
 
+def sdist_jars(version: str, home: Path, keep: Callable[[str], bool], cache: Path) -> None:
+    """Extracts the jars of pyspark ``version``'s sdist (``deps/jars/``) that ``keep`` takes into ``home``."""
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        started = time.monotonic()
+        print(f"spark_patches: downloading pyspark {version} (once; kept in {home})", file=sys.stderr, flush=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-cache-dir"]
+            + ["--no-binary", "pyspark", f"pyspark=={version}", "-d", tmp],
+            check=True,
+            stdout=sys.stderr,
+        )
+        (archive,) = Path(tmp).glob("pyspark-*")
+        with tarfile.open(archive, mode="r|gz") as tar:
+            for member in tar:
+                parts = member.name.split("/")
+                if len(parts) == 4 and parts[1:3] == ["deps", "jars"] and keep(parts[3]):
+                    source = tar.extractfile(member)
+                    assert source is not None
+                    with source, open(home / parts[3], "wb") as out:
+                        shutil.copyfileobj(source, out)
+        took = time.monotonic() - started
+        print(f"spark_patches: pyspark {version}'s jars in {took:.0f} s", file=sys.stderr, flush=True)
+    if not any(home.glob("spark-sql_*.jar")):
+        sys.exit(f"spark_patches: pyspark {version}'s sdist had no deps/jars/spark-sql_*.jar")
+
+
+def spark_jars(version: str, cache: Path) -> Path:
+    """The directory of every jar pyspark ``version`` ships, fetched once into the cache.
+
+    For a line whose Spark is not on Maven Central (``spark.source.<line>=pyspark``): build.sbt
+    compiles and tests against these, as the user's pyspark runs the jar with them.
+    """
+    home = cache / "spark-jars" / version
+    marker = home / ".complete"
+    if not marker.exists():
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(parents=True)
+        sdist_jars(version, home, lambda name: name.endswith(".jar"), cache)
+        marker.write_text(version)
+    return home
+
+
 def patch_jars(version: str, cache: Path) -> list[Path]:
     """The jars of pyspark ``version`` the check reads, fetched once into the cache (pip download)."""
+    full = cache / "spark-jars" / version
+    if (full / ".complete").exists():
+        # A line compiled against this patch's jars has them all already: no second download.
+        return sorted(j for j in full.glob("*.jar") if matches_patch_jar(j.name))
     home = cache / "spark-patches" / version
     marker, kept = home / ".complete", "\n".join(PATCH_JARS)
     if not marker.exists() or marker.read_text() != kept:
         shutil.rmtree(home, ignore_errors=True)
         home.mkdir(parents=True)
-        with tempfile.TemporaryDirectory(dir=cache) as tmp:
-            started = time.monotonic()
-            print(f"spark_patches: downloading pyspark {version} (once; kept in {home})", flush=True)
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-cache-dir"]
-                + ["--no-binary", "pyspark", f"pyspark=={version}", "-d", tmp],
-                check=True,
-            )
-            (archive,) = Path(tmp).glob("pyspark-*")
-            with tarfile.open(archive, mode="r|gz") as tar:
-                for member in tar:
-                    parts = member.name.split("/")
-                    if len(parts) == 4 and parts[1:3] == ["deps", "jars"] and matches_patch_jar(parts[3]):
-                        source = tar.extractfile(member)
-                        assert source is not None
-                        with source, open(home / parts[3], "wb") as out:
-                            shutil.copyfileobj(source, out)
-            print(f"spark_patches: pyspark {version}'s jars in {time.monotonic() - started:.0f} s", flush=True)
-        if not any(home.glob("spark-sql_*.jar")):
-            sys.exit(f"spark_patches: pyspark {version}'s sdist had no deps/jars/spark-sql_*.jar")
+        sdist_jars(version, home, matches_patch_jar, cache)
         marker.write_text(kept)
     return sorted(home.glob("*.jar"))
 
@@ -443,10 +476,13 @@ def versions() -> dict[str, str]:
 
 def table_format_jars(line: str, v: dict[str, str], cache: Path) -> list[Path]:
     """The line's pinned Delta and Iceberg jars (the check resolves our io.delta / iceberg refs there)."""
-    jars = [
-        maven_jar("io.delta", "delta-spark_2.13", v[f"delta.{line}"], cache),
-        maven_jar("io.delta", "delta-storage", v[f"delta.{line}"], cache),
-    ]
+    jars = []
+    delta = v.get(f"delta.{line}", v.get("delta", "none"))
+    if delta != "none":
+        jars += [
+            maven_jar("io.delta", "delta-spark_2.13", delta, cache),
+            maven_jar("io.delta", "delta-storage", delta, cache),
+        ]
     iceberg = v.get(f"iceberg.{line}", v.get("iceberg", "none"))
     if iceberg != "none":
         jars.append(maven_jar("org.apache.iceberg", f"iceberg-spark-runtime-{line}_2.13", iceberg, cache))
@@ -495,9 +531,10 @@ def check(jar: Path, line: str, patches: list[str], cache: Path) -> int:
     extra = table_format_jars(line, versions(), cache)
     jdk = ClassPath.of_jdk(jdk_home())
     refs = {ref for c in own.values() for ref in c.refs if not ref[1].startswith(JDK)}
+    formats = ", ".join(j.name for j in extra) or "no Delta or Iceberg"
     print(
         f"spark_patches: {jar.name}: {len(own)} classes, {len(refs)} references outside the JDK; "
-        f"checked against Spark {' and '.join(patches)} with {', '.join(j.name for j in extra)}"
+        f"checked against Spark {' and '.join(patches)} with {formats}"
     )
     failed = []
     for patch in patches:
@@ -521,12 +558,23 @@ def check(jar: Path, line: str, patches: list[str], cache: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--line", required=True, help="the Spark line the jar was built for (4.1)")
-    parser.add_argument("--jar", required=True, type=Path, help="the line's Hyperspace jar")
+    parser.add_argument("--line", help="the Spark line the jar was built for (4.1)")
+    parser.add_argument("--jar", type=Path, help="the line's Hyperspace jar")
+    parser.add_argument(
+        "--spark-jars",
+        metavar="VERSION",
+        help="instead of a check: fetch every jar of pyspark VERSION once and print their directory (build.sbt)",
+    )
     parser.add_argument("--patches", help="Spark patches to check (default: spark.patches.<line>)")
     default_cache = os.environ.get("HS_CACHE") or Path.home() / ".cache" / "hyperspace-build"
     parser.add_argument("--cache", type=Path, default=default_cache, help="downloads (default: HS_CACHE)")
     args = parser.parse_args(argv)
+    if args.spark_jars:
+        args.cache.mkdir(parents=True, exist_ok=True)
+        print(spark_jars(args.spark_jars, args.cache))
+        return 0
+    if not args.line or not args.jar:
+        parser.error("--line and --jar are required (or --spark-jars VERSION)")
     patches = (args.patches or versions().get(f"spark.patches.{args.line}", "")).split()
     if not patches:
         parser.error(f"versions.properties has no spark.patches.{args.line}")

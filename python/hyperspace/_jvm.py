@@ -33,12 +33,13 @@ from pyspark.sql import DataFrame, SparkSession
 from hyperspace import exceptions
 
 EXTENSION_CLASS = "io.hyperspace.HyperspaceSparkSessionExtension"
-SPARK_LINES: tuple[str, ...] = ("4.0", "4.1", "4.2")
+SPARK_LINES: tuple[str, ...] = ("4.0", "4.1", "4.2", "4.3")
 """The Spark lines this package has a jar for (``spark.lines`` in versions.properties)."""
 SPARK_PATCHES: dict[str, tuple[str, str]] = {
     "4.0": ("4.0.0", "4.0.5"),
     "4.1": ("4.1.0", "4.1.4"),
     "4.2": ("4.2.0", "4.2.1"),
+    "4.3": ("4.3.0", "4.3.0"),
 }
 """Per line, the oldest and the newest patch its jar is checked against and runs on
 (``spark.patches.<line>``); the patches between them are accepted too, others refused."""

@@ -185,9 +185,10 @@ trait TableFormatProvider {
 object TableFormats {
 
   // (a class of the format's library, the provider class that uses that library)
+  // Each provider is compiled only for the Spark lines with a release of its library (build.sbt:
+  // scala-delta, scala-iceberg): absent from the others' jars, where the library is never found.
   private val known = Seq(
     "org.apache.spark.sql.delta.files.TahoeLogFileIndex" -> "io.hyperspace.sources.delta.DeltaProvider",
-    // Compiled only for Spark lines with an Iceberg runtime (build.sbt): absent from the others' jars.
     "org.apache.iceberg.spark.source.SparkTable" -> "io.hyperspace.sources.iceberg.IcebergProvider")
 
   // Looked up through the loader of this jar, which is the one that will link the provider to the

@@ -41,14 +41,22 @@ object ParquetFiles {
    * lacks (a `NoSuchMethodError` in the middle of a query), and looked up once.
    */
   private val RespectUnknownTypeAnnotation = "spark.sql.parquet.reader.respectUnknownTypeAnnotation.enabled"
-  private lazy val hasRespectUnknownTypeAnnotation = SparkInternals.definesSqlConf(RespectUnknownTypeAnnotation)
 
   /**
-   * The reader settings Spark 4.1 and 4.2 add to those of every line, where the running patch has
+   * Spark 4.3's `spark.sql.timestampNanosTypes.enabled` (`SQLConf.TIMESTAMP_NANOS_TYPES_ENABLED`),
+   * which 4.3's Parquet reader also copies into the Hadoop configuration; 4.1 and 4.2 have no such
+   * setting, so it is named by its key as well.
+   */
+  private val TimestampNanosTypes = "spark.sql.timestampNanosTypes.enabled"
+
+  /** Those of the settings above the running patch defines, looked up once. */
+  private lazy val lineReadSettings: Seq[String] =
+    Seq(RespectUnknownTypeAnnotation, TimestampNanosTypes).filter(SparkInternals.definesSqlConf)
+
+  /**
+   * The reader settings Spark 4.1 to 4.3 add to those of every line, where the running patch has
    * them, with the session's value (or the setting's default) as Spark's own reader sets them.
    */
   def setLineReadSettings(conf: Configuration, sqlConf: SQLConf): Unit =
-    if (hasRespectUnknownTypeAnnotation) {
-      conf.setBoolean(RespectUnknownTypeAnnotation, sqlConf.getConfString(RespectUnknownTypeAnnotation).trim.toBoolean)
-    }
+    lineReadSettings.foreach(key => conf.setBoolean(key, sqlConf.getConfString(key).trim.toBoolean))
 }
