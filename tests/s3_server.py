@@ -176,6 +176,9 @@ class S3Server:
             "fs.s3a.retry.limit": "2",
             "fs.s3a.attempts.maximum": "2",
             "fs.s3a.retry.interval": "100ms",
+            # A request the loopback server leaves unanswered is retried after 20 s, not S3A's 200 s.
+            "fs.s3a.connection.timeout": "20s",
+            "fs.s3a.connection.request.timeout": "20s",
         }
 
     def stop(self) -> None:

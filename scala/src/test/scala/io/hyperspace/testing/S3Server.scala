@@ -59,7 +59,10 @@ final class S3Server private (
     "fs.s3a.secret.key" -> "hyperspace-test-secret",
     "fs.s3a.retry.limit" -> "2",
     "fs.s3a.attempts.maximum" -> "2",
-    "fs.s3a.retry.interval" -> "100ms")
+    "fs.s3a.retry.interval" -> "100ms",
+    // A request the loopback server leaves unanswered is retried after 20 s, not S3A's 200 s.
+    "fs.s3a.connection.timeout" -> "20s",
+    "fs.s3a.connection.request.timeout" -> "20s")
 
   override def close(): Unit = {
     scala.util.Try(process.getOutputStream.close())
