@@ -328,10 +328,12 @@ ICEBERG_SCALA_SUITES := io.hyperspace.sources.IcebergSourceSuite io.hyperspace.s
 # the oldest or the newest, its injected functions are registered by the extension's suite, and its
 # indexes are created and queried by the Iceberg suites. Bucket order and the broadcast probe, with
 # no shim of their own, run on the newest other line (4.3). A suite that exists only for one line's
-# shims (scala/src/test/scala-spark-<line>: 4.3's parser entry points) runs in that line's subset.
-# The s3a:// suite (against moto) runs on the oldest line too: Spark 4.0's Hadoop (3.4.1) has no
-# conditional create, and what it checks there is that an index log on s3a:// is refused naming
-# Spark 4.1+. `make test-lines LINE_SPREAD=no` runs all eight on every line.
+# shims (scala/src/test/scala-spark-<line>: 4.3's parser entry points) runs in that line's subset,
+# and so do the driver-side reads on 4.3, whose planning combines a global aggregate's partial and
+# final steps (AggregateSteps splits them again for the driver's read). The s3a:// suite (against
+# moto) runs on the oldest line too: Spark 4.0's Hadoop (3.4.1) has no conditional create, and what
+# it checks there is that an index log on s3a:// is refused naming Spark 4.1+.
+# `make test-lines LINE_SPREAD=no` runs all eight on every line.
 LINE_SCALA_SUITES := io.hyperspace.SparkLineSuite io.hyperspace.HyperspaceSparkSessionExtensionSuite \
 	io.hyperspace.sql.SparkSqlUnchangedSuite \
 	io.hyperspace.index.DriverParquetReaderSuite \
@@ -341,7 +343,7 @@ OLDEST_LINE_SUITES := io.hyperspace.index.dataskipping.DataSkippingDifferentialS
 	io.hyperspace.actions.IndexLifecycleSuite io.hyperspace.rules.DifferentialSuite \
 	io.hyperspace.execution.DriverIndexReadSuite io.hyperspace.rules.OnePartitionAggregateSuite $(S3_SUITE)
 NEWEST_LINE_SUITES := io.hyperspace.execution.IndexBucketOrderSuite io.hyperspace.rules.BroadcastProbeIndexSuite
-LINE_ONLY_SUITES.4.3 := io.hyperspace.sql.ParserEntryPoints43Suite
+LINE_ONLY_SUITES.4.3 := io.hyperspace.sql.ParserEntryPoints43Suite io.hyperspace.execution.DriverIndexReadSuite
 LINE_SCALA_SUITES += $(LINE_ONLY_SUITES.$(SPARK))
 LINE_SPREAD ?= yes
 spread_to = $(if $(or $(filter no,$(LINE_SPREAD)),$(filter $(SPARK),$(1))),$(2))

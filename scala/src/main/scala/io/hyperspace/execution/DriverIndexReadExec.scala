@@ -29,7 +29,7 @@ import io.hyperspace.expressions.{FewRowsProjection, SharedCodePredicate}
 import io.hyperspace.index.DriverParquetReader
 import io.hyperspace.index.covering.IndexHadoopFsRelation
 import io.hyperspace.index.split.{PageReadCounts, SplitPageRead, SplitSeekFileIndex, SplitSeekParquetFormat}
-import io.hyperspace.shims.{FileListing, SortAggregation}
+import io.hyperspace.shims.{AggregateSteps, FileListing, SortAggregation}
 
 /**
  * `child` — Filters, Projects and aggregates over an index scan of a few small files, or Filters
@@ -534,8 +534,13 @@ object ReadSmallIndexLookupsInDriver extends Rule[SparkPlan] {
     case _ => plan
   }
 
+  /**
+   * `plan` read in the driver, with a global aggregate's partial step apart from its final one
+   * (which Spark 4.3 combines where no Exchange is between them: [[AggregateSteps]]), as the
+   * read's runs of files and its compiled stage need it.
+   */
   private def marked(plan: SparkPlan): SparkPlan =
-    DriverIndexReadExec(plan, HyperspaceConf.driverReadMaxRows(plan.session))
+    DriverIndexReadExec(AggregateSteps.separated(plan), HyperspaceConf.driverReadMaxRows(plan.session))
 
   private def fits(plan: SparkPlan): Boolean = plan match {
     case DriverIndexRead.Shape(steps, scan)
