@@ -287,13 +287,14 @@ lazy val root = (project in file("."))
     // The line's Spark from its pyspark: compile and test class path (the Test configuration extends
     // Compile's unmanaged jars), as Provided is, and not in `update`, so never in the POM.
     Compile / unmanagedJars ++= pysparkJars.map(Attributed.blank),
-    // Without an Iceberg runtime for the line, its Iceberg suites cannot run: they are left out by name.
+    // Without an Iceberg runtime for the line, its Iceberg suites cannot run, nor the SQL corpus suite
+    // without the corpus jar: they are left out by name.
     Test / unmanagedSources / excludeFilter := {
+      def files(suites: Seq[String]) =
+        new SimpleFileFilter(f => suites.exists(s => f.getName == s.split('.').last + ".scala"))
       val base = (Test / unmanagedSources / excludeFilter).value
-      val withIceberg = if (icebergVersion.isDefined) base
-      else base || new SimpleFileFilter(f => icebergSuites.exists(s => f.getName == s.split('.').last + ".scala"))
-      val withCorpus = if (!sparkFromPyspark) withIceberg
-      else withIceberg || new SimpleFileFilter(f => corpusSuites.exists(s => f.getName == s.split('.').last + ".scala"))
+      val withIceberg = if (icebergVersion.isDefined) base else base || files(icebergSuites)
+      val withCorpus = if (!sparkFromPyspark) withIceberg else withIceberg || files(corpusSuites)
       onlySuites.fold(withCorpus) { keep =>
         withCorpus || new SimpleFileFilter(f => !keep(f.getName) && isConcreteSuite(f))
       }

@@ -16,31 +16,22 @@ import pytest
 from conftest import REPO
 
 
-def build(config: Path, *env: tuple[str, str]) -> subprocess.CompletedProcess[str]:
+def build(config: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` of ``config`` (from its directory), without the caller's
+    HYPERSPACE_SCM_URL unless ``env`` sets it."""
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), *args],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=str(config.parent),
-        env={**_env(), **dict(env)},
+        env={**{k: v for k, v in os.environ.items() if k != "HYPERSPACE_SCM_URL"}, **(env or {})},
     )
-
-
-def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "HYPERSPACE_SCM_URL"}
 
 
 def test_the_docs_site_builds_strict(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    run = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=str(REPO),
-        env=_env(),
-    )
+    run = build(REPO / "mkdocs.yml", "-d", str(site))
     assert run.returncode == 0, run.stderr[-4000:]
     # Every page of docs/ is in the nav (omitted files warn, and strict fails on a warning), and
     # the API reference holds the package's entry points.
@@ -84,7 +75,7 @@ def test_a_small_site_with_good_links_builds(small_site: Path) -> None:
         ::: hyperspace.config
         """,
     )
-    run = build(config, ("HYPERSPACE_SCM_URL", "https://example.org/hs"))
+    run = build(config, env={"HYPERSPACE_SCM_URL": "https://example.org/hs"})
     assert run.returncode == 0, run.stderr[-3000:]
     html = (small_site / "target" / "site" / "index.html").read_text(encoding="utf-8")
     assert 'href="https://example.org/hs/blob/main/results/run.md"' in html
